@@ -1,0 +1,168 @@
+package wire
+
+import "time"
+
+// Conversation types.
+const (
+	Direct = "direct"
+	Group  = "group"
+)
+
+// Participant roles.
+const (
+	RoleAdmin  = "admin"
+	RoleMember = "member"
+)
+
+// Paging limits for history.
+const (
+	DefaultPageSize = 20
+	MaxPageSize     = 100
+)
+
+// Message is a stored message as clients see it. Timestamp is the server's clock
+// when it stored the message: for display only, order is seq_no.
+type Message struct {
+	ConversationID string    `json:"conversation_id"`
+	SeqNo          int64     `json:"seq_no"`
+	MessageID      string    `json:"message_id"`
+	SenderID       string    `json:"sender_id"`
+	Content        string    `json:"content"`
+	Timestamp      time.Time `json:"timestamp"`
+}
+
+// MemberStatus is one member's tick boundaries in a conversation (seed 004).
+type MemberStatus struct {
+	UserID           string `json:"user_id"`
+	LastDeliveredSeq int64  `json:"last_delivered_seq"`
+	LastReadSeq      int64  `json:"last_read_seq"`
+}
+
+// Participant is a member of a conversation.
+type Participant struct {
+	UserID   string    `json:"user_id"`
+	Role     string    `json:"role"`
+	JoinedAt time.Time `json:"joined_at"`
+}
+
+// Conversation is a conversation's metadata with its last-message preview.
+type Conversation struct {
+	ConversationID    string        `json:"conversation_id"`
+	Type              string        `json:"type"`
+	Name              string        `json:"name,omitempty"`
+	LastSeq           int64         `json:"last_seq"`
+	LastMessageBody   string        `json:"last_message_body,omitempty"`
+	LastMessageSender string        `json:"last_message_sender,omitempty"`
+	LastMessageAt     time.Time     `json:"last_message_at,omitzero"`
+	CreatedAt         time.Time     `json:"created_at"`
+	Participants      []Participant `json:"participants,omitempty"`
+}
+
+// RegisterRequest is POST /v1/register.
+type RegisterRequest struct {
+	UserID      string `json:"user_id"`
+	Password    string `json:"password"`
+	DisplayName string `json:"display_name,omitempty"`
+	InviteCode  string `json:"invite_code,omitempty"`
+}
+
+// LoginRequest is POST /v1/login.
+type LoginRequest struct {
+	UserID   string `json:"user_id"`
+	Password string `json:"password"`
+}
+
+// AuthResponse answers register and login.
+type AuthResponse struct {
+	UserID    string    `json:"user_id"`
+	Token     string    `json:"token"`
+	ExpiresAt time.Time `json:"expires_at"`
+	Admin     bool      `json:"admin,omitempty"`
+}
+
+// Profile is GET /v1/users/{id} and GET /v1/me.
+type Profile struct {
+	UserID      string `json:"user_id"`
+	DisplayName string `json:"display_name"`
+	Status      string `json:"status,omitempty"`
+	Admin       bool   `json:"admin,omitempty"`
+}
+
+// ProfileUpdate is PATCH /v1/me; nil fields stay as they are.
+type ProfileUpdate struct {
+	DisplayName *string `json:"display_name,omitempty"`
+	Status      *string `json:"status,omitempty"`
+}
+
+// InviteResponse is POST /v1/invites (admins only).
+type InviteResponse struct {
+	Code      string    `json:"code"`
+	ExpiresAt time.Time `json:"expires_at"`
+}
+
+// CreateConversationRequest is POST /v1/conversations. Members exclude the caller.
+type CreateConversationRequest struct {
+	Type    string   `json:"type"`
+	Name    string   `json:"name,omitempty"`
+	Members []string `json:"members"`
+}
+
+// MembersRequest is POST /v1/conversations/{id}/members.
+type MembersRequest struct {
+	Members []string `json:"members"`
+}
+
+// SendRequest is POST /v1/conversations/{id}/messages.
+type SendRequest struct {
+	MessageID string `json:"message_id"`
+	Content   string `json:"content"`
+}
+
+// SendResponse answers a send (HTTP), and is the payload of a "sent" frame.
+type SendResponse struct {
+	ConversationID string    `json:"conversation_id"`
+	SeqNo          int64     `json:"seq_no"`
+	MessageID      string    `json:"message_id"`
+	Timestamp      time.Time `json:"timestamp"`
+}
+
+// HistoryResponse is GET /v1/conversations/{id}/messages. Messages are newest first
+// for before_seq paging and oldest first for after_seq catch-up. NextBeforeSeq is
+// the cursor for the next older page, 0 when there is none.
+type HistoryResponse struct {
+	ConversationID string    `json:"conversation_id"`
+	Messages       []Message `json:"messages"`
+	NextBeforeSeq  int64     `json:"next_before_seq,omitempty"`
+}
+
+// SeqRequest is POST /v1/conversations/{id}/read and /delivered.
+type SeqRequest struct {
+	SeqNo int64 `json:"seq_no"`
+}
+
+// StatusResponse is GET /v1/conversations/{id}/status.
+type StatusResponse struct {
+	ConversationID string         `json:"conversation_id"`
+	LastSeq        int64          `json:"last_seq"`
+	Members        []MemberStatus `json:"members"`
+}
+
+// InboxEntry is one conversation in the inbox.
+type InboxEntry struct {
+	ConversationID    string    `json:"conversation_id"`
+	Type              string    `json:"type"`
+	Name              string    `json:"name,omitempty"`
+	Peer              string    `json:"peer,omitempty"` // direct: the other member
+	LastSeq           int64     `json:"last_seq"`
+	LastMessageBody   string    `json:"last_message_body,omitempty"`
+	LastMessageSender string    `json:"last_message_sender,omitempty"`
+	LastMessageAt     time.Time `json:"last_message_at,omitzero"`
+	LastDeliveredSeq  int64     `json:"last_delivered_seq"`
+	LastReadSeq       int64     `json:"last_read_seq"`
+	Unread            int64     `json:"unread"`
+}
+
+// InboxResponse is GET /v1/inbox: most recent activity first.
+type InboxResponse struct {
+	Conversations []InboxEntry `json:"conversations"`
+}

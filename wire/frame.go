@@ -1,0 +1,169 @@
+package wire
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"time"
+)
+
+// Frame types. Client → server: send, ack, read, sync, ping. Server → client: hello,
+// sent, message, status, synced, conversation, error, pong.
+const (
+	TypeSend = "send" // store a message; answered by "sent" or "error" with the same id
+	TypeAck  = "ack"  // cumulative delivery ack: every message up to seq_no is stored on the device
+	TypeRead = "read" // the user has read up to seq_no
+	TypeSync = "sync" // catch up after cursors; answered by messages then "synced"
+	TypePing = "ping" // answered by "pong"
+
+	TypeHello        = "hello"        // first frame from the server: who you are
+	TypeSent         = "sent"         // a send was stored durably: seq_no assigned
+	TypeMessage      = "message"      // a message for this device (live, pending or sync)
+	TypeStatus       = "status"       // a member's boundaries moved
+	TypeSynced       = "synced"       // end of a sync answer
+	TypeConversation = "conversation" // you were added to a conversation, or it changed
+	TypeError        = "error"        // a request failed; id echoes it when it had one
+	TypePong         = "pong"
+)
+
+// MaxFrameBytes bounds any frame a server reads. Message content has its own,
+// smaller, configurable limit.
+const MaxFrameBytes = 256 << 10
+
+// Frame is one WebSocket message. Fields are flat and optional so that one decode
+// serves every type; Validate says which fields a type requires. Requests carry an
+// id that the answer echoes; pushes have none.
+type Frame struct {
+	Type string `json:"type"`
+	ID   string `json:"id,omitempty"`
+
+	ConversationID string    `json:"conversation_id,omitempty"`
+	SeqNo          int64     `json:"seq_no,omitempty"`
+	MessageID      string    `json:"message_id,omitempty"`
+	Content        string    `json:"content,omitempty"`
+	Timestamp      time.Time `json:"timestamp,omitzero"`
+
+	UserID  string        `json:"user_id,omitempty"`      // hello: who is connected
+	Message *Message      `json:"message,omitempty"`      // message
+	Status  *MemberStatus `json:"status,omitempty"`       // status (with ConversationID)
+	Cursors []Cursor      `json:"cursors,omitempty"`      // sync
+	More    bool          `json:"more,omitempty"`         // synced: call sync again for the rest
+	Conv    *Conversation `json:"conversation,omitempty"` // conversation
+	Error   *Error        `json:"error,omitempty"`        // error
+}
+
+// Cursor says "this device has conversation_id up to seq_no".
+type Cursor struct {
+	ConversationID string `json:"conversation_id"`
+	SeqNo          int64  `json:"seq_no"`
+}
+
+// MaxCursors bounds one sync frame.
+const MaxCursors = 1000
+
+// DecodeFrame parses and validates one frame. Any error is an *Error with
+// CodeInvalid and says what is wrong; it never panics on any input.
+func DecodeFrame(data []byte) (Frame, error) {
+	var f Frame
+	if len(data) > MaxFrameBytes {
+		return f, Errorf(CodeTooLarge, "frame is %d bytes, the limit is %d", len(data), MaxFrameBytes)
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(&f); err != nil {
+		return Frame{}, Errorf(CodeInvalid, "frame is not valid JSON: %v", err)
+	}
+	if dec.More() {
+		return Frame{}, Errorf(CodeInvalid, "frame has data after the JSON object")
+	}
+	if err := f.Validate(); err != nil {
+		return f, err
+	}
+	return f, nil
+}
+
+// EncodeFrame marshals a frame. It cannot fail for frames built by this package's
+// types, so callers may treat an error as a bug.
+func EncodeFrame(f Frame) ([]byte, error) {
+	b, err := json.Marshal(f)
+	if err != nil {
+		return nil, fmt.Errorf("encode %s frame: %w", f.Type, err)
+	}
+	return b, nil
+}
+
+// Validate checks that a frame has what its type needs.
+func (f Frame) Validate() error {
+	switch f.Type {
+	case TypeSend:
+		if err := ValidateConversationID(f.ConversationID); err != nil {
+			return err
+		}
+		if err := ValidateMessageID(f.MessageID); err != nil {
+			return err
+		}
+		if f.Content == "" {
+			return Errorf(CodeInvalid, "send: content is empty")
+		}
+	case TypeAck, TypeRead:
+		if err := ValidateConversationID(f.ConversationID); err != nil {
+			return err
+		}
+		if f.SeqNo <= 0 {
+			return Errorf(CodeInvalid, "%s: seq_no must be a positive integer", f.Type)
+		}
+	case TypeSync:
+		if len(f.Cursors) > MaxCursors {
+			return Errorf(CodeInvalid, "sync: at most %d cursors", MaxCursors)
+		}
+		for _, c := range f.Cursors {
+			if err := ValidateConversationID(c.ConversationID); err != nil {
+				return err
+			}
+			if c.SeqNo < 0 {
+				return Errorf(CodeInvalid, "sync: seq_no must not be negative")
+			}
+		}
+	case TypePing, TypePong, TypeSynced:
+	case TypeHello:
+		if f.UserID == "" {
+			return Errorf(CodeInvalid, "hello: user_id is missing")
+		}
+	case TypeSent:
+		if f.ConversationID == "" || f.SeqNo <= 0 || f.MessageID == "" {
+			return Errorf(CodeInvalid, "sent: conversation_id, seq_no and message_id are required")
+		}
+	case TypeMessage:
+		if f.Message == nil || f.Message.ConversationID == "" || f.Message.SeqNo <= 0 {
+			return Errorf(CodeInvalid, "message: message with conversation_id and seq_no is required")
+		}
+	case TypeStatus:
+		if f.ConversationID == "" || f.Status == nil || f.Status.UserID == "" {
+			return Errorf(CodeInvalid, "status: conversation_id and status.user_id are required")
+		}
+	case TypeConversation:
+		if f.Conv == nil || f.Conv.ConversationID == "" {
+			return Errorf(CodeInvalid, "conversation: conversation is required")
+		}
+	case TypeError:
+		if f.Error == nil || f.Error.Code == "" {
+			return Errorf(CodeInvalid, "error: error.code is required")
+		}
+	case "":
+		return Errorf(CodeInvalid, "frame has no type")
+	default:
+		return Errorf(CodeInvalid, "unknown frame type %q", truncate(f.Type, 32))
+	}
+	return nil
+}
+
+// ErrorFrame builds the error answer to a request (id may be empty).
+func ErrorFrame(id string, err error) Frame {
+	return Frame{Type: TypeError, ID: id, Error: AsError(err)}
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}

@@ -1,0 +1,118 @@
+package wire
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+func sampleFrames() []Frame {
+	ts := time.Date(2026, 11, 20, 16, 20, 0, 123, time.UTC)
+	return []Frame{
+		{Type: TypeSend, ID: "r1", ConversationID: "dm:alice:bob", MessageID: "m1", Content: "hey ☕"},
+		{Type: TypeAck, ConversationID: "dm:alice:bob", SeqNo: 44},
+		{Type: TypeRead, ConversationID: "g:abc", SeqNo: 42},
+		{Type: TypeSync, ID: "s1", Cursors: []Cursor{{ConversationID: "dm:alice:bob", SeqNo: 3}, {ConversationID: "g:x", SeqNo: 0}}},
+		{Type: TypePing, ID: "p"},
+		{Type: TypePong, ID: "p"},
+		{Type: TypeHello, UserID: "alice"},
+		{Type: TypeSent, ID: "r1", ConversationID: "dm:alice:bob", SeqNo: 7, MessageID: "m1", Timestamp: ts},
+		{Type: TypeMessage, Message: &Message{ConversationID: "dm:alice:bob", SeqNo: 7, MessageID: "m1", SenderID: "alice", Content: "hi", Timestamp: ts}},
+		{Type: TypeStatus, ConversationID: "g:abc", Status: &MemberStatus{UserID: "bob", LastDeliveredSeq: 9, LastReadSeq: 8}},
+		{Type: TypeSynced, ID: "s1", More: true},
+		{Type: TypeConversation, Conv: &Conversation{ConversationID: "g:abc", Type: Group, Name: "team", LastSeq: 3, CreatedAt: ts,
+			Participants: []Participant{{UserID: "alice", Role: RoleAdmin, JoinedAt: ts}}}},
+		{Type: TypeError, ID: "r2", Error: &Error{Code: CodeRateLimited, Message: "slow down", RetryAfterMs: 250}},
+	}
+}
+
+func TestFrameRoundTrip(t *testing.T) {
+	seen := map[string]bool{}
+	for _, f := range sampleFrames() {
+		t.Run(f.Type, func(t *testing.T) {
+			b, err := EncodeFrame(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := DecodeFrame(b)
+			if err != nil {
+				t.Fatalf("decode %s: %v", b, err)
+			}
+			if !reflect.DeepEqual(got, f) {
+				t.Fatalf("round trip changed the frame:\n got %+v\nwant %+v", got, f)
+			}
+		})
+		seen[f.Type] = true
+	}
+	for _, typ := range []string{TypeSend, TypeAck, TypeRead, TypeSync, TypePing, TypeHello, TypeSent, TypeMessage,
+		TypeStatus, TypeSynced, TypeConversation, TypeError, TypePong} {
+		if !seen[typ] {
+			t.Errorf("frame type %q has no round-trip case", typ)
+		}
+	}
+}
+
+func TestDecodeFrameErrors(t *testing.T) {
+	cases := map[string]string{
+		"ErrNotJSON":       `{"type":`,
+		"ErrNoType":        `{}`,
+		"ErrUnknownType":   `{"type":"launch"}`,
+		"ErrTrailing":      `{"type":"ping"} {"type":"ping"}`,
+		"ErrSendNoContent": `{"type":"send","conversation_id":"dm:a:b","message_id":"m"}`,
+		"ErrSendBadConv":   `{"type":"send","conversation_id":"x","message_id":"m","content":"hi"}`,
+		"ErrSendBadMsgID":  `{"type":"send","conversation_id":"dm:a:b","message_id":"has space","content":"hi"}`,
+		"ErrAckZero":       `{"type":"ack","conversation_id":"dm:a:b","seq_no":0}`,
+		"ErrReadNegative":  `{"type":"read","conversation_id":"dm:a:b","seq_no":-3}`,
+		"ErrSeqNotNumber":  `{"type":"ack","conversation_id":"dm:a:b","seq_no":"7"}`,
+		"ErrSyncBadCursor": `{"type":"sync","cursors":[{"conversation_id":"","seq_no":1}]}`,
+		"ErrTooLarge":      `{"type":"send","content":"` + strings.Repeat("x", MaxFrameBytes) + `"}`,
+	}
+	for name, in := range cases {
+		t.Run(name, func(t *testing.T) {
+			_, err := DecodeFrame([]byte(in))
+			if err == nil {
+				t.Fatal("expected an error")
+			}
+			if c := ErrorCode(err); c != CodeInvalid && c != CodeTooLarge {
+				t.Fatalf("code = %s, want invalid or too_large", c)
+			}
+		})
+	}
+}
+
+func TestDirectConversationID(t *testing.T) {
+	if a, b := DirectConversationID("bob", "alice"), DirectConversationID("alice", "bob"); a != b || a != "dm:alice:bob" {
+		t.Fatalf("ids differ or are wrong: %q %q", a, b)
+	}
+	a, b, ok := DirectMembers("dm:alice:bob")
+	if !ok || a != "alice" || b != "bob" {
+		t.Fatalf("DirectMembers = %q %q %v", a, b, ok)
+	}
+	for _, bad := range []string{"dm:bob:alice", "dm:alice", "g:xyz", "dm:Alice:bob", "dm:a:a"} {
+		if _, _, ok := DirectMembers(bad); ok {
+			t.Errorf("DirectMembers(%q) accepted", bad)
+		}
+	}
+}
+
+func TestValidateUserID(t *testing.T) {
+	for _, ok := range []string{"alice", "bob.smith", "a1_b-c", "0x"} {
+		if err := ValidateUserID(ok); err != nil {
+			t.Errorf("%q: %v", ok, err)
+		}
+	}
+	for _, bad := range []string{"", "Alice", "a:b", ".x", "a b", strings.Repeat("a", 33), "é"} {
+		if ValidateUserID(bad) == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}
+
+func TestCodeHTTPStatusTable(t *testing.T) {
+	for code := range codeInfo {
+		if got := CodeFromHTTPStatus(code.HTTPStatus()); got != code && !(code == CodeOverloaded && got == CodeUnavailable) {
+			t.Errorf("%s → %d → %s", code, code.HTTPStatus(), got)
+		}
+	}
+}

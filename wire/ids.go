@@ -1,0 +1,107 @@
+package wire
+
+import (
+	"crypto/rand"
+	"strings"
+	"unicode/utf8"
+)
+
+// Limits on identifiers. User ids are lowercase so that "Bob" and "bob" cannot be
+// two accounts, and contain no ':' so direct conversation ids can be derived.
+const (
+	MaxUserIDLen         = 32
+	MaxMessageIDLen      = 64
+	MaxConversationIDLen = 80
+	MaxDisplayNameLen    = 64
+	MaxStatusTextLen     = 140
+	MaxGroupNameLen      = 64
+	MinPasswordLen       = 8
+	MaxPasswordLen       = 256
+)
+
+// DirectPrefix and GroupPrefix start every conversation id.
+const (
+	DirectPrefix = "dm:"
+	GroupPrefix  = "g:"
+)
+
+// ValidateUserID accepts 1–32 characters of a-z, 0-9, '.', '_' and '-', starting
+// with a letter or digit.
+func ValidateUserID(id string) error {
+	if id == "" {
+		return Errorf(CodeInvalid, "user_id is empty")
+	}
+	if len(id) > MaxUserIDLen {
+		return Errorf(CodeInvalid, "user_id is longer than %d characters", MaxUserIDLen)
+	}
+	for i, r := range id {
+		ok := r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || i > 0 && (r == '.' || r == '_' || r == '-')
+		if !ok {
+			return Errorf(CodeInvalid, "user_id %q may hold only a-z, 0-9, '.', '_' and '-', and must start with a letter or digit", truncate(id, 40))
+		}
+	}
+	return nil
+}
+
+// ValidateMessageID accepts 1–64 printable ASCII characters without spaces.
+func ValidateMessageID(id string) error {
+	if id == "" {
+		return Errorf(CodeInvalid, "message_id is empty")
+	}
+	if len(id) > MaxMessageIDLen {
+		return Errorf(CodeInvalid, "message_id is longer than %d characters", MaxMessageIDLen)
+	}
+	for _, r := range id {
+		if r <= ' ' || r > '~' {
+			return Errorf(CodeInvalid, "message_id may hold only printable ASCII without spaces")
+		}
+	}
+	return nil
+}
+
+// ValidateConversationID checks the shape of a conversation id (not its existence).
+func ValidateConversationID(id string) error {
+	if id == "" {
+		return Errorf(CodeInvalid, "conversation_id is empty")
+	}
+	if len(id) > MaxConversationIDLen || !utf8.ValidString(id) {
+		return Errorf(CodeInvalid, "conversation_id is malformed")
+	}
+	if !strings.HasPrefix(id, DirectPrefix) && !strings.HasPrefix(id, GroupPrefix) {
+		return Errorf(CodeInvalid, "conversation_id %q must start with %q or %q", truncate(id, 40), DirectPrefix, GroupPrefix)
+	}
+	for _, r := range id {
+		if r <= ' ' || r > '~' {
+			return Errorf(CodeInvalid, "conversation_id may hold only printable ASCII")
+		}
+	}
+	return nil
+}
+
+// DirectConversationID derives the id of the direct conversation between two users,
+// so that "send to bob" always finds the same conversation from either side.
+func DirectConversationID(a, b string) string {
+	if b < a {
+		a, b = b, a
+	}
+	return DirectPrefix + a + ":" + b
+}
+
+// DirectMembers splits a direct conversation id into its two members.
+func DirectMembers(id string) (a, b string, ok bool) {
+	rest, found := strings.CutPrefix(id, DirectPrefix)
+	if !found {
+		return "", "", false
+	}
+	a, b, ok = strings.Cut(rest, ":")
+	if !ok || ValidateUserID(a) != nil || ValidateUserID(b) != nil || a >= b {
+		return "", "", false
+	}
+	return a, b, true
+}
+
+// NewGroupID returns a fresh, random group conversation id.
+func NewGroupID() string { return GroupPrefix + strings.ToLower(rand.Text()) }
+
+// NewMessageID returns a fresh, random message id (26 base32 characters).
+func NewMessageID() string { return strings.ToLower(rand.Text()) }
