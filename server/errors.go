@@ -1,0 +1,29 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Errors that store implementations return (wrapped or bare); the Service turns
+// them into wire errors. Keeping them here, not in wire, lets stores stay ignorant
+// of the protocol.
+var (
+	ErrNotFound  = errors.New("not found")
+	ErrExists    = errors.New("already exists")
+	ErrNotFirst  = errors.New("the server already has its first account")
+	ErrBadInvite = errors.New("invite code unknown, used or expired")
+	// ErrSeqTaken: a message with this (conversation_id, seq_no) already exists. The
+	// counter was behind (Redis lost it, or a fallback counter ran): re-seed and retry.
+	ErrSeqTaken = errors.New("seq_no already taken")
+)
+
+// DuplicateError: a message with this (conversation_id, message_id) was stored
+// before. Original is that message; nothing new was written.
+type DuplicateError struct {
+	Original Message
+}
+
+func (e *DuplicateError) Error() string {
+	return fmt.Sprintf("message %s already stored as seq %d", e.Original.MessageID, e.Original.SeqNo)
+}

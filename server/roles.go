@@ -1,0 +1,106 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// The fast, non-durable roles of seed 003. The embedded implementations
+// (server/inmem) work on one node only; server/redis shares them between nodes.
+// Each passes the conformance suite in server/roletest.
+
+// Sequencer hands out seq_no per conversation (seed 001: Redis INCR).
+type Sequencer interface {
+	// Next returns the next seq_no of the conversation.
+	Next(ctx context.Context, convID string) (int64, error)
+	// Reseed makes the counter at least last, so the next Next is above it. Called
+	// with the stored last_seq when a seq_no collided (the counter was lost).
+	Reseed(ctx context.Context, convID string, last int64) error
+}
+
+// RateLimiter counts sends per user in fixed one-second windows (seed 003:
+// rate:<user> INCR with a 1 s TTL).
+type RateLimiter interface {
+	// Allow counts one event for key and reports whether it is within limit per
+	// second; when not, retryAfter is when the window ends.
+	Allow(ctx context.Context, key string, limit int) (ok bool, retryAfter time.Duration, err error)
+}
+
+// ErrCold is returned by an InboxIndex that does not hold a user's inbox (never
+// built, evicted, flushed): the caller reads the store's index and rebuilds.
+var ErrCold = errors.New("inbox index is cold for this user")
+
+// InboxIndex keeps each user's conversations sorted by last activity (seed 003:
+// ZADD on send, ZREVRANGE to read). It is a cache: the store is the truth.
+type InboxIndex interface {
+	// Touch moves convID to at in the inbox of each user that has a warm inbox.
+	Touch(ctx context.Context, userIDs []string, convID string, at time.Time) error
+	// Top returns up to limit conversation ids, most recent first, or ErrCold.
+	Top(ctx context.Context, userID string, limit int) ([]string, error)
+	// Fill replaces the user's inbox with entries (from the store) and marks it warm.
+	Fill(ctx context.Context, userID string, entries []InboxEntry) error
+	// Forget drops convID from a user's inbox (left the group).
+	Forget(ctx context.Context, userID, convID string) error
+}
+
+// ProfileCache caches users' public profiles (seed 003: TTL 1 h plus jitter; DEL on
+// update). Misses are loaded by the Service, one load per key at a time.
+type ProfileCache interface {
+	Get(ctx context.Context, userID string) (Profile, bool, error)
+	Set(ctx context.Context, p Profile) error
+	Delete(ctx context.Context, userID string) error
+}
+
+// Profile is the public part of a user.
+type Profile struct {
+	UserID      string
+	DisplayName string
+	Status      string
+	Admin       bool
+}
+
+// Presence is one live connection of a user on a node.
+type Presence struct {
+	UserID string
+	ConnID string
+	NodeID string
+}
+
+// Registry is the connection registry (seed 003: user → connections → node, and
+// the reverse set per node for bulk cleanup when a node dies).
+type Registry interface {
+	Add(ctx context.Context, p Presence) error
+	Remove(ctx context.Context, p Presence) error
+	// Nodes returns, for each user with a live connection, the nodes it is on.
+	// Users with none are absent: they are offline (pending_deliveries).
+	Nodes(ctx context.Context, userIDs []string) (map[string][]string, error)
+	// DropNode removes every entry of a node (it died or is shutting down).
+	DropNode(ctx context.Context, nodeID string) error
+}
+
+// Envelope is what one node hands another: a frame for some of its users.
+// Frame is the encoded wire frame, so it is encoded once however many receive it.
+type Envelope struct {
+	UserIDs []string
+	Frame   []byte
+}
+
+// Broker carries envelopes between nodes (Redis pub/sub per node in production;
+// in one process it hands them straight to the local handler).
+type Broker interface {
+	Publish(ctx context.Context, nodeID string, env Envelope) error
+	// Subscribe calls handle for every envelope published to nodeID until ctx ends.
+	// It returns once the subscription is live.
+	Subscribe(ctx context.Context, nodeID string, handle func(Envelope)) error
+}
+
+// BlobStore holds media and cold messages (files on the embedded default, S3 in
+// production). Keys are slash-separated paths.
+type BlobStore interface {
+	Put(ctx context.Context, key string, data []byte, contentType string) error
+	Get(ctx context.Context, key string) ([]byte, error) // ErrNotFound
+	// PresignPut and PresignGet return URLs a client can use directly for ttl.
+	PresignPut(ctx context.Context, key, contentType string, ttl time.Duration) (string, error)
+	PresignGet(ctx context.Context, key string, ttl time.Duration) (string, error)
+}

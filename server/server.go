@@ -1,0 +1,102 @@
+// Package server holds the chat domain: its types, the interfaces of the backing
+// roles of seed 003 (durable tables, sequence counters, rate limits, connection
+// registry, inbox index, profile cache, cross-node routing, blob storage), and the
+// Service that implements the send, delivery and read paths on top of them.
+//
+// Implementations live in sub-packages that know nothing of each other:
+// server/sqlite and server/inmem (the embedded default, one node only),
+// server/dynamo, server/redis and server/s3 (production, many nodes).
+package server
+
+import "time"
+
+// User is an account. PasswordHash is never sent to clients.
+type User struct {
+	ID           string
+	DisplayName  string
+	Status       string
+	PasswordHash []byte
+	Admin        bool
+	CreatedAt    time.Time
+}
+
+// Token is a login session, stored by the hash of the bearer token.
+type Token struct {
+	Hash      string
+	UserID    string
+	ExpiresAt time.Time
+}
+
+// Invite is a single-use registration code, stored by its hash.
+type Invite struct {
+	Hash      string
+	CreatedBy string
+	ExpiresAt time.Time
+}
+
+// Claim says on what grounds a user is created: as the first account of an empty
+// server (who becomes admin), with an invite, or neither (open registration).
+// The store checks and consumes the claim in the same write as the user.
+type Claim struct {
+	First      bool
+	InviteHash string
+	Now        time.Time // invites expiring before Now are refused
+}
+
+// Conversation is a direct or group conversation with its last-message preview
+// (seed 002). LastSeq is the highest stored seq_no.
+type Conversation struct {
+	ID                string
+	Type              string // wire.Direct or wire.Group
+	Name              string
+	LastSeq           int64
+	LastMessageBody   string
+	LastMessageSender string
+	LastMessageAt     time.Time
+	CreatedAt         time.Time
+}
+
+// Participant is a user's membership of a conversation.
+type Participant struct {
+	ConversationID string
+	UserID         string
+	Role           string
+	JoinedAt       time.Time
+}
+
+// Message is a stored message (seeds 000, 001). The key is (ConversationID, SeqNo).
+// ReceiverID is set for direct conversations only. Content is empty and S3Ref set
+// once the message has moved to the cold tier.
+type Message struct {
+	ConversationID string
+	SeqNo          int64
+	MessageID      string
+	SenderID       string
+	ReceiverID     string
+	Content        string
+	Timestamp      time.Time
+	S3Ref          string
+}
+
+// Status is a user's tick boundaries in one conversation (seed 004).
+type Status struct {
+	UserID           string
+	ConversationID   string
+	LastDeliveredSeq int64
+	LastReadSeq      int64
+}
+
+// Pending is a row of pending_deliveries: the user has not acknowledged delivery of
+// messages in the conversation from FirstUndeliveredSeq on.
+type Pending struct {
+	ReceiverID          string
+	ConversationID      string
+	FirstUndeliveredSeq int64
+}
+
+// InboxEntry is a conversation seen from one member: metadata, preview, and that
+// member's own boundaries (from which the unread count is derived).
+type InboxEntry struct {
+	Conversation Conversation
+	Status       Status
+}

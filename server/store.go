@@ -1,0 +1,71 @@
+package server
+
+import "context"
+
+// Store is the durable tables of the data model (DESIGN.md): users, tokens,
+// invites, conversations, participants, messages (with the message_id idempotency
+// record), message_status and pending_deliveries. Every method is one GetItem, one
+// Query on a key or index, or one transaction; none scans.
+//
+// Implementations: server/sqlite (embedded) and server/dynamo (production). Both
+// pass the conformance suite in server/storetest.
+type Store interface {
+	// CreateUser stores u, checking and consuming claim in the same write.
+	// Errors: ErrExists (id taken), ErrNotFirst (claim.First but the server has
+	// its first account), ErrBadInvite.
+	CreateUser(ctx context.Context, u User, claim Claim) error
+	GetUser(ctx context.Context, id string) (User, error) // ErrNotFound
+	// UpdateProfile changes the non-nil fields and returns the user as stored.
+	UpdateProfile(ctx context.Context, id string, displayName, status *string) (User, error)
+	PutInvite(ctx context.Context, inv Invite) error
+	PutToken(ctx context.Context, t Token) error
+	GetToken(ctx context.Context, hash string) (Token, error) // ErrNotFound, also when expired
+	DeleteToken(ctx context.Context, hash string) error       // no error if absent
+
+	// CreateConversation stores c and its participants in one write; ErrExists if
+	// the id is taken (a direct conversation created twice).
+	CreateConversation(ctx context.Context, c Conversation, members []Participant) error
+	GetConversation(ctx context.Context, id string) (Conversation, error)            // ErrNotFound
+	GetParticipant(ctx context.Context, convID, userID string) (Participant, error)  // ErrNotFound
+	ListParticipants(ctx context.Context, convID string) ([]Participant, error)      // by user id
+	AddParticipants(ctx context.Context, convID string, members []Participant) error // existing members are kept as they are
+	RemoveParticipant(ctx context.Context, convID, userID string) error              // ErrNotFound
+
+	// AppendMessage is the send transaction (seed 002 AP7 and seed 004): it stores m
+	// only if (conversation_id, seq_no) is free and (conversation_id, message_id) is
+	// new; moves the conversation's last_seq (never down) and preview (when m is the
+	// newest); moves the sender's last_delivered_seq and last_read_seq up to m.SeqNo
+	// (a reply implies read); and for each receiver records pending_deliveries
+	// (first_undelivered_seq kept if already set). All or nothing.
+	// Errors: ErrSeqTaken, *DuplicateError (with the stored original), ErrNotFound
+	// (no such conversation).
+	AppendMessage(ctx context.Context, m Message, receivers []string) error
+	// NextSeq is the fallback counter: an atomic increment of a counter on the
+	// conversation item, used when the Sequencer is unavailable.
+	NextSeq(ctx context.Context, convID string) (int64, error)
+	// ListMessages returns up to limit messages with seq_no < beforeSeq, newest
+	// first; beforeSeq <= 0 means from the newest.
+	ListMessages(ctx context.Context, convID string, beforeSeq int64, limit int) ([]Message, error)
+	// ListMessagesAfter returns up to limit messages with seq_no > afterSeq, oldest first.
+	ListMessagesAfter(ctx context.Context, convID string, afterSeq int64, limit int) ([]Message, error)
+
+	// ListStatuses returns the boundaries of the given users in a conversation;
+	// a user with no row gets zeros.
+	ListStatuses(ctx context.Context, convID string, userIDs []string) ([]Status, error)
+	// AdvanceStatus moves userID's boundaries forward to at least delivered and read
+	// (read implies delivered; a value of 0 leaves that boundary alone), never
+	// down, and clears the user's pending_deliveries row when every pending
+	// message is now delivered. changed says whether a boundary moved.
+	AdvanceStatus(ctx context.Context, userID, convID string, delivered, read int64) (st Status, changed bool, err error)
+	// ListPending returns the user's pending_deliveries rows.
+	ListPending(ctx context.Context, userID string) ([]Pending, error)
+
+	// Inbox returns up to limit of the user's conversations, most recent activity
+	// first, with the user's own boundaries (participants index).
+	Inbox(ctx context.Context, userID string, limit int) ([]InboxEntry, error)
+	// InboxEntries returns the entries for the given conversation ids in that order,
+	// skipping conversations the user is not in.
+	InboxEntries(ctx context.Context, userID string, convIDs []string) ([]InboxEntry, error)
+
+	Close() error
+}
