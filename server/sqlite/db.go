@@ -1,0 +1,284 @@
+// Package sqlite is the embedded durable store: the tables of DESIGN.md in one
+// SQLite file (WAL, synchronous=FULL). It serves one node only.
+//
+// Writes on the hot path (the send transaction and boundary moves) go through one
+// writer goroutine that commits whatever has queued up in one transaction (group
+// commit), so durability costs one fsync per batch rather than per message.
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mattn/go-sqlite3"
+
+	"github.com/chatterm/chat/server"
+)
+
+//go:embed migrations/*.sql
+var migrations embed.FS
+
+var _ server.Store = (*Store)(nil)
+
+// Store is a server.Store on SQLite.
+type Store struct {
+	w   *sql.DB // one connection: SQLite has one writer
+	r   *sql.DB // readers; WAL lets them run beside the writer
+	now func() time.Time
+
+	jobs      chan *job
+	closeOnce sync.Once
+	done      chan struct{}
+	stmts     map[string]*sql.Stmt
+}
+
+// Options tune a Store. The zero value is right for production.
+type Options struct {
+	// Now is the clock (tests inject one); default time.Now.
+	Now func() time.Time
+	// NoSync trades durability on power loss for speed (synchronous=NORMAL). Off
+	// by default: an acknowledged message must survive a crash of the machine.
+	NoSync bool
+}
+
+// Open opens (creating if needed) the database at path and migrates it.
+func Open(path string, opt Options) (*Store, error) {
+	if opt.Now == nil {
+		opt.Now = time.Now
+	}
+	sync := "FULL"
+	if opt.NoSync {
+		sync = "NORMAL"
+	}
+	dsn := fmt.Sprintf("file:%s?_journal_mode=WAL&_synchronous=%s&_busy_timeout=10000&_txlock=immediate&cache=private", path, sync)
+	w, err := sql.Open("sqlite3", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	w.SetMaxOpenConns(1)
+	w.SetMaxIdleConns(1)
+	w.SetConnMaxLifetime(0)
+	if err := migrate(w); err != nil {
+		w.Close()
+		return nil, fmt.Errorf("migrate %s: %w", path, err)
+	}
+	r, err := sql.Open("sqlite3", fmt.Sprintf("file:%s?_journal_mode=WAL&_busy_timeout=10000&_query_only=1", path))
+	if err != nil {
+		w.Close()
+		return nil, fmt.Errorf("open %s for reading: %w", path, err)
+	}
+	r.SetMaxOpenConns(8)
+	r.SetMaxIdleConns(8)
+	s := &Store{w: w, r: r, now: opt.Now, jobs: make(chan *job, 4096), done: make(chan struct{}), stmts: map[string]*sql.Stmt{}}
+	if err := s.prepare(); err != nil {
+		s.w.Close()
+		s.r.Close()
+		return nil, err
+	}
+	go s.writer()
+	return s, nil
+}
+
+func migrate(db *sql.DB) error {
+	var version int
+	if err := db.QueryRow("PRAGMA user_version").Scan(&version); err != nil {
+		return err
+	}
+	files, err := fs.Glob(migrations, "migrations/*.sql")
+	if err != nil {
+		return err
+	}
+	sort.Strings(files)
+	for i, f := range files {
+		if i < version {
+			continue
+		}
+		body, err := migrations.ReadFile(f)
+		if err != nil {
+			return err
+		}
+		tx, err := db.Begin()
+		if err != nil {
+			return err
+		}
+		if _, err := tx.Exec(string(body)); err != nil {
+			tx.Rollback()
+			return fmt.Errorf("%s: %w", f, err)
+		}
+		if _, err := tx.Exec(fmt.Sprintf("PRAGMA user_version = %d", i+1)); err != nil {
+			tx.Rollback()
+			return err
+		}
+		if err := tx.Commit(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Close stops the writer after the queued jobs and closes the database.
+func (s *Store) Close() error {
+	s.closeOnce.Do(func() {
+		close(s.jobs)
+		<-s.done
+	})
+	return errors.Join(s.w.Close(), s.r.Close())
+}
+
+// job is one unit of work for the group-commit writer. It runs inside a savepoint,
+// so a failing job rolls back alone while the rest of its batch commits.
+type job struct {
+	fn   func(tx *sql.Tx) error
+	err  error
+	done chan struct{}
+}
+
+var errClosed = errors.New("sqlite store is closed")
+
+// write runs fn in the next group commit and waits until it is durable.
+func (s *Store) write(ctx context.Context, fn func(tx *sql.Tx) error) (err error) {
+	j := &job{fn: fn, done: make(chan struct{})}
+	defer func() {
+		if recover() != nil { // send on closed channel: the store is closing
+			err = errClosed
+		}
+	}()
+	select {
+	case s.jobs <- j:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	// Once queued, the job will run: wait for it even if ctx ends, so a caller never
+	// reports failure for a write that then commits.
+	<-j.done
+	return j.err
+}
+
+const maxBatch = 512
+
+func (s *Store) writer() {
+	defer close(s.done)
+	batch := make([]*job, 0, maxBatch)
+	for first := range s.jobs {
+		batch = append(batch[:0], first)
+	drain:
+		for len(batch) < maxBatch {
+			select {
+			case j, ok := <-s.jobs:
+				if !ok {
+					break drain
+				}
+				batch = append(batch, j)
+			default:
+				break drain
+			}
+		}
+		s.commit(batch)
+	}
+}
+
+func (s *Store) commit(batch []*job) {
+	finish := func(err error) {
+		for _, j := range batch {
+			if err != nil && j.err == nil {
+				j.err = err
+			}
+			close(j.done)
+		}
+	}
+	tx, err := s.w.Begin()
+	if err != nil {
+		finish(fmt.Errorf("begin: %w", err))
+		return
+	}
+	for _, j := range batch {
+		if _, err := tx.Exec("SAVEPOINT job"); err != nil {
+			tx.Rollback()
+			finish(fmt.Errorf("savepoint: %w", err))
+			return
+		}
+		if j.err = j.fn(tx); j.err != nil {
+			if _, err := tx.Exec("ROLLBACK TO job"); err != nil {
+				tx.Rollback()
+				finish(fmt.Errorf("rollback to savepoint: %w", err))
+				return
+			}
+		}
+		if _, err := tx.Exec("RELEASE job"); err != nil {
+			tx.Rollback()
+			finish(fmt.Errorf("release savepoint: %w", err))
+			return
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		finish(fmt.Errorf("commit: %w", err))
+		return
+	}
+	finish(nil)
+}
+
+// Prepared statements for the hot path, keyed by name.
+var hotStatements = map[string]string{
+	"msgByID": `SELECT seq_no, sender_id, receiver_id, content, ts, s3_ref FROM messages WHERE conversation_id = ? AND message_id = ?`,
+	"insertMsg": `INSERT INTO messages (conversation_id, seq_no, message_id, sender_id, receiver_id, content, ts)
+		VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+	"updateConv": `UPDATE conversations SET
+		last_message_body   = CASE WHEN ?1 > last_seq THEN ?2 ELSE last_message_body END,
+		last_message_sender = CASE WHEN ?1 > last_seq THEN ?3 ELSE last_message_sender END,
+		last_message_at     = CASE WHEN ?1 > last_seq THEN ?4 ELSE last_message_at END,
+		last_seq = MAX(last_seq, ?1), counter = MAX(counter, ?1)
+		WHERE conversation_id = ?5`,
+	"upsertStatus": `INSERT INTO message_status (user_id, conversation_id, last_delivered_seq, last_read_seq) VALUES (?1, ?2, MAX(?3, ?4), ?4)
+		ON CONFLICT DO UPDATE SET last_delivered_seq = MAX(last_delivered_seq, excluded.last_delivered_seq),
+		last_read_seq = MAX(last_read_seq, excluded.last_read_seq)`,
+	"getStatus": `SELECT last_delivered_seq, last_read_seq FROM message_status WHERE user_id = ? AND conversation_id = ?`,
+	"upsertPending": `INSERT INTO pending_deliveries (receiver_id, conversation_id, first_undelivered_seq, last_pending_seq) VALUES (?1, ?2, ?3, ?3)
+		ON CONFLICT DO UPDATE SET first_undelivered_seq = MIN(first_undelivered_seq, excluded.first_undelivered_seq),
+		last_pending_seq = MAX(last_pending_seq, excluded.last_pending_seq)`,
+	"clearPending":   `DELETE FROM pending_deliveries WHERE receiver_id = ?1 AND conversation_id = ?2 AND last_pending_seq <= ?3`,
+	"advancePending": `UPDATE pending_deliveries SET first_undelivered_seq = ?3 + 1 WHERE receiver_id = ?1 AND conversation_id = ?2 AND first_undelivered_seq <= ?3`,
+}
+
+func (s *Store) prepare() error {
+	for name, q := range hotStatements {
+		st, err := s.w.Prepare(q)
+		if err != nil {
+			return fmt.Errorf("prepare %s: %w", name, err)
+		}
+		s.stmts[name] = st
+	}
+	return nil
+}
+
+func (s *Store) stmt(tx *sql.Tx, name string) *sql.Stmt { return tx.Stmt(s.stmts[name]) }
+
+func isUnique(err error) bool {
+	var se sqlite3.Error
+	return errors.As(err, &se) && se.Code == sqlite3.ErrConstraint
+}
+
+func ns(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixNano()
+}
+
+func fromNS(n int64) time.Time {
+	if n == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, n).UTC()
+}
+
+func placeholders(n int) string {
+	return strings.TrimSuffix(strings.Repeat("?,", n), ",")
+}

@@ -1,0 +1,177 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+
+	"github.com/chatterm/chat/server"
+)
+
+func (s *Store) AppendMessage(ctx context.Context, m server.Message, receivers []string) error {
+	return s.write(ctx, func(tx *sql.Tx) error {
+		var orig server.Message
+		var ts int64
+		err := s.stmt(tx, "msgByID").QueryRow(m.ConversationID, m.MessageID).Scan(&orig.SeqNo, &orig.SenderID, &orig.ReceiverID, &orig.Content, &ts, &orig.S3Ref)
+		if err == nil {
+			orig.ConversationID, orig.MessageID, orig.Timestamp = m.ConversationID, m.MessageID, fromNS(ts)
+			return &server.DuplicateError{Original: orig}
+		}
+		if !errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("idempotency lookup: %w", err)
+		}
+		res, err := s.stmt(tx, "updateConv").Exec(m.SeqNo, m.Content, m.SenderID, ns(m.Timestamp), m.ConversationID)
+		if err != nil {
+			return fmt.Errorf("update conversation: %w", err)
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return server.ErrNotFound
+		}
+		res, err = s.stmt(tx, "insertMsg").Exec(m.ConversationID, m.SeqNo, m.MessageID, m.SenderID, m.ReceiverID, m.Content, ns(m.Timestamp))
+		if err != nil {
+			return fmt.Errorf("insert message: %w", err)
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return server.ErrSeqTaken
+		}
+		if _, err := s.stmt(tx, "upsertStatus").Exec(m.SenderID, m.ConversationID, m.SeqNo, m.SeqNo); err != nil {
+			return fmt.Errorf("sender status: %w", err)
+		}
+		if len(receivers) > 0 {
+			pending := s.stmt(tx, "upsertPending")
+			for _, r := range receivers {
+				if _, err := pending.Exec(r, m.ConversationID, m.SeqNo); err != nil {
+					return fmt.Errorf("pending delivery for %s: %w", r, err)
+				}
+			}
+		}
+		return nil
+	})
+}
+
+func (s *Store) NextSeq(ctx context.Context, convID string) (int64, error) {
+	var seq int64
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		err := tx.QueryRow(`UPDATE conversations SET counter = MAX(counter, last_seq) + 1 WHERE conversation_id = ? RETURNING counter`, convID).Scan(&seq)
+		if errors.Is(err, sql.ErrNoRows) {
+			return server.ErrNotFound
+		}
+		return err
+	})
+	return seq, err
+}
+
+const msgColumns = `seq_no, message_id, sender_id, receiver_id, content, ts, s3_ref`
+
+func (s *Store) queryMessages(ctx context.Context, convID, q string, args ...any) ([]server.Message, error) {
+	rows, err := s.r.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("list messages: %w", err)
+	}
+	defer rows.Close()
+	var out []server.Message
+	for rows.Next() {
+		m := server.Message{ConversationID: convID}
+		var ts int64
+		if err := rows.Scan(&m.SeqNo, &m.MessageID, &m.SenderID, &m.ReceiverID, &m.Content, &ts, &m.S3Ref); err != nil {
+			return nil, fmt.Errorf("list messages: %w", err)
+		}
+		m.Timestamp = fromNS(ts)
+		out = append(out, m)
+	}
+	return out, rows.Err()
+}
+
+func (s *Store) ListMessages(ctx context.Context, convID string, beforeSeq int64, limit int) ([]server.Message, error) {
+	if beforeSeq <= 0 {
+		beforeSeq = 1<<63 - 1
+	}
+	return s.queryMessages(ctx, convID, `SELECT `+msgColumns+` FROM messages WHERE conversation_id = ? AND seq_no < ? ORDER BY seq_no DESC LIMIT ?`,
+		convID, beforeSeq, limit)
+}
+
+func (s *Store) ListMessagesAfter(ctx context.Context, convID string, afterSeq int64, limit int) ([]server.Message, error) {
+	return s.queryMessages(ctx, convID, `SELECT `+msgColumns+` FROM messages WHERE conversation_id = ? AND seq_no > ? ORDER BY seq_no LIMIT ?`,
+		convID, afterSeq, limit)
+}
+
+func (s *Store) ListStatuses(ctx context.Context, convID string, userIDs []string) ([]server.Status, error) {
+	out := make([]server.Status, len(userIDs))
+	idx := map[string]int{}
+	args := []any{convID}
+	for i, u := range userIDs {
+		out[i] = server.Status{UserID: u, ConversationID: convID}
+		idx[u] = i
+		args = append(args, u)
+	}
+	if len(userIDs) == 0 {
+		return out, nil
+	}
+	rows, err := s.r.QueryContext(ctx, `SELECT user_id, last_delivered_seq, last_read_seq FROM message_status
+		WHERE conversation_id = ? AND user_id IN (`+placeholders(len(userIDs))+`)`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("list statuses: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var u string
+		var d, r int64
+		if err := rows.Scan(&u, &d, &r); err != nil {
+			return nil, fmt.Errorf("list statuses: %w", err)
+		}
+		if i, ok := idx[u]; ok {
+			out[i].LastDeliveredSeq, out[i].LastReadSeq = d, r
+		}
+	}
+	return out, rows.Err()
+}
+
+func (s *Store) AdvanceStatus(ctx context.Context, userID, convID string, delivered, read int64) (server.Status, bool, error) {
+	st := server.Status{UserID: userID, ConversationID: convID}
+	delivered = max(delivered, read)
+	var changed bool
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		var d, r int64
+		err := s.stmt(tx, "getStatus").QueryRow(userID, convID).Scan(&d, &r)
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("read status: %w", err)
+		}
+		st.LastDeliveredSeq, st.LastReadSeq = max(d, delivered), max(r, read)
+		changed = st.LastDeliveredSeq != d || st.LastReadSeq != r
+		if !changed {
+			return nil
+		}
+		if _, err := s.stmt(tx, "upsertStatus").Exec(userID, convID, st.LastDeliveredSeq, st.LastReadSeq); err != nil {
+			return fmt.Errorf("write status: %w", err)
+		}
+		res, err := s.stmt(tx, "clearPending").Exec(userID, convID, st.LastDeliveredSeq)
+		if err != nil {
+			return fmt.Errorf("clear pending: %w", err)
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			if _, err := s.stmt(tx, "advancePending").Exec(userID, convID, st.LastDeliveredSeq); err != nil {
+				return fmt.Errorf("advance pending: %w", err)
+			}
+		}
+		return nil
+	})
+	return st, changed, err
+}
+
+func (s *Store) ListPending(ctx context.Context, userID string) ([]server.Pending, error) {
+	rows, err := s.r.QueryContext(ctx, `SELECT conversation_id, first_undelivered_seq FROM pending_deliveries WHERE receiver_id = ? ORDER BY conversation_id`, userID)
+	if err != nil {
+		return nil, fmt.Errorf("list pending: %w", err)
+	}
+	defer rows.Close()
+	var out []server.Pending
+	for rows.Next() {
+		p := server.Pending{ReceiverID: userID}
+		if err := rows.Scan(&p.ConversationID, &p.FirstUndeliveredSeq); err != nil {
+			return nil, fmt.Errorf("list pending: %w", err)
+		}
+		out = append(out, p)
+	}
+	return out, rows.Err()
+}

@@ -1,0 +1,124 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+
+	"github.com/chatterm/chat/server"
+)
+
+func (s *Store) CreateUser(ctx context.Context, u server.User, claim server.Claim) error {
+	return s.write(ctx, func(tx *sql.Tx) error {
+		if claim.First {
+			res, err := tx.Exec(`INSERT INTO meta (key, value) VALUES ('first_user', ?) ON CONFLICT DO NOTHING`, u.ID)
+			if err != nil {
+				return fmt.Errorf("claim first user: %w", err)
+			}
+			if n, _ := res.RowsAffected(); n == 0 {
+				return server.ErrNotFirst
+			}
+		}
+		if claim.InviteHash != "" {
+			res, err := tx.Exec(`DELETE FROM invites WHERE hash = ? AND expires_at > ?`, claim.InviteHash, ns(claim.Now))
+			if err != nil {
+				return fmt.Errorf("use invite: %w", err)
+			}
+			if n, _ := res.RowsAffected(); n == 0 {
+				return server.ErrBadInvite
+			}
+		}
+		_, err := tx.Exec(`INSERT INTO users (user_id, display_name, status, password_hash, admin, created_at) VALUES (?, ?, ?, ?, ?, ?)`,
+			u.ID, u.DisplayName, u.Status, u.PasswordHash, u.Admin, ns(u.CreatedAt))
+		if isUnique(err) {
+			return server.ErrExists
+		}
+		if err != nil {
+			return fmt.Errorf("insert user: %w", err)
+		}
+		return nil
+	})
+}
+
+func (s *Store) GetUser(ctx context.Context, id string) (server.User, error) {
+	return scanUser(s.r.QueryRowContext(ctx, `SELECT user_id, display_name, status, password_hash, admin, created_at FROM users WHERE user_id = ?`, id))
+}
+
+func scanUser(row *sql.Row) (server.User, error) {
+	var u server.User
+	var created int64
+	err := row.Scan(&u.ID, &u.DisplayName, &u.Status, &u.PasswordHash, &u.Admin, &created)
+	if errors.Is(err, sql.ErrNoRows) {
+		return u, server.ErrNotFound
+	}
+	if err != nil {
+		return u, fmt.Errorf("get user: %w", err)
+	}
+	u.CreatedAt = fromNS(created)
+	return u, nil
+}
+
+func (s *Store) UpdateProfile(ctx context.Context, id string, displayName, status *string) (server.User, error) {
+	var u server.User
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		res, err := tx.Exec(`UPDATE users SET display_name = COALESCE(?, display_name), status = COALESCE(?, status) WHERE user_id = ?`,
+			displayName, status, id)
+		if err != nil {
+			return fmt.Errorf("update profile: %w", err)
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return server.ErrNotFound
+		}
+		u, err = scanUser(tx.QueryRow(`SELECT user_id, display_name, status, password_hash, admin, created_at FROM users WHERE user_id = ?`, id))
+		return err
+	})
+	return u, err
+}
+
+func (s *Store) PutInvite(ctx context.Context, inv server.Invite) error {
+	return s.write(ctx, func(tx *sql.Tx) error {
+		_, err := tx.Exec(`INSERT INTO invites (hash, created_by, expires_at) VALUES (?, ?, ?)`, inv.Hash, inv.CreatedBy, ns(inv.ExpiresAt))
+		if err != nil {
+			return fmt.Errorf("put invite: %w", err)
+		}
+		return nil
+	})
+}
+
+func (s *Store) PutToken(ctx context.Context, t server.Token) error {
+	return s.write(ctx, func(tx *sql.Tx) error {
+		_, err := tx.Exec(`INSERT INTO tokens (hash, user_id, expires_at) VALUES (?, ?, ?)`, t.Hash, t.UserID, ns(t.ExpiresAt))
+		if err != nil {
+			return fmt.Errorf("put token: %w", err)
+		}
+		// Expired tokens are swept here, on a write path that already holds the lock,
+		// instead of by a scanning background job.
+		_, err = tx.Exec(`DELETE FROM tokens WHERE user_id = ? AND expires_at <= ?`, t.UserID, ns(s.now()))
+		return err
+	})
+}
+
+func (s *Store) GetToken(ctx context.Context, hash string) (server.Token, error) {
+	t := server.Token{Hash: hash}
+	var exp int64
+	err := s.r.QueryRowContext(ctx, `SELECT user_id, expires_at FROM tokens WHERE hash = ?`, hash).Scan(&t.UserID, &exp)
+	if errors.Is(err, sql.ErrNoRows) {
+		return t, server.ErrNotFound
+	}
+	if err != nil {
+		return t, fmt.Errorf("get token: %w", err)
+	}
+	t.ExpiresAt = fromNS(exp)
+	if !t.ExpiresAt.After(s.now()) {
+		return t, server.ErrNotFound
+	}
+	return t, nil
+}
+
+func (s *Store) DeleteToken(ctx context.Context, hash string) error {
+	return s.write(ctx, func(tx *sql.Tx) error {
+		_, err := tx.Exec(`DELETE FROM tokens WHERE hash = ?`, hash)
+		return err
+	})
+}

@@ -1,0 +1,472 @@
+// Package storetest is the conformance suite every server.Store passes. Give Run a
+// factory that returns a fresh, empty store (a unique table prefix per call).
+package storetest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chatterm/chat/server"
+	"github.com/chatterm/chat/wire"
+)
+
+// Factory returns an empty store; it registers its own cleanup with t.
+type Factory func(t *testing.T) server.Store
+
+// Options scale the suite to the backend (moto manages only a few hundred writes/s).
+type Options struct {
+	Concurrency int // concurrent appenders in the concurrency test (default 8)
+	PerWorker   int // messages per appender (default 25)
+}
+
+var t0 = time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC)
+
+// Run runs every conformance test.
+func Run(t *testing.T, newStore Factory, opt Options) {
+	if opt.Concurrency == 0 {
+		opt.Concurrency = 8
+	}
+	if opt.PerWorker == 0 {
+		opt.PerWorker = 25
+	}
+	t.Run("Users", func(t *testing.T) { testUsers(t, newStore(t)) })
+	t.Run("Tokens", func(t *testing.T) { testTokens(t, newStore(t)) })
+	t.Run("Conversations", func(t *testing.T) { testConversations(t, newStore(t)) })
+	t.Run("Append", func(t *testing.T) { testAppend(t, newStore(t)) })
+	t.Run("AppendConcurrent", func(t *testing.T) { testAppendConcurrent(t, newStore(t), opt) })
+	t.Run("History", func(t *testing.T) { testHistory(t, newStore(t)) })
+	t.Run("Status", func(t *testing.T) { testStatus(t, newStore(t)) })
+	t.Run("Inbox", func(t *testing.T) { testInbox(t, newStore(t)) })
+	t.Run("NextSeq", func(t *testing.T) { testNextSeq(t, newStore(t)) })
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func wantErr(t *testing.T, err, target error) {
+	t.Helper()
+	if !errors.Is(err, target) {
+		t.Fatalf("error = %v, want %v", err, target)
+	}
+}
+
+func user(id string) server.User {
+	return server.User{ID: id, DisplayName: "User " + id, PasswordHash: []byte("hash-" + id), CreatedAt: t0}
+}
+
+func testUsers(t *testing.T, s server.Store) {
+	ctx := context.Background()
+	t.Run("OK", func(t *testing.T) {
+		u := user("alice")
+		u.Admin = true
+		must(t, s.CreateUser(ctx, u, server.Claim{First: true, Now: t0}))
+		got, err := s.GetUser(ctx, "alice")
+		must(t, err)
+		if got.ID != "alice" || got.DisplayName != "User alice" || string(got.PasswordHash) != "hash-alice" || !got.Admin || !got.CreatedAt.Equal(t0) {
+			t.Fatalf("got %+v", got)
+		}
+		name, status := "Alice A.", "busy"
+		got, err = s.UpdateProfile(ctx, "alice", &name, nil)
+		must(t, err)
+		if got.DisplayName != name || got.Status != "" {
+			t.Fatalf("after name update: %+v", got)
+		}
+		got, err = s.UpdateProfile(ctx, "alice", nil, &status)
+		must(t, err)
+		if got.DisplayName != name || got.Status != status {
+			t.Fatalf("after status update: %+v", got)
+		}
+		must(t, s.CreateUser(ctx, user("open"), server.Claim{Now: t0}))
+	})
+	t.Run("ErrNotFirst", func(t *testing.T) {
+		wantErr(t, s.CreateUser(ctx, user("second"), server.Claim{First: true, Now: t0}), server.ErrNotFirst)
+		_, err := s.GetUser(ctx, "second")
+		wantErr(t, err, server.ErrNotFound)
+	})
+	t.Run("ErrExists", func(t *testing.T) {
+		wantErr(t, s.CreateUser(ctx, user("alice"), server.Claim{Now: t0}), server.ErrExists)
+	})
+	t.Run("Invite", func(t *testing.T) {
+		must(t, s.PutInvite(ctx, server.Invite{Hash: "inv1", CreatedBy: "alice", ExpiresAt: t0.Add(time.Hour)}))
+		must(t, s.PutInvite(ctx, server.Invite{Hash: "old", CreatedBy: "alice", ExpiresAt: t0.Add(-time.Second)}))
+		wantErr(t, s.CreateUser(ctx, user("bob"), server.Claim{InviteHash: "nope", Now: t0}), server.ErrBadInvite)
+		wantErr(t, s.CreateUser(ctx, user("bob"), server.Claim{InviteHash: "old", Now: t0}), server.ErrBadInvite)
+		must(t, s.CreateUser(ctx, user("bob"), server.Claim{InviteHash: "inv1", Now: t0}))
+		// Single use.
+		wantErr(t, s.CreateUser(ctx, user("carol"), server.Claim{InviteHash: "inv1", Now: t0}), server.ErrBadInvite)
+		_, err := s.GetUser(ctx, "carol")
+		wantErr(t, err, server.ErrNotFound)
+	})
+	t.Run("ErrInviteKeptWhenUserExists", func(t *testing.T) {
+		must(t, s.PutInvite(ctx, server.Invite{Hash: "inv2", CreatedBy: "alice", ExpiresAt: t0.Add(time.Hour)}))
+		wantErr(t, s.CreateUser(ctx, user("bob"), server.Claim{InviteHash: "inv2", Now: t0}), server.ErrExists)
+		must(t, s.CreateUser(ctx, user("dave"), server.Claim{InviteHash: "inv2", Now: t0}))
+	})
+	t.Run("ErrNotFound", func(t *testing.T) {
+		_, err := s.GetUser(ctx, "nobody")
+		wantErr(t, err, server.ErrNotFound)
+		name := "x"
+		_, err = s.UpdateProfile(ctx, "nobody", &name, nil)
+		wantErr(t, err, server.ErrNotFound)
+	})
+}
+
+func testTokens(t *testing.T, s server.Store) {
+	ctx := context.Background()
+	// Real time: a store may compare expiry with its own clock.
+	now := time.Now()
+	must(t, s.PutToken(ctx, server.Token{Hash: "h1", UserID: "alice", ExpiresAt: now.Add(time.Hour)}))
+	must(t, s.PutToken(ctx, server.Token{Hash: "h2", UserID: "alice", ExpiresAt: now.Add(-time.Minute)}))
+	tok, err := s.GetToken(ctx, "h1")
+	must(t, err)
+	if tok.UserID != "alice" {
+		t.Fatalf("token user = %q", tok.UserID)
+	}
+	_, err = s.GetToken(ctx, "h2")
+	wantErr(t, err, server.ErrNotFound) // expired
+	must(t, s.DeleteToken(ctx, "h1"))
+	_, err = s.GetToken(ctx, "h1")
+	wantErr(t, err, server.ErrNotFound)
+	must(t, s.DeleteToken(ctx, "never-existed"))
+}
+
+func direct(a, b string) (server.Conversation, []server.Participant) {
+	id := wire.DirectConversationID(a, b)
+	return server.Conversation{ID: id, Type: wire.Direct, CreatedAt: t0},
+		[]server.Participant{{ConversationID: id, UserID: a, Role: wire.RoleMember, JoinedAt: t0}, {ConversationID: id, UserID: b, Role: wire.RoleMember, JoinedAt: t0}}
+}
+
+func testConversations(t *testing.T, s server.Store) {
+	ctx := context.Background()
+	c, members := direct("alice", "bob")
+	t.Run("OK", func(t *testing.T) {
+		must(t, s.CreateConversation(ctx, c, members))
+		got, err := s.GetConversation(ctx, c.ID)
+		must(t, err)
+		if got.ID != c.ID || got.Type != wire.Direct || got.LastSeq != 0 || !got.CreatedAt.Equal(t0) {
+			t.Fatalf("got %+v", got)
+		}
+		ps, err := s.ListParticipants(ctx, c.ID)
+		must(t, err)
+		if len(ps) != 2 || ps[0].UserID != "alice" || ps[1].UserID != "bob" {
+			t.Fatalf("participants %+v", ps)
+		}
+		p, err := s.GetParticipant(ctx, c.ID, "bob")
+		must(t, err)
+		if p.Role != wire.RoleMember || !p.JoinedAt.Equal(t0) {
+			t.Fatalf("participant %+v", p)
+		}
+	})
+	t.Run("ErrExists", func(t *testing.T) {
+		wantErr(t, s.CreateConversation(ctx, c, members), server.ErrExists)
+	})
+	t.Run("Members", func(t *testing.T) {
+		g := server.Conversation{ID: "g:team", Type: wire.Group, Name: "Team", CreatedAt: t0}
+		must(t, s.CreateConversation(ctx, g, []server.Participant{{ConversationID: g.ID, UserID: "alice", Role: wire.RoleAdmin, JoinedAt: t0}}))
+		must(t, s.AddParticipants(ctx, g.ID, []server.Participant{
+			{ConversationID: g.ID, UserID: "bob", Role: wire.RoleMember, JoinedAt: t0},
+			{ConversationID: g.ID, UserID: "alice", Role: wire.RoleMember, JoinedAt: t0}, // already there: kept as admin
+		}))
+		p, err := s.GetParticipant(ctx, g.ID, "alice")
+		must(t, err)
+		if p.Role != wire.RoleAdmin {
+			t.Fatalf("re-adding changed the role to %q", p.Role)
+		}
+		must(t, s.RemoveParticipant(ctx, g.ID, "bob"))
+		_, err = s.GetParticipant(ctx, g.ID, "bob")
+		wantErr(t, err, server.ErrNotFound)
+		wantErr(t, s.RemoveParticipant(ctx, g.ID, "bob"), server.ErrNotFound)
+	})
+	t.Run("ErrNotFound", func(t *testing.T) {
+		_, err := s.GetConversation(ctx, "g:none")
+		wantErr(t, err, server.ErrNotFound)
+		_, err = s.GetParticipant(ctx, c.ID, "carol")
+		wantErr(t, err, server.ErrNotFound)
+		wantErr(t, s.AddParticipants(ctx, "g:none", []server.Participant{{ConversationID: "g:none", UserID: "x", Role: wire.RoleMember, JoinedAt: t0}}), server.ErrNotFound)
+	})
+}
+
+func msg(conv string, seq int64, sender, receiver string) server.Message {
+	return server.Message{ConversationID: conv, SeqNo: seq, MessageID: fmt.Sprintf("m-%s-%d", sender, seq), SenderID: sender, ReceiverID: receiver,
+		Content: fmt.Sprintf("hello %d", seq), Timestamp: t0.Add(time.Duration(seq) * time.Second)}
+}
+
+func testAppend(t *testing.T, s server.Store) {
+	ctx := context.Background()
+	c, members := direct("alice", "bob")
+	must(t, s.CreateConversation(ctx, c, members))
+	m1 := msg(c.ID, 1, "alice", "bob")
+	t.Run("OK", func(t *testing.T) {
+		must(t, s.AppendMessage(ctx, m1, []string{"bob"}))
+		got, err := s.ListMessages(ctx, c.ID, 0, 10)
+		must(t, err)
+		if len(got) != 1 || got[0] != m1 {
+			t.Fatalf("stored %+v, want %+v", got, m1)
+		}
+		conv, err := s.GetConversation(ctx, c.ID)
+		must(t, err)
+		if conv.LastSeq != 1 || conv.LastMessageBody != m1.Content || conv.LastMessageSender != "alice" || !conv.LastMessageAt.Equal(m1.Timestamp) {
+			t.Fatalf("preview not updated: %+v", conv)
+		}
+		st, err := s.ListStatuses(ctx, c.ID, []string{"alice", "bob"})
+		must(t, err)
+		if st[0].LastReadSeq != 1 || st[0].LastDeliveredSeq != 1 || st[1].LastReadSeq != 0 || st[1].LastDeliveredSeq != 0 {
+			t.Fatalf("statuses %+v", st)
+		}
+		pend, err := s.ListPending(ctx, "bob")
+		must(t, err)
+		if len(pend) != 1 || pend[0].ConversationID != c.ID || pend[0].FirstUndeliveredSeq != 1 {
+			t.Fatalf("pending %+v", pend)
+		}
+	})
+	t.Run("ErrDuplicate", func(t *testing.T) {
+		again := m1
+		again.SeqNo = 2
+		again.Content = "changed"
+		err := s.AppendMessage(ctx, again, []string{"bob"})
+		var dup *server.DuplicateError
+		if !errors.As(err, &dup) {
+			t.Fatalf("error = %v, want *DuplicateError", err)
+		}
+		if dup.Original != m1 {
+			t.Fatalf("original = %+v, want %+v", dup.Original, m1)
+		}
+		got, _ := s.ListMessages(ctx, c.ID, 0, 10)
+		if len(got) != 1 {
+			t.Fatalf("duplicate stored: %d messages", len(got))
+		}
+	})
+	t.Run("ErrSeqTaken", func(t *testing.T) {
+		other := msg(c.ID, 1, "bob", "alice")
+		wantErr(t, s.AppendMessage(ctx, other, []string{"alice"}), server.ErrSeqTaken)
+		got, _ := s.ListMessages(ctx, c.ID, 0, 10)
+		if len(got) != 1 || got[0] != m1 {
+			t.Fatalf("message overwritten: %+v", got)
+		}
+		// Nothing of the failed write leaks: alice has no pending row, bob's boundaries are untouched.
+		pend, _ := s.ListPending(ctx, "alice")
+		st, _ := s.ListStatuses(ctx, c.ID, []string{"bob"})
+		if len(pend) != 0 || st[0].LastReadSeq != 0 {
+			t.Fatalf("failed append left writes behind: pending %+v status %+v", pend, st)
+		}
+	})
+	t.Run("ErrNotFound", func(t *testing.T) {
+		wantErr(t, s.AppendMessage(ctx, msg("g:none", 1, "alice", ""), nil), server.ErrNotFound)
+	})
+	t.Run("OutOfOrderCommitKeepsNewestPreview", func(t *testing.T) {
+		m3 := msg(c.ID, 3, "bob", "alice")
+		m2 := msg(c.ID, 2, "alice", "bob")
+		must(t, s.AppendMessage(ctx, m3, []string{"alice"}))
+		must(t, s.AppendMessage(ctx, m2, []string{"bob"}))
+		conv, _ := s.GetConversation(ctx, c.ID)
+		if conv.LastSeq != 3 || conv.LastMessageBody != m3.Content {
+			t.Fatalf("preview moved back: %+v", conv)
+		}
+		// Bob replied at 3: he has implicitly read everything before.
+		st, _ := s.ListStatuses(ctx, c.ID, []string{"bob"})
+		if st[0].LastReadSeq != 3 {
+			t.Fatalf("bob's implicit read = %d, want 3", st[0].LastReadSeq)
+		}
+	})
+}
+
+func testAppendConcurrent(t *testing.T, s server.Store, opt Options) {
+	ctx := context.Background()
+	g := server.Conversation{ID: "g:busy", Type: wire.Group, CreatedAt: t0}
+	must(t, s.CreateConversation(ctx, g, []server.Participant{{ConversationID: g.ID, UserID: "a", Role: wire.RoleAdmin, JoinedAt: t0}}))
+	var wg sync.WaitGroup
+	errs := make(chan error, opt.Concurrency*opt.PerWorker)
+	for w := range opt.Concurrency {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range opt.PerWorker {
+				seq := int64(w*opt.PerWorker + i + 1)
+				m := msg(g.ID, seq, "a", "")
+				m.MessageID = fmt.Sprintf("w%d-%d", w, i)
+				if err := s.AppendMessage(ctx, m, nil); err != nil {
+					errs <- err
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	total := opt.Concurrency * opt.PerWorker
+	got, err := s.ListMessagesAfter(ctx, g.ID, 0, total+10)
+	must(t, err)
+	if len(got) != total {
+		t.Fatalf("stored %d messages, want %d", len(got), total)
+	}
+	for i, m := range got {
+		if m.SeqNo != int64(i+1) {
+			t.Fatalf("message %d has seq %d", i, m.SeqNo)
+		}
+	}
+	conv, _ := s.GetConversation(ctx, g.ID)
+	if conv.LastSeq != int64(total) {
+		t.Fatalf("last_seq = %d, want %d", conv.LastSeq, total)
+	}
+}
+
+func testHistory(t *testing.T, s server.Store) {
+	ctx := context.Background()
+	c, members := direct("alice", "bob")
+	must(t, s.CreateConversation(ctx, c, members))
+	const n = 23
+	for i := int64(1); i <= n; i++ {
+		must(t, s.AppendMessage(ctx, msg(c.ID, i, "alice", "bob"), []string{"bob"}))
+	}
+	// Pages of 10 newest first, no gap, no repeat.
+	var seen []int64
+	before := int64(0)
+	for {
+		page, err := s.ListMessages(ctx, c.ID, before, 10)
+		must(t, err)
+		if len(page) == 0 {
+			break
+		}
+		for _, m := range page {
+			seen = append(seen, m.SeqNo)
+		}
+		before = page[len(page)-1].SeqNo
+	}
+	if len(seen) != n {
+		t.Fatalf("paged %d messages, want %d: %v", len(seen), n, seen)
+	}
+	for i, seq := range seen {
+		if seq != int64(n-i) {
+			t.Fatalf("page order broken at %d: %v", i, seen)
+		}
+	}
+	after, err := s.ListMessagesAfter(ctx, c.ID, 20, 10)
+	must(t, err)
+	if len(after) != 3 || after[0].SeqNo != 21 || after[2].SeqNo != 23 {
+		t.Fatalf("after 20: %+v", after)
+	}
+	none, err := s.ListMessages(ctx, "g:none", 0, 10)
+	must(t, err)
+	if len(none) != 0 {
+		t.Fatalf("unknown conversation has messages")
+	}
+}
+
+func testStatus(t *testing.T, s server.Store) {
+	ctx := context.Background()
+	c, members := direct("alice", "bob")
+	must(t, s.CreateConversation(ctx, c, members))
+	for i := int64(1); i <= 5; i++ {
+		must(t, s.AppendMessage(ctx, msg(c.ID, i, "alice", "bob"), []string{"bob"}))
+	}
+	t.Run("DeliveredThenRead", func(t *testing.T) {
+		st, changed, err := s.AdvanceStatus(ctx, "bob", c.ID, 3, 0)
+		must(t, err)
+		if !changed || st.LastDeliveredSeq != 3 || st.LastReadSeq != 0 {
+			t.Fatalf("after ack 3: %+v changed=%v", st, changed)
+		}
+		pend, _ := s.ListPending(ctx, "bob")
+		if len(pend) != 1 || pend[0].FirstUndeliveredSeq != 4 {
+			t.Fatalf("pending after partial ack: %+v", pend)
+		}
+		st, changed, err = s.AdvanceStatus(ctx, "bob", c.ID, 0, 4) // read implies delivered
+		must(t, err)
+		if !changed || st.LastDeliveredSeq != 4 || st.LastReadSeq != 4 {
+			t.Fatalf("after read 4: %+v", st)
+		}
+	})
+	t.Run("NeverLowered", func(t *testing.T) {
+		st, changed, err := s.AdvanceStatus(ctx, "bob", c.ID, 2, 1)
+		must(t, err)
+		if changed || st.LastDeliveredSeq != 4 || st.LastReadSeq != 4 {
+			t.Fatalf("boundaries moved back: %+v changed=%v", st, changed)
+		}
+	})
+	t.Run("ClearsPending", func(t *testing.T) {
+		_, _, err := s.AdvanceStatus(ctx, "bob", c.ID, 5, 0)
+		must(t, err)
+		pend, _ := s.ListPending(ctx, "bob")
+		if len(pend) != 0 {
+			t.Fatalf("pending not cleared: %+v", pend)
+		}
+		// A new message makes it pending again, from its own seq.
+		must(t, s.AppendMessage(ctx, msg(c.ID, 6, "alice", "bob"), []string{"bob"}))
+		pend, _ = s.ListPending(ctx, "bob")
+		if len(pend) != 1 || pend[0].FirstUndeliveredSeq != 6 {
+			t.Fatalf("pending after new message: %+v", pend)
+		}
+	})
+	t.Run("NoRowMeansZero", func(t *testing.T) {
+		st, err := s.ListStatuses(ctx, c.ID, []string{"carol"})
+		must(t, err)
+		if len(st) != 1 || st[0].UserID != "carol" || st[0].LastDeliveredSeq != 0 {
+			t.Fatalf("%+v", st)
+		}
+	})
+}
+
+func testInbox(t *testing.T, s server.Store) {
+	ctx := context.Background()
+	ab, abm := direct("alice", "bob")
+	ac, acm := direct("alice", "carol")
+	must(t, s.CreateConversation(ctx, ab, abm))
+	must(t, s.CreateConversation(ctx, ac, acm))
+	must(t, s.AppendMessage(ctx, msg(ab.ID, 1, "bob", "alice"), []string{"alice"}))
+	must(t, s.AppendMessage(ctx, msg(ab.ID, 2, "bob", "alice"), []string{"alice"}))
+	m := msg(ac.ID, 1, "carol", "alice")
+	m.Timestamp = t0.Add(time.Hour) // newest
+	must(t, s.AppendMessage(ctx, m, []string{"alice"}))
+	_, _, err := s.AdvanceStatus(ctx, "alice", ab.ID, 2, 1)
+	must(t, err)
+
+	in, err := s.Inbox(ctx, "alice", 10)
+	must(t, err)
+	if len(in) != 2 || in[0].Conversation.ID != ac.ID || in[1].Conversation.ID != ab.ID {
+		t.Fatalf("inbox order: %+v", in)
+	}
+	if in[1].Status.LastReadSeq != 1 || in[1].Status.LastDeliveredSeq != 2 || in[1].Conversation.LastSeq != 2 || in[1].Conversation.LastMessageSender != "bob" {
+		t.Fatalf("entry: %+v", in[1])
+	}
+	one, err := s.Inbox(ctx, "alice", 1)
+	must(t, err)
+	if len(one) != 1 || one[0].Conversation.ID != ac.ID {
+		t.Fatalf("limit 1: %+v", one)
+	}
+	entries, err := s.InboxEntries(ctx, "alice", []string{ab.ID, "g:none", ac.ID})
+	must(t, err)
+	if len(entries) != 2 || entries[0].Conversation.ID != ab.ID || entries[1].Conversation.ID != ac.ID {
+		t.Fatalf("entries: %+v", entries)
+	}
+	bobs, err := s.InboxEntries(ctx, "bob", []string{ac.ID})
+	must(t, err)
+	if len(bobs) != 0 {
+		t.Fatalf("bob sees a conversation he is not in: %+v", bobs)
+	}
+}
+
+func testNextSeq(t *testing.T, s server.Store) {
+	ctx := context.Background()
+	c, members := direct("alice", "bob")
+	must(t, s.CreateConversation(ctx, c, members))
+	must(t, s.AppendMessage(ctx, msg(c.ID, 1, "alice", "bob"), nil))
+	must(t, s.AppendMessage(ctx, msg(c.ID, 2, "alice", "bob"), nil))
+	a, err := s.NextSeq(ctx, c.ID)
+	must(t, err)
+	b, err := s.NextSeq(ctx, c.ID)
+	must(t, err)
+	if a != 3 || b != 4 {
+		t.Fatalf("NextSeq = %d, %d; want 3, 4 (above last_seq)", a, b)
+	}
+	_, err = s.NextSeq(ctx, "g:none")
+	wantErr(t, err, server.ErrNotFound)
+}
