@@ -1,0 +1,243 @@
+package localstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+
+	"github.com/chatterm/chat/wire"
+)
+
+// PutMessages stores messages, ignoring any already cached (same conversation_id
+// and seq_no): delivery is at-least-once and this is where duplicates end. It
+// returns the messages that were new, in the order given. In the same
+// transaction it moves each conversation's inbox preview and sync cursor, and
+// counts each sender as having read up to its own message (a reply implies read).
+// Either every message is stored or none is.
+func (s *Store) PutMessages(ctx context.Context, msgs ...wire.Message) ([]wire.Message, error) {
+	for _, m := range msgs {
+		if err := validMessage(m); err != nil {
+			return nil, fmt.Errorf("put messages: %w", err)
+		}
+	}
+	var added []wire.Message
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		var err error
+		added, err = s.putMessages(ctx, tx, msgs)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("put messages: %w", err)
+	}
+	return added, nil
+}
+
+func (s *Store) putMessages(ctx context.Context, tx *sql.Tx, msgs []wire.Message) ([]wire.Message, error) {
+	var added []wire.Message
+	lowest := map[string]int64{} // per conversation, the lowest new seq_no
+	for _, m := range msgs {
+		res, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO messages
+			(conversation_id, seq_no, message_id, sender_id, content, timestamp) VALUES (?, ?, ?, ?, ?, ?)`,
+			m.ConversationID, m.SeqNo, m.MessageID, m.SenderID, m.Content, nanos(m.Timestamp))
+		if err != nil {
+			return nil, err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			continue
+		}
+		added = append(added, m)
+		if low, ok := lowest[m.ConversationID]; !ok || m.SeqNo < low {
+			lowest[m.ConversationID] = m.SeqNo
+		}
+		typ, peer := s.conversationShape(m.ConversationID)
+		if _, err := tx.ExecContext(ctx, `INSERT INTO inbox
+			(conversation_id, type, peer, last_seq, last_message_body, last_message_sender, last_message_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?)
+			ON CONFLICT (conversation_id) DO UPDATE SET
+				last_seq = excluded.last_seq,
+				last_message_body = excluded.last_message_body,
+				last_message_sender = excluded.last_message_sender,
+				last_message_at = excluded.last_message_at
+			WHERE excluded.last_seq > inbox.last_seq`,
+			m.ConversationID, typ, peer, m.SeqNo, m.Content, m.SenderID, nanos(m.Timestamp)); err != nil {
+			return nil, err
+		}
+		if _, err := s.applyStatus(ctx, tx, m.ConversationID, wire.MemberStatus{
+			UserID: m.SenderID, LastDeliveredSeq: m.SeqNo, LastReadSeq: m.SeqNo,
+		}); err != nil {
+			return nil, err
+		}
+	}
+	for conv, low := range lowest {
+		if err := advanceCursor(ctx, tx, conv, low-1); err != nil {
+			return nil, err
+		}
+	}
+	return added, nil
+}
+
+// advanceCursor moves the conversation's cursor over every contiguous cached
+// message after it. A conversation without a cursor starts at floor: the device
+// holds messages from the first one it saw, and older ones are history.
+func advanceCursor(ctx context.Context, tx *sql.Tx, conv string, floor int64) error {
+	var cur int64
+	err := tx.QueryRowContext(ctx, `SELECT seq_no FROM cursors WHERE conversation_id = ?`, conv).Scan(&cur)
+	if errors.Is(err, sql.ErrNoRows) {
+		cur = floor
+	} else if err != nil {
+		return err
+	}
+	var next int64
+	err = tx.QueryRowContext(ctx, `SELECT 1 FROM messages WHERE conversation_id = ? AND seq_no = ?`, conv, cur+1).Scan(&next)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		// Nothing contiguous to move over.
+	case err != nil:
+		return err
+	default:
+		// The end of the run starting at cur+1 is the first message after cur
+		// whose successor is missing; ORDER BY ... LIMIT 1 stops the scan there.
+		err = tx.QueryRowContext(ctx, `SELECT m.seq_no FROM messages m
+			WHERE m.conversation_id = ?1 AND m.seq_no > ?2
+			AND NOT EXISTS (SELECT 1 FROM messages n WHERE n.conversation_id = ?1 AND n.seq_no = m.seq_no + 1)
+			ORDER BY m.seq_no LIMIT 1`, conv, cur).Scan(&cur)
+		if err != nil {
+			return err
+		}
+	}
+	_, err = tx.ExecContext(ctx, `INSERT INTO cursors (conversation_id, seq_no) VALUES (?, ?)
+		ON CONFLICT (conversation_id) DO UPDATE SET seq_no = excluded.seq_no WHERE excluded.seq_no > cursors.seq_no`, conv, cur)
+	return err
+}
+
+const messageColumns = `conversation_id, seq_no, message_id, sender_id, content, timestamp`
+
+func scanMessages(rows *sql.Rows) ([]wire.Message, error) {
+	defer rows.Close()
+	msgs := []wire.Message{}
+	for rows.Next() {
+		var m wire.Message
+		var ts int64
+		if err := rows.Scan(&m.ConversationID, &m.SeqNo, &m.MessageID, &m.SenderID, &m.Content, &ts); err != nil {
+			return nil, err
+		}
+		m.Timestamp = fromNanos(ts)
+		msgs = append(msgs, m)
+	}
+	return msgs, rows.Err()
+}
+
+// Messages returns up to limit cached messages of a conversation with seq_no
+// below beforeSeq (0: the newest), newest first, like the server's history.
+func (s *Store) Messages(ctx context.Context, conversationID string, beforeSeq int64, limit int) ([]wire.Message, error) {
+	if limit <= 0 {
+		limit = wire.DefaultPageSize
+	}
+	if beforeSeq <= 0 {
+		beforeSeq = 1<<63 - 1
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT `+messageColumns+` FROM messages
+		WHERE conversation_id = ? AND seq_no < ? ORDER BY seq_no DESC LIMIT ?`, conversationID, beforeSeq, limit)
+	if err != nil {
+		return nil, fmt.Errorf("cached messages of %s: %w", conversationID, err)
+	}
+	msgs, err := scanMessages(rows)
+	if err != nil {
+		return nil, fmt.Errorf("cached messages of %s: %w", conversationID, err)
+	}
+	return msgs, nil
+}
+
+// MessagesAfter returns up to limit cached messages with seq_no above afterSeq,
+// oldest first.
+func (s *Store) MessagesAfter(ctx context.Context, conversationID string, afterSeq int64, limit int) ([]wire.Message, error) {
+	if limit <= 0 {
+		limit = wire.MaxPageSize
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT `+messageColumns+` FROM messages
+		WHERE conversation_id = ? AND seq_no > ? ORDER BY seq_no LIMIT ?`, conversationID, afterSeq, limit)
+	if err != nil {
+		return nil, fmt.Errorf("cached messages of %s: %w", conversationID, err)
+	}
+	msgs, err := scanMessages(rows)
+	if err != nil {
+		return nil, fmt.Errorf("cached messages of %s: %w", conversationID, err)
+	}
+	return msgs, nil
+}
+
+// Message returns one cached message, or ErrNotFound.
+func (s *Store) Message(ctx context.Context, conversationID string, seqNo int64) (wire.Message, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT `+messageColumns+` FROM messages
+		WHERE conversation_id = ? AND seq_no = ?`, conversationID, seqNo)
+	if err != nil {
+		return wire.Message{}, fmt.Errorf("cached message %s/%d: %w", conversationID, seqNo, err)
+	}
+	msgs, err := scanMessages(rows)
+	if err != nil {
+		return wire.Message{}, fmt.Errorf("cached message %s/%d: %w", conversationID, seqNo, err)
+	}
+	if len(msgs) == 0 {
+		return wire.Message{}, fmt.Errorf("cached message %s/%d: %w", conversationID, seqNo, ErrNotFound)
+	}
+	return msgs[0], nil
+}
+
+// Cursors returns every conversation's sync cursor, for a sync frame.
+func (s *Store) Cursors(ctx context.Context) ([]wire.Cursor, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT conversation_id, seq_no FROM cursors ORDER BY conversation_id`)
+	if err != nil {
+		return nil, fmt.Errorf("sync cursors: %w", err)
+	}
+	defer rows.Close()
+	cs := []wire.Cursor{}
+	for rows.Next() {
+		var c wire.Cursor
+		if err := rows.Scan(&c.ConversationID, &c.SeqNo); err != nil {
+			return nil, fmt.Errorf("sync cursors: %w", err)
+		}
+		cs = append(cs, c)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sync cursors: %w", err)
+	}
+	return cs, nil
+}
+
+// Cursor returns one conversation's sync cursor; ok is false when the device has
+// no message of it yet.
+func (s *Store) Cursor(ctx context.Context, conversationID string) (seqNo int64, ok bool, err error) {
+	err = s.db.QueryRowContext(ctx, `SELECT seq_no FROM cursors WHERE conversation_id = ?`, conversationID).Scan(&seqNo)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, false, nil
+	}
+	if err != nil {
+		return 0, false, fmt.Errorf("sync cursor of %s: %w", conversationID, err)
+	}
+	return seqNo, true, nil
+}
+
+// AdvanceCursor moves a conversation's cursor forward to seqNo (never back), for
+// when the device learns that nothing up to seqNo is missing, and then over any
+// contiguous cached messages after it.
+func (s *Store) AdvanceCursor(ctx context.Context, conversationID string, seqNo int64) error {
+	if err := wire.ValidateConversationID(conversationID); err != nil {
+		return fmt.Errorf("advance cursor: %w", err)
+	}
+	if seqNo < 0 {
+		return fmt.Errorf("advance cursor: %w", wire.Errorf(wire.CodeInvalid, "seq_no must not be negative"))
+	}
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO cursors (conversation_id, seq_no) VALUES (?, ?)
+			ON CONFLICT (conversation_id) DO UPDATE SET seq_no = excluded.seq_no WHERE excluded.seq_no > cursors.seq_no`,
+			conversationID, seqNo); err != nil {
+			return err
+		}
+		return advanceCursor(ctx, tx, conversationID, seqNo)
+	})
+	if err != nil {
+		return fmt.Errorf("advance cursor of %s: %w", conversationID, err)
+	}
+	return nil
+}

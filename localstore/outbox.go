@@ -1,0 +1,212 @@
+package localstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/chatterm/chat/wire"
+)
+
+// OutboxEntry is a message typed on this device that the server has not yet
+// confirmed. It is resent with the same MessageID until the server's "sent"
+// answer arrives, so the server stores it once.
+type OutboxEntry struct {
+	MessageID      string
+	ConversationID string
+	Content        string
+	CreatedAt      time.Time
+	Attempts       int
+	// Err is set when the server refused the message for good (too large, not a
+	// participant...). Such entries are kept for the user to see but not resent.
+	Err *wire.Error
+}
+
+// Enqueue durably records a message to send. Enqueueing the same message_id again
+// with the same conversation and content returns the existing entry, so a retried
+// call is harmless; with different content it is an error.
+func (s *Store) Enqueue(ctx context.Context, conversationID, messageID, content string) (OutboxEntry, error) {
+	if err := wire.ValidateConversationID(conversationID); err != nil {
+		return OutboxEntry{}, fmt.Errorf("enqueue: %w", err)
+	}
+	if err := wire.ValidateMessageID(messageID); err != nil {
+		return OutboxEntry{}, fmt.Errorf("enqueue: %w", err)
+	}
+	if content == "" {
+		return OutboxEntry{}, fmt.Errorf("enqueue: %w", wire.Errorf(wire.CodeInvalid, "content is empty"))
+	}
+	var e OutboxEntry
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		got, err := outboxEntry(ctx, tx, messageID)
+		if err == nil {
+			if got.ConversationID != conversationID || got.Content != content {
+				return wire.Errorf(wire.CodeConflict, "message_id %s is already queued with other content", messageID)
+			}
+			e = got
+			return nil
+		}
+		if !errors.Is(err, ErrNotFound) {
+			return err
+		}
+		e = OutboxEntry{MessageID: messageID, ConversationID: conversationID, Content: content, CreatedAt: s.now().UTC()}
+		_, err = tx.ExecContext(ctx, `INSERT INTO outbox (message_id, conversation_id, content, created_at) VALUES (?, ?, ?, ?)`,
+			messageID, conversationID, content, nanos(e.CreatedAt))
+		return err
+	})
+	if err != nil {
+		return OutboxEntry{}, fmt.Errorf("enqueue %s: %w", messageID, err)
+	}
+	return e, nil
+}
+
+const outboxColumns = `message_id, conversation_id, content, created_at, attempts, error_code, error_message`
+
+type scanner interface{ Scan(...any) error }
+
+func scanOutbox(r scanner) (OutboxEntry, error) {
+	var e OutboxEntry
+	var at int64
+	var code, msg string
+	if err := r.Scan(&e.MessageID, &e.ConversationID, &e.Content, &at, &e.Attempts, &code, &msg); err != nil {
+		return OutboxEntry{}, err
+	}
+	e.CreatedAt = fromNanos(at)
+	if code != "" {
+		e.Err = &wire.Error{Code: wire.Code(code), Message: msg}
+	}
+	return e, nil
+}
+
+func outboxEntry(ctx context.Context, tx *sql.Tx, messageID string) (OutboxEntry, error) {
+	e, err := scanOutbox(tx.QueryRowContext(ctx, `SELECT `+outboxColumns+` FROM outbox WHERE message_id = ?`, messageID))
+	if errors.Is(err, sql.ErrNoRows) {
+		return OutboxEntry{}, ErrNotFound
+	}
+	return e, err
+}
+
+// Outbox returns the entries of one conversation, or of all when conversationID
+// is empty, in the order they were typed. Refused entries are included (Err set).
+func (s *Store) Outbox(ctx context.Context, conversationID string) ([]OutboxEntry, error) {
+	var rows *sql.Rows
+	var err error
+	if conversationID == "" {
+		rows, err = s.db.QueryContext(ctx, `SELECT `+outboxColumns+` FROM outbox ORDER BY id`)
+	} else {
+		rows, err = s.db.QueryContext(ctx, `SELECT `+outboxColumns+` FROM outbox WHERE conversation_id = ? ORDER BY id`, conversationID)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("outbox: %w", err)
+	}
+	defer rows.Close()
+	es := []OutboxEntry{}
+	for rows.Next() {
+		e, err := scanOutbox(rows)
+		if err != nil {
+			return nil, fmt.Errorf("outbox: %w", err)
+		}
+		es = append(es, e)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("outbox: %w", err)
+	}
+	return es, nil
+}
+
+// Unsent counts the entries still to be sent (not refused).
+func (s *Store) Unsent(ctx context.Context) (int, error) {
+	var n int
+	if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM outbox WHERE error_code = ''`).Scan(&n); err != nil {
+		return 0, fmt.Errorf("count unsent: %w", err)
+	}
+	return n, nil
+}
+
+// NoteAttempt counts one more send of an entry.
+func (s *Store) NoteAttempt(ctx context.Context, messageID string) error {
+	if _, err := s.db.ExecContext(ctx, `UPDATE outbox SET attempts = attempts + 1 WHERE message_id = ?`, messageID); err != nil {
+		return fmt.Errorf("note attempt of %s: %w", messageID, err)
+	}
+	return nil
+}
+
+// CompleteSend applies the server's "sent" answer: in one transaction the outbox
+// entry goes and the stored message takes its place in the cache. When the entry
+// is already gone (the answer came twice) it returns the cached message, or
+// ErrNotFound if the message was never queued here.
+func (s *Store) CompleteSend(ctx context.Context, sent wire.SendResponse) (wire.Message, error) {
+	var m wire.Message
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		e, err := outboxEntry(ctx, tx, sent.MessageID)
+		if errors.Is(err, ErrNotFound) {
+			m, err = scanOne(tx.QueryContext(ctx, `SELECT `+messageColumns+` FROM messages WHERE conversation_id = ? AND seq_no = ?`,
+				sent.ConversationID, sent.SeqNo))
+			return err
+		}
+		if err != nil {
+			return err
+		}
+		if e.ConversationID != sent.ConversationID {
+			return wire.Errorf(wire.CodeInvalid, "sent answer for %s names conversation %s, queued for %s", sent.MessageID, sent.ConversationID, e.ConversationID)
+		}
+		m = wire.Message{ConversationID: sent.ConversationID, SeqNo: sent.SeqNo, MessageID: sent.MessageID,
+			SenderID: s.self, Content: e.Content, Timestamp: sent.Timestamp}
+		if err := validMessage(m); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM outbox WHERE message_id = ?`, sent.MessageID); err != nil {
+			return err
+		}
+		_, err = s.putMessages(ctx, tx, []wire.Message{m})
+		return err
+	})
+	if err != nil {
+		return wire.Message{}, fmt.Errorf("complete send %s: %w", sent.MessageID, err)
+	}
+	return m, nil
+}
+
+func scanOne(rows *sql.Rows, err error) (wire.Message, error) {
+	if err != nil {
+		return wire.Message{}, err
+	}
+	msgs, err := scanMessages(rows)
+	if err != nil {
+		return wire.Message{}, err
+	}
+	if len(msgs) == 0 {
+		return wire.Message{}, ErrNotFound
+	}
+	return msgs[0], nil
+}
+
+// FailSend marks an entry as refused for good; it stays for the user to see and
+// is no longer resent.
+func (s *Store) FailSend(ctx context.Context, messageID string, e *wire.Error) error {
+	if e == nil || e.Code == "" {
+		return fmt.Errorf("fail send %s: %w", messageID, wire.Errorf(wire.CodeInvalid, "an error code is required"))
+	}
+	res, err := s.db.ExecContext(ctx, `UPDATE outbox SET error_code = ?, error_message = ? WHERE message_id = ?`,
+		string(e.Code), e.Message, messageID)
+	if err != nil {
+		return fmt.Errorf("fail send %s: %w", messageID, err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return fmt.Errorf("fail send %s: %w", messageID, ErrNotFound)
+	}
+	return nil
+}
+
+// Discard removes an outbox entry without sending it (the user gave up on it).
+func (s *Store) Discard(ctx context.Context, messageID string) error {
+	res, err := s.db.ExecContext(ctx, `DELETE FROM outbox WHERE message_id = ?`, messageID)
+	if err != nil {
+		return fmt.Errorf("discard %s: %w", messageID, err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return fmt.Errorf("discard %s: %w", messageID, ErrNotFound)
+	}
+	return nil
+}

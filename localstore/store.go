@@ -1,0 +1,181 @@
+// Package localstore is the chat client's SQLite cache, one per account. It keeps
+// messages keyed by (conversation_id, seq_no), every member's tick boundaries, the
+// inbox, the outbox of unsent messages and the sync cursors, so that a client
+// opens from cache at once, works offline, and resumes without loss or duplicates.
+//
+// The store is safe for use by several goroutines and, through SQLite's locking
+// (WAL, busy_timeout), by several processes on the same file.
+package localstore
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/chatterm/chat/wire"
+	_ "github.com/mattn/go-sqlite3" // the database/sql driver "sqlite3"
+)
+
+//go:embed migrations/*.sql
+var migrations embed.FS
+
+// ErrNotFound is returned when a message, outbox entry or conversation is not in
+// the cache.
+var ErrNotFound = errors.New("localstore: not found")
+
+// Options configure Open.
+type Options struct {
+	// UserID is the account the cache belongs to (required). Its boundaries feed
+	// the inbox's unread counts, and a direct conversation's peer is the other
+	// member.
+	UserID string
+	// Now is the clock used for outbox times. Default time.Now.
+	Now func() time.Time
+}
+
+// Store is an open cache.
+type Store struct {
+	db   *sql.DB
+	self string
+	now  func() time.Time
+}
+
+// Open opens (creating if needed) the cache at path and brings its schema up to
+// date. path ":memory:" gives a private in-memory cache, for a process that wants
+// its own view (chat tail).
+func Open(ctx context.Context, path string, opts Options) (*Store, error) {
+	if err := wire.ValidateUserID(opts.UserID); err != nil {
+		return nil, fmt.Errorf("open cache: %w", err)
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	memory := path == ":memory:"
+	if !memory {
+		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+			return nil, fmt.Errorf("open cache: %w", err)
+		}
+	}
+	// _txlock=immediate takes the write lock at BEGIN, so two processes never
+	// deadlock upgrading read transactions; busy_timeout makes the loser wait.
+	// synchronous=FULL because the outbox must survive a crash once Enqueue returns.
+	dsn := "file:" + escapePath(path) + "?_journal_mode=WAL&_busy_timeout=5000&_synchronous=FULL&_txlock=immediate&_foreign_keys=on"
+	db, err := sql.Open("sqlite3", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("open cache %s: %w", path, err)
+	}
+	// One connection: SQLite serialises writers anyway, and an in-memory database
+	// exists only on its own connection.
+	db.SetMaxOpenConns(1)
+	db.SetConnMaxIdleTime(0)
+	db.SetConnMaxLifetime(0)
+	s := &Store{db: db, self: opts.UserID, now: opts.Now}
+	if err := s.migrate(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open cache %s: %w", path, err)
+	}
+	return s, nil
+}
+
+func escapePath(p string) string {
+	return strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(p)
+}
+
+// migrate applies the embedded migrations not yet applied, tracked in
+// PRAGMA user_version (migration N sets it to N).
+func (s *Store) migrate(ctx context.Context) error {
+	names, err := fs.Glob(migrations, "migrations/*.sql")
+	if err != nil {
+		return err
+	}
+	sort.Strings(names)
+	var version int
+	if err := s.db.QueryRowContext(ctx, "PRAGMA user_version").Scan(&version); err != nil {
+		return fmt.Errorf("read schema version: %w", err)
+	}
+	if version > len(names) {
+		return fmt.Errorf("cache schema version %d is newer than this program knows (%d); upgrade chat or delete the cache", version, len(names))
+	}
+	for i := version; i < len(names); i++ {
+		body, err := migrations.ReadFile(names[i])
+		if err != nil {
+			return err
+		}
+		err = s.tx(ctx, func(tx *sql.Tx) error {
+			if _, err := tx.ExecContext(ctx, string(body)); err != nil {
+				return fmt.Errorf("migration %s: %w", names[i], err)
+			}
+			_, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", i+1))
+			return err
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Close closes the database.
+func (s *Store) Close() error { return s.db.Close() }
+
+// UserID is the account the cache belongs to.
+func (s *Store) UserID() string { return s.self }
+
+func (s *Store) tx(ctx context.Context, fn func(*sql.Tx) error) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	if err := fn(tx); err != nil {
+		tx.Rollback()
+		return err
+	}
+	return tx.Commit()
+}
+
+func nanos(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixNano()
+}
+
+func fromNanos(n int64) time.Time {
+	if n == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, n).UTC()
+}
+
+// conversationShape derives a conversation's type and, for a direct one, the
+// peer, from its id.
+func (s *Store) conversationShape(id string) (typ, peer string) {
+	if a, b, ok := wire.DirectMembers(id); ok {
+		if a == s.self {
+			return wire.Direct, b
+		}
+		return wire.Direct, a
+	}
+	return wire.Group, ""
+}
+
+func validMessage(m wire.Message) error {
+	if err := wire.ValidateConversationID(m.ConversationID); err != nil {
+		return err
+	}
+	if m.SeqNo <= 0 {
+		return wire.Errorf(wire.CodeInvalid, "message %s: seq_no must be positive", m.ConversationID)
+	}
+	if m.MessageID == "" || m.SenderID == "" {
+		return wire.Errorf(wire.CodeInvalid, "message %s/%d: message_id and sender_id are required", m.ConversationID, m.SeqNo)
+	}
+	return nil
+}
