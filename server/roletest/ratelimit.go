@@ -1,0 +1,74 @@
+package roletest
+
+import (
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/chatterm/chat/server"
+)
+
+// RateLimiter checks a server.RateLimiter with the real clock (windows of 1 s).
+func RateLimiter(t *testing.T, newRL func(t *testing.T) server.RateLimiter) {
+	t.Run("OK", func(t *testing.T) {
+		r, c := newRL(t), ctx(t)
+		key := id(t, "u")
+		const limit = 5
+		for i := range limit {
+			ok, _, err := r.Allow(c, key, limit)
+			if err != nil || !ok {
+				t.Fatalf("event %d: Allow = %v, %v; want allowed", i+1, ok, err)
+			}
+		}
+		ok, retry, err := r.Allow(c, key, limit)
+		if err != nil || ok {
+			t.Fatalf("event %d: Allow = %v, %v; want refused", limit+1, ok, err)
+		}
+		if retry <= 0 || retry > time.Second {
+			t.Fatalf("retryAfter = %v, want in (0, 1s]", retry)
+		}
+		// Another key has its own window.
+		if ok, _, err := r.Allow(c, id(t, "other"), limit); err != nil || !ok {
+			t.Fatalf("other key: Allow = %v, %v; want allowed", ok, err)
+		}
+		// Once the window has ended, events are allowed again.
+		time.Sleep(retry + 20*time.Millisecond)
+		if ok, _, err := r.Allow(c, key, limit); err != nil || !ok {
+			t.Fatalf("after retryAfter: Allow = %v, %v; want allowed", ok, err)
+		}
+	})
+	t.Run("Concurrent", func(t *testing.T) {
+		r, c := newRL(t), ctx(t)
+		key := id(t, "u")
+		const limit, callers = 10, 50
+		var allowed atomic.Int32
+		var wg sync.WaitGroup
+		for range callers {
+			wg.Go(func() {
+				ok, retry, err := r.Allow(c, key, limit)
+				switch {
+				case err != nil:
+					t.Error(err)
+				case ok:
+					allowed.Add(1)
+				case retry <= 0 || retry > time.Second:
+					t.Errorf("retryAfter = %v, want in (0, 1s]", retry)
+				}
+			})
+		}
+		wg.Wait()
+		if n := allowed.Load(); n != limit {
+			t.Fatalf("%d of %d concurrent events allowed, want exactly %d", n, callers, limit)
+		}
+	})
+	t.Run("ErrBadLimit", func(t *testing.T) {
+		r, c := newRL(t), ctx(t)
+		if _, _, err := r.Allow(c, id(t, "u"), 0); err == nil {
+			t.Error("Allow with limit 0 succeeded")
+		}
+		if _, _, err := r.Allow(c, "", 5); err == nil {
+			t.Error("Allow with an empty key succeeded")
+		}
+	})
+}

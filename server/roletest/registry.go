@@ -1,0 +1,106 @@
+package roletest
+
+import (
+	"maps"
+	"slices"
+	"testing"
+
+	"github.com/chatterm/chat/server"
+)
+
+// Registry checks a server.Registry.
+func Registry(t *testing.T, newReg func(t *testing.T) server.Registry) {
+	nodes := func(t *testing.T, r server.Registry, users []string, want map[string][]string) {
+		t.Helper()
+		got, err := r.Nodes(ctx(t), users)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for u, ns := range got {
+			ns = slices.Clone(ns)
+			slices.Sort(ns)
+			got[u] = ns
+		}
+		for _, ns := range want {
+			slices.Sort(ns)
+		}
+		if !maps.EqualFunc(got, want, slices.Equal) {
+			t.Fatalf("Nodes = %v, want %v", got, want)
+		}
+	}
+	add := func(t *testing.T, r server.Registry, ps ...server.Presence) {
+		t.Helper()
+		for _, p := range ps {
+			if err := r.Add(ctx(t), p); err != nil {
+				t.Fatalf("Add(%+v): %v", p, err)
+			}
+		}
+	}
+
+	t.Run("OK", func(t *testing.T) {
+		r, c := newReg(t), ctx(t)
+		ann, bob, cat := id(t, "ann"), id(t, "bob"), id(t, "cat")
+		n1, n2 := id(t, "n1"), id(t, "n2")
+		add(t, r,
+			server.Presence{UserID: ann, ConnID: "c1", NodeID: n1},
+			server.Presence{UserID: ann, ConnID: "c2", NodeID: n2},
+			server.Presence{UserID: ann, ConnID: "c3", NodeID: n2}, // two terminals on one node
+			server.Presence{UserID: bob, ConnID: "c1", NodeID: n1},
+		)
+		all := []string{ann, bob, cat}
+		nodes(t, r, all, map[string][]string{ann: {n1, n2}, bob: {n1}})
+		if err := r.Remove(c, server.Presence{UserID: ann, ConnID: "c2", NodeID: n2}); err != nil {
+			t.Fatal(err)
+		}
+		nodes(t, r, all, map[string][]string{ann: {n1, n2}, bob: {n1}})
+		if err := r.Remove(c, server.Presence{UserID: ann, ConnID: "c3", NodeID: n2}); err != nil {
+			t.Fatal(err)
+		}
+		nodes(t, r, all, map[string][]string{ann: {n1}, bob: {n1}})
+		if err := r.Remove(c, server.Presence{UserID: bob, ConnID: "c1", NodeID: n1}); err != nil {
+			t.Fatal(err)
+		}
+		nodes(t, r, all, map[string][]string{ann: {n1}})
+		// Removing an unknown connection is not an error.
+		if err := r.Remove(c, server.Presence{UserID: cat, ConnID: "c9", NodeID: n1}); err != nil {
+			t.Fatal(err)
+		}
+		nodes(t, r, nil, map[string][]string{})
+	})
+	t.Run("DropNode", func(t *testing.T) {
+		r, c := newReg(t), ctx(t)
+		ann, bob, cat := id(t, "ann"), id(t, "bob"), id(t, "cat")
+		n1, n2 := id(t, "n1"), id(t, "n2")
+		add(t, r,
+			server.Presence{UserID: ann, ConnID: "c1", NodeID: n1},
+			server.Presence{UserID: ann, ConnID: "c2", NodeID: n2},
+			server.Presence{UserID: bob, ConnID: "c1", NodeID: n1},
+			server.Presence{UserID: bob, ConnID: "c2", NodeID: n1},
+			server.Presence{UserID: cat, ConnID: "c1", NodeID: n2},
+		)
+		if err := r.DropNode(c, n1); err != nil {
+			t.Fatal(err)
+		}
+		nodes(t, r, []string{ann, bob, cat}, map[string][]string{ann: {n2}, cat: {n2}})
+		// The node can come back and register again.
+		add(t, r, server.Presence{UserID: bob, ConnID: "c3", NodeID: n1})
+		nodes(t, r, []string{ann, bob, cat}, map[string][]string{ann: {n2}, bob: {n1}, cat: {n2}})
+		if err := r.DropNode(c, id(t, "never-seen")); err != nil {
+			t.Fatalf("DropNode of an unknown node: %v", err)
+		}
+	})
+	t.Run("ErrEmptyField", func(t *testing.T) {
+		r, c := newReg(t), ctx(t)
+		u := id(t, "u")
+		for _, p := range []server.Presence{
+			{ConnID: "c", NodeID: "n"},
+			{UserID: u, NodeID: "n"},
+			{UserID: u, ConnID: "c"},
+		} {
+			if err := r.Add(c, p); err == nil {
+				t.Errorf("Add(%+v) succeeded", p)
+			}
+		}
+		nodes(t, r, []string{u}, map[string][]string{})
+	})
+}
