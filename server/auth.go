@@ -1,0 +1,222 @@
+package server
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"strings"
+	"unicode/utf8"
+
+	"golang.org/x/crypto/bcrypt"
+
+	"github.com/chatterm/chat/wire"
+)
+
+// loginsPerSecond bounds password guesses per account (bcrypt is slow too).
+const loginsPerSecond = 5
+
+func hashSecret(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:])
+}
+
+func (s *Service) passwordCost() int {
+	if s.cfg.PasswordCost != 0 {
+		return s.cfg.PasswordCost
+	}
+	return bcrypt.DefaultCost
+}
+
+func validateText(field, v string, maxLen int) error {
+	if !utf8.ValidString(v) {
+		return wire.Errorf(wire.CodeInvalid, "%s is not valid UTF-8", field)
+	}
+	if utf8.RuneCountInString(v) > maxLen {
+		return wire.Errorf(wire.CodeInvalid, "%s is longer than %d characters", field, maxLen)
+	}
+	if strings.ContainsAny(v, "\n\r\x00") {
+		return wire.Errorf(wire.CodeInvalid, "%s must be one line", field)
+	}
+	return nil
+}
+
+// Register creates an account and logs it in. The first account of an empty server
+// is always accepted and becomes admin; after that the registration mode decides.
+func (s *Service) Register(ctx context.Context, req wire.RegisterRequest) (wire.AuthResponse, error) {
+	if err := wire.ValidateUserID(req.UserID); err != nil {
+		return wire.AuthResponse{}, err
+	}
+	if n := len(req.Password); n < wire.MinPasswordLen || n > wire.MaxPasswordLen {
+		return wire.AuthResponse{}, wire.Errorf(wire.CodeInvalid, "password must be %d to %d bytes long", wire.MinPasswordLen, wire.MaxPasswordLen)
+	}
+	if req.DisplayName == "" {
+		req.DisplayName = req.UserID
+	}
+	if err := validateText("display_name", req.DisplayName, wire.MaxDisplayNameLen); err != nil {
+		return wire.AuthResponse{}, err
+	}
+	hash, err := bcrypt.GenerateFromPassword([]byte(req.Password), s.passwordCost())
+	if err != nil {
+		return wire.AuthResponse{}, wire.Errorf(wire.CodeInvalid, "password cannot be hashed: %v", err)
+	}
+	now := s.cfg.Now()
+	u := User{ID: req.UserID, DisplayName: req.DisplayName, PasswordHash: hash, Admin: true, CreatedAt: now}
+	err = s.store.CreateUser(ctx, u, Claim{First: true, Now: now})
+	if errors.Is(err, ErrNotFirst) {
+		u.Admin = false
+		claim := Claim{Now: now}
+		switch {
+		case req.InviteCode != "":
+			claim.InviteHash = hashSecret(req.InviteCode)
+		case s.cfg.Registration == RegistrationOpen:
+		case s.cfg.Registration == RegistrationClosed:
+			return wire.AuthResponse{}, wire.Errorf(wire.CodeForbidden, "registration is closed on this server; ask an admin for an invite code")
+		default:
+			return wire.AuthResponse{}, wire.Errorf(wire.CodeForbidden, "this server needs an invite code to register; ask an admin for one")
+		}
+		err = s.store.CreateUser(ctx, u, claim)
+	}
+	switch {
+	case errors.Is(err, ErrExists):
+		return wire.AuthResponse{}, wire.Errorf(wire.CodeConflict, "user_id %q is taken; pick another", req.UserID)
+	case errors.Is(err, ErrBadInvite):
+		return wire.AuthResponse{}, wire.Errorf(wire.CodeForbidden, "invite code is unknown, used or expired")
+	case err != nil:
+		return wire.AuthResponse{}, s.internal("register", err)
+	}
+	s.log.Info("user registered", "user", u.ID, "admin", u.Admin)
+	return s.issueToken(ctx, u)
+}
+
+// Login checks a password and issues a token.
+func (s *Service) Login(ctx context.Context, req wire.LoginRequest) (wire.AuthResponse, error) {
+	if wire.ValidateUserID(req.UserID) != nil || req.Password == "" {
+		return wire.AuthResponse{}, wire.Errorf(wire.CodeUnauthorized, "wrong user_id or password")
+	}
+	if ok, retry, err := s.cfg.Rate.Allow(ctx, "login:"+req.UserID, loginsPerSecond); err == nil && !ok {
+		return wire.AuthResponse{}, &wire.Error{Code: wire.CodeRateLimited, Message: "too many login attempts; wait and retry", RetryAfterMs: max(retry.Milliseconds(), 1)}
+	}
+	u, err := s.store.GetUser(ctx, req.UserID)
+	if errors.Is(err, ErrNotFound) {
+		return wire.AuthResponse{}, wire.Errorf(wire.CodeUnauthorized, "wrong user_id or password")
+	}
+	if err != nil {
+		return wire.AuthResponse{}, s.internal("login", err)
+	}
+	if bcrypt.CompareHashAndPassword(u.PasswordHash, []byte(req.Password)) != nil {
+		return wire.AuthResponse{}, wire.Errorf(wire.CodeUnauthorized, "wrong user_id or password")
+	}
+	return s.issueToken(ctx, u)
+}
+
+func (s *Service) issueToken(ctx context.Context, u User) (wire.AuthResponse, error) {
+	token := rand.Text() + rand.Text() // 52 base32 characters, 260 bits
+	t := Token{Hash: hashSecret(token), UserID: u.ID, ExpiresAt: s.cfg.Now().Add(s.cfg.TokenTTL)}
+	if err := s.store.PutToken(ctx, t); err != nil {
+		return wire.AuthResponse{}, s.internal("store token", err)
+	}
+	return wire.AuthResponse{UserID: u.ID, Token: token, ExpiresAt: t.ExpiresAt.UTC(), Admin: u.Admin}, nil
+}
+
+// Authenticate maps a bearer token to its user id.
+func (s *Service) Authenticate(ctx context.Context, token string) (string, error) {
+	if token == "" {
+		return "", wire.Errorf(wire.CodeUnauthorized, "no token: log in and send Authorization: Bearer <token>")
+	}
+	t, err := s.store.GetToken(ctx, hashSecret(token))
+	if errors.Is(err, ErrNotFound) {
+		return "", wire.Errorf(wire.CodeUnauthorized, "token is unknown or expired: log in again")
+	}
+	if err != nil {
+		return "", s.internal("authenticate", err)
+	}
+	return t.UserID, nil
+}
+
+// Logout revokes a token.
+func (s *Service) Logout(ctx context.Context, token string) error {
+	if err := s.store.DeleteToken(ctx, hashSecret(token)); err != nil {
+		return s.internal("logout", err)
+	}
+	return nil
+}
+
+// CreateInvite makes a single-use invite code; admins only.
+func (s *Service) CreateInvite(ctx context.Context, userID string) (wire.InviteResponse, error) {
+	u, err := s.store.GetUser(ctx, userID)
+	if err != nil {
+		return wire.InviteResponse{}, s.internal("create invite", err)
+	}
+	if !u.Admin {
+		return wire.InviteResponse{}, wire.Errorf(wire.CodeForbidden, "only admins create invite codes")
+	}
+	code := strings.ToLower(rand.Text()[:16])
+	inv := Invite{Hash: hashSecret(code), CreatedBy: userID, ExpiresAt: s.cfg.Now().Add(s.cfg.InviteTTL)}
+	if err := s.store.PutInvite(ctx, inv); err != nil {
+		return wire.InviteResponse{}, s.internal("create invite", err)
+	}
+	return wire.InviteResponse{Code: code, ExpiresAt: inv.ExpiresAt.UTC()}, nil
+}
+
+// Profile returns a user's public profile through the profile cache; concurrent
+// misses for one user share a single store read (seed 003: request coalescing).
+func (s *Service) Profile(ctx context.Context, userID string) (wire.Profile, error) {
+	if err := wire.ValidateUserID(userID); err != nil {
+		return wire.Profile{}, err
+	}
+	if p, ok, err := s.cfg.Profiles.Get(ctx, userID); err == nil && ok {
+		return wireProfile(p), nil
+	} else if err != nil {
+		s.metrics.Fallbacks.WithLabelValues("profile_cache").Inc()
+	}
+	v, err, _ := s.loads.Do(userID, func() (any, error) {
+		u, err := s.store.GetUser(ctx, userID)
+		if err != nil {
+			return nil, err
+		}
+		p := Profile{UserID: u.ID, DisplayName: u.DisplayName, Status: u.Status, Admin: u.Admin}
+		if err := s.cfg.Profiles.Set(ctx, p); err != nil {
+			s.log.Debug("profile cache set", "err", err)
+		}
+		return p, nil
+	})
+	if errors.Is(err, ErrNotFound) {
+		return wire.Profile{}, wire.Errorf(wire.CodeNotFound, "no user %q", userID)
+	}
+	if err != nil {
+		return wire.Profile{}, s.internal("load profile", err)
+	}
+	return wireProfile(v.(Profile)), nil
+}
+
+func wireProfile(p Profile) wire.Profile {
+	return wire.Profile{UserID: p.UserID, DisplayName: p.DisplayName, Status: p.Status, Admin: p.Admin}
+}
+
+// UpdateProfile changes the caller's display name or status; the cached profile is
+// deleted synchronously (seed 003).
+func (s *Service) UpdateProfile(ctx context.Context, userID string, upd wire.ProfileUpdate) (wire.Profile, error) {
+	if upd.DisplayName != nil {
+		if *upd.DisplayName == "" {
+			return wire.Profile{}, wire.Errorf(wire.CodeInvalid, "display_name must not be empty")
+		}
+		if err := validateText("display_name", *upd.DisplayName, wire.MaxDisplayNameLen); err != nil {
+			return wire.Profile{}, err
+		}
+	}
+	if upd.Status != nil {
+		if err := validateText("status", *upd.Status, wire.MaxStatusTextLen); err != nil {
+			return wire.Profile{}, err
+		}
+	}
+	u, err := s.store.UpdateProfile(ctx, userID, upd.DisplayName, upd.Status)
+	if err != nil {
+		return wire.Profile{}, s.internal("update profile", err)
+	}
+	if err := s.cfg.Profiles.Delete(ctx, userID); err != nil {
+		s.log.Warn("profile cache delete", "user", userID, "err", err)
+	}
+	return wire.Profile{UserID: u.ID, DisplayName: u.DisplayName, Status: u.Status, Admin: u.Admin}, nil
+}

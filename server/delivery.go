@@ -1,0 +1,389 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"time"
+
+	"github.com/chatterm/chat/wire"
+)
+
+// catchUpPage is how many stored messages one catch-up read fetches.
+const catchUpPage = 200
+
+// Connect registers a new connection of userID and starts its catch-up: the hello
+// frame, then every pending message in seq order per conversation. Live messages
+// that arrive meanwhile are held and follow the backlog.
+func (s *Service) Connect(ctx context.Context, userID, connID string) (*Conn, error) {
+	c := newConn(connID, userID, s.cfg.SendBuffer)
+	s.hub.add(c)
+	s.metrics.Connections.Inc()
+	if err := s.cfg.Registry.Add(ctx, Presence{UserID: userID, ConnID: connID, NodeID: s.cfg.NodeID}); err != nil {
+		// Without a registry entry other nodes treat the user as offline; this node
+		// still delivers, and pending_deliveries covers the rest.
+		s.metrics.Fallbacks.WithLabelValues("registry").Inc()
+		s.log.Debug("registry add", "user", userID, "err", err)
+	}
+	hello, _ := wire.EncodeFrame(wire.Frame{Type: wire.TypeHello, UserID: userID})
+	c.out <- OutFrame{Data: hello, Queued: time.Now()}
+	s.enqueue(c, func() {
+		s.catchUpPending(c)
+		c.endCatchUp()
+	})
+	return c, nil
+}
+
+// Disconnect forgets a connection (the transport calls it when the socket ends).
+func (s *Service) Disconnect(c *Conn) {
+	c.close(1000, "")
+	s.hub.remove(c)
+	s.metrics.Connections.Dec()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	if err := s.cfg.Registry.Remove(ctx, Presence{UserID: c.UserID, ConnID: c.ID, NodeID: s.cfg.NodeID}); err != nil {
+		s.log.Debug("registry remove", "user", c.UserID, "err", err)
+	}
+	if code, _ := c.CloseStatus(); code == ClosePolicy {
+		s.metrics.SlowConsumers.Inc()
+	}
+}
+
+// enqueue runs fn on the connection's worker: requests of one connection run one
+// at a time in arrival order (so a device's sends keep their order) without ever
+// blocking the socket's read loop. The worker goroutine exists only while there is
+// work, so idle connections cost no goroutine for it.
+func (s *Service) enqueue(c *Conn, fn func()) bool {
+	c.mu.Lock()
+	if len(c.work) >= cap(c.out) {
+		c.mu.Unlock()
+		return false
+	}
+	c.work = append(c.work, fn)
+	if c.working {
+		c.mu.Unlock()
+		return true
+	}
+	c.working = true
+	c.mu.Unlock()
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		for {
+			c.mu.Lock()
+			if len(c.work) == 0 {
+				c.working = false
+				c.work = nil
+				c.mu.Unlock()
+				return
+			}
+			next := c.work[0]
+			c.work[0] = nil
+			c.work = c.work[1:]
+			c.mu.Unlock()
+			next()
+		}
+	}()
+	return true
+}
+
+func (s *Service) catchUpPending(c *Conn) {
+	pend, err := s.store.ListPending(s.ctx, c.UserID)
+	if err != nil {
+		s.log.Warn("list pending", "user", c.UserID, "err", err)
+		return
+	}
+	for _, p := range pend {
+		if !s.sendAfter(c, p.ConversationID, p.FirstUndeliveredSeq-1, 0) {
+			return
+		}
+	}
+}
+
+// sendAfter queues every stored message of convID after seq (at most limit, 0 for
+// all) to c, waiting for room; false if the connection ended. more reports
+// whether messages remain past the limit.
+func (s *Service) sendAfter(c *Conn, convID string, after int64, limit int) bool {
+	ok, _ := s.sendAfterLimit(c, convID, after, limit)
+	return ok
+}
+
+func (s *Service) sendAfterLimit(c *Conn, convID string, after int64, limit int) (ok, more bool) {
+	sent := 0
+	for {
+		page := catchUpPage
+		if limit > 0 && limit-sent < page {
+			page = limit - sent
+		}
+		if page == 0 {
+			return true, true
+		}
+		msgs, err := s.store.ListMessagesAfter(s.ctx, convID, after, page)
+		if err != nil {
+			s.log.Warn("catch-up read", "conversation", convID, "err", err)
+			return true, false
+		}
+		for _, m := range msgs {
+			data, _ := wire.EncodeFrame(wire.Frame{Type: wire.TypeMessage, Message: &wire.Message{ConversationID: m.ConversationID,
+				SeqNo: m.SeqNo, MessageID: m.MessageID, SenderID: m.SenderID, Content: m.Content, Timestamp: m.Timestamp}})
+			if !c.sendWait(OutFrame{Data: data, Queued: time.Now()}) {
+				return false, false
+			}
+			after = m.SeqNo
+			sent++
+		}
+		if len(msgs) < page {
+			return true, false
+		}
+	}
+}
+
+// HandleFrame serves one decoded frame from a connection. Answers and errors go to
+// the connection; nothing here blocks the read loop for long.
+func (s *Service) HandleFrame(c *Conn, f wire.Frame) {
+	s.metrics.FramesIn.WithLabelValues(f.Type).Inc()
+	switch f.Type {
+	case wire.TypeSend:
+		ok := s.enqueue(c, func() {
+			ctx, cancel := context.WithTimeout(s.ctx, 10*time.Second)
+			defer cancel()
+			resp, _, err := s.Send(ctx, c.UserID, f.ConversationID, wire.SendRequest{MessageID: f.MessageID, Content: f.Content}, c)
+			if err != nil {
+				s.reply(c, wire.ErrorFrame(f.ID, err))
+				return
+			}
+			s.reply(c, wire.Frame{Type: wire.TypeSent, ID: f.ID, ConversationID: resp.ConversationID, SeqNo: resp.SeqNo, MessageID: resp.MessageID, Timestamp: resp.Timestamp})
+		})
+		if !ok {
+			s.reply(c, wire.Frame{Type: wire.TypeError, ID: f.ID, Error: &wire.Error{Code: wire.CodeOverloaded,
+				Message: "too many requests in flight on this connection; retry after the hint", RetryAfterMs: 200}})
+		}
+	case wire.TypeAck, wire.TypeRead:
+		// Boundaries run on the worker too: after the sends queued before them.
+		ok := s.enqueue(c, func() {
+			ctx, cancel := context.WithTimeout(s.ctx, 10*time.Second)
+			defer cancel()
+			var err error
+			if f.Type == wire.TypeAck {
+				_, err = s.MarkDelivered(ctx, c.UserID, f.ConversationID, f.SeqNo)
+			} else {
+				_, err = s.MarkRead(ctx, c.UserID, f.ConversationID, f.SeqNo)
+			}
+			if err != nil {
+				s.reply(c, wire.ErrorFrame(f.ID, err))
+			}
+		})
+		if !ok {
+			s.reply(c, wire.Frame{Type: wire.TypeError, ID: f.ID, Error: &wire.Error{Code: wire.CodeOverloaded, Message: "too many requests in flight; retry", RetryAfterMs: 200}})
+		}
+	case wire.TypeSync:
+		ok := s.enqueue(c, func() { s.sync(c, f) })
+		if !ok {
+			s.reply(c, wire.Frame{Type: wire.TypeError, ID: f.ID, Error: &wire.Error{Code: wire.CodeOverloaded, Message: "too many requests in flight; retry", RetryAfterMs: 200}})
+		}
+	case wire.TypePing:
+		s.reply(c, wire.Frame{Type: wire.TypePong, ID: f.ID})
+	default:
+		s.reply(c, wire.ErrorFrame(f.ID, wire.Errorf(wire.CodeInvalid, "a client cannot send %q frames", f.Type)))
+	}
+}
+
+// syncLimit bounds how many messages one sync answer carries.
+const syncLimit = 1000
+
+func (s *Service) sync(c *Conn, f wire.Frame) {
+	more := false
+	budget := syncLimit
+	for _, cur := range f.Cursors {
+		if budget <= 0 {
+			more = true
+			break
+		}
+		members, err := s.memberIDs(s.ctx, cur.ConversationID)
+		if err != nil || !slices.Contains(members, c.UserID) {
+			s.reply(c, wire.ErrorFrame(f.ID, wire.Errorf(wire.CodeForbidden, "you are not a member of conversation %s", cur.ConversationID)))
+			continue
+		}
+		ok, m := s.sendAfterLimit(c, cur.ConversationID, cur.SeqNo, budget)
+		if !ok {
+			return
+		}
+		more = more || m
+		budget -= catchUpPage // approximate: exact counts are not needed for a bound
+	}
+	s.reply(c, wire.Frame{Type: wire.TypeSynced, ID: f.ID, More: more})
+}
+
+// reply queues an answer to a request; answers wait for room rather than drop.
+func (s *Service) reply(c *Conn, f wire.Frame) {
+	data, err := wire.EncodeFrame(f)
+	if err != nil {
+		s.log.Error("encode reply", "type", f.Type, "err", err)
+		return
+	}
+	c.sendWait(OutFrame{Data: data, Queued: time.Now()})
+}
+
+// MarkDelivered moves the user's last_delivered_seq forward (a cumulative ack).
+func (s *Service) MarkDelivered(ctx context.Context, userID, convID string, seq int64) (wire.MemberStatus, error) {
+	return s.advance(ctx, userID, convID, seq, 0)
+}
+
+// MarkRead moves the user's last_read_seq (and with it last_delivered_seq) forward.
+func (s *Service) MarkRead(ctx context.Context, userID, convID string, seq int64) (wire.MemberStatus, error) {
+	return s.advance(ctx, userID, convID, 0, seq)
+}
+
+func (s *Service) advance(ctx context.Context, userID, convID string, delivered, read int64) (wire.MemberStatus, error) {
+	if delivered < 0 || read < 0 || delivered == 0 && read == 0 {
+		return wire.MemberStatus{}, wire.Errorf(wire.CodeInvalid, "seq_no must be a positive integer")
+	}
+	if err := wire.ValidateConversationID(convID); err != nil {
+		return wire.MemberStatus{}, err
+	}
+	members, err := s.memberIDs(ctx, convID)
+	if err != nil {
+		return wire.MemberStatus{}, err
+	}
+	if !slices.Contains(members, userID) {
+		return wire.MemberStatus{}, wire.Errorf(wire.CodeForbidden, "you are not a member of conversation %s", convID)
+	}
+	// A boundary never passes the last stored message: a client claiming more would
+	// mark messages delivered before they exist.
+	if top := max(delivered, read); top > s.lastSeq.get(convID) {
+		c, err := s.store.GetConversation(ctx, convID)
+		if err != nil {
+			return wire.MemberStatus{}, s.notFoundOr(err, "conversation", convID)
+		}
+		s.lastSeq.raise(convID, c.LastSeq)
+		delivered, read = min(delivered, c.LastSeq), min(read, c.LastSeq)
+		if delivered == 0 && read == 0 {
+			return wire.MemberStatus{UserID: userID}, nil
+		}
+	}
+	st, changed, err := s.store.AdvanceStatus(ctx, userID, convID, delivered, read)
+	if err != nil {
+		return wire.MemberStatus{}, s.internal("update status", err)
+	}
+	ms := wire.MemberStatus{UserID: userID, LastDeliveredSeq: st.LastDeliveredSeq, LastReadSeq: st.LastReadSeq}
+	if changed {
+		// Every member's devices (the user's own too) see the boundary move: ticks
+		// change live, and the user's other devices clear their unread counts.
+		s.push(ctx, members, wire.Frame{Type: wire.TypeStatus, ConversationID: convID, Status: &ms}, nil)
+	}
+	return ms, nil
+}
+
+// History returns a page of messages: newest first before beforeSeq, or oldest
+// first after afterSeq when afterSeq > 0.
+func (s *Service) History(ctx context.Context, userID, convID string, beforeSeq, afterSeq int64, limit int) (wire.HistoryResponse, error) {
+	if _, err := s.requireMember(ctx, userID, convID); err != nil {
+		return wire.HistoryResponse{}, err
+	}
+	if limit == 0 {
+		limit = wire.DefaultPageSize
+	}
+	if limit < 1 || limit > wire.MaxPageSize {
+		return wire.HistoryResponse{}, wire.Errorf(wire.CodeInvalid, "limit must be between 1 and %d", wire.MaxPageSize)
+	}
+	if beforeSeq < 0 || afterSeq < 0 {
+		return wire.HistoryResponse{}, wire.Errorf(wire.CodeInvalid, "before_seq and after_seq must not be negative")
+	}
+	if beforeSeq > 0 && afterSeq > 0 {
+		return wire.HistoryResponse{}, wire.Errorf(wire.CodeInvalid, "give before_seq or after_seq, not both")
+	}
+	var msgs []Message
+	var err error
+	if afterSeq > 0 {
+		msgs, err = s.store.ListMessagesAfter(ctx, convID, afterSeq, limit)
+	} else {
+		msgs, err = s.store.ListMessages(ctx, convID, beforeSeq, limit)
+	}
+	if err != nil {
+		return wire.HistoryResponse{}, s.internal("read history", err)
+	}
+	resp := wire.HistoryResponse{ConversationID: convID, Messages: make([]wire.Message, 0, len(msgs))}
+	for _, m := range msgs {
+		resp.Messages = append(resp.Messages, wire.Message{ConversationID: m.ConversationID, SeqNo: m.SeqNo, MessageID: m.MessageID,
+			SenderID: m.SenderID, Content: m.Content, Timestamp: m.Timestamp})
+	}
+	if afterSeq == 0 && len(msgs) == limit && msgs[len(msgs)-1].SeqNo > 1 {
+		resp.NextBeforeSeq = msgs[len(msgs)-1].SeqNo
+	}
+	return resp, nil
+}
+
+// Status returns every member's boundaries in a conversation.
+func (s *Service) Status(ctx context.Context, userID, convID string) (wire.StatusResponse, error) {
+	if _, err := s.requireMember(ctx, userID, convID); err != nil {
+		return wire.StatusResponse{}, err
+	}
+	c, err := s.store.GetConversation(ctx, convID)
+	if err != nil {
+		return wire.StatusResponse{}, s.notFoundOr(err, "conversation", convID)
+	}
+	members, err := s.memberIDs(ctx, convID)
+	if err != nil {
+		return wire.StatusResponse{}, err
+	}
+	sts, err := s.store.ListStatuses(ctx, convID, members)
+	if err != nil {
+		return wire.StatusResponse{}, s.internal("read status", err)
+	}
+	resp := wire.StatusResponse{ConversationID: convID, LastSeq: c.LastSeq}
+	for _, st := range sts {
+		resp.Members = append(resp.Members, wire.MemberStatus{UserID: st.UserID, LastDeliveredSeq: st.LastDeliveredSeq, LastReadSeq: st.LastReadSeq})
+	}
+	return resp, nil
+}
+
+// Inbox lists the user's conversations by recent activity: from the inbox index
+// when it is warm, else from the store's participants index (which then warms it).
+func (s *Service) Inbox(ctx context.Context, userID string, limit int) (wire.InboxResponse, error) {
+	if limit == 0 {
+		limit = 50
+	}
+	if limit < 1 || limit > 500 {
+		return wire.InboxResponse{}, wire.Errorf(wire.CodeInvalid, "limit must be between 1 and 500")
+	}
+	var entries []InboxEntry
+	ids, err := s.cfg.Inbox.Top(ctx, userID, limit)
+	if err == nil {
+		entries, err = s.store.InboxEntries(ctx, userID, ids)
+		if err != nil {
+			return wire.InboxResponse{}, s.internal("read inbox", err)
+		}
+	} else {
+		if !errors.Is(err, ErrCold) {
+			s.metrics.Fallbacks.WithLabelValues("inbox_index").Inc()
+		}
+		entries, err = s.store.Inbox(ctx, userID, limit)
+		if err != nil {
+			return wire.InboxResponse{}, s.internal("read inbox", err)
+		}
+		if ferr := s.cfg.Inbox.Fill(ctx, userID, entries); ferr != nil {
+			s.log.Debug("inbox fill", "err", ferr)
+		}
+	}
+	resp := wire.InboxResponse{Conversations: make([]wire.InboxEntry, 0, len(entries))}
+	for _, e := range entries {
+		c := e.Conversation
+		we := wire.InboxEntry{ConversationID: c.ID, Type: c.Type, Name: c.Name, LastSeq: c.LastSeq,
+			LastMessageBody: c.LastMessageBody, LastMessageSender: c.LastMessageSender, LastMessageAt: c.LastMessageAt,
+			LastDeliveredSeq: e.Status.LastDeliveredSeq, LastReadSeq: e.Status.LastReadSeq, Unread: max(c.LastSeq-e.Status.LastReadSeq, 0)}
+		if a, b, ok := wire.DirectMembers(c.ID); ok {
+			we.Peer = a
+			if a == userID {
+				we.Peer = b
+			}
+		}
+		resp.Conversations = append(resp.Conversations, we)
+	}
+	return resp, nil
+}
+
+// Online reports whether the user has a live connection on this node.
+func (s *Service) Online(userID string) bool { return s.hub.online(userID) }
+
+// ConnCount is the number of live connections on this node.
+func (s *Service) ConnCount() int64 { return s.hub.count.Load() }

@@ -1,0 +1,39 @@
+package server
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Metrics are the Service's Prometheus collectors.
+type Metrics struct {
+	Connections     prometheus.Gauge
+	MessagesStored  prometheus.Counter
+	Duplicates      prometheus.Counter
+	SendDuration    prometheus.Histogram
+	DeliveryLatency prometheus.Histogram
+	Fallbacks       *prometheus.CounterVec
+	RateLimited     prometheus.Counter
+	SlowConsumers   prometheus.Counter
+	FramesIn        *prometheus.CounterVec
+}
+
+// NewMetrics creates the collectors and registers them with reg (nil: none).
+func NewMetrics(reg prometheus.Registerer) *Metrics {
+	m := &Metrics{
+		Connections:    prometheus.NewGauge(prometheus.GaugeOpts{Name: "chat_connections", Help: "Live WebSocket connections on this node."}),
+		MessagesStored: prometheus.NewCounter(prometheus.CounterOpts{Name: "chat_messages_stored_total", Help: "Messages stored (acknowledged to the sender)."}),
+		Duplicates:     prometheus.NewCounter(prometheus.CounterOpts{Name: "chat_messages_duplicate_total", Help: "Resends of an already stored message_id (answered, not stored)."}),
+		SendDuration: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "chat_send_duration_seconds", Help: "From a send request to its durable store.",
+			Buckets: prometheus.ExponentialBuckets(0.0001, 2, 16)}),
+		DeliveryLatency: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "chat_delivery_latency_seconds", Help: "From a message being stored to its frame being written to a recipient's socket.",
+			Buckets: prometheus.ExponentialBuckets(0.0001, 2, 16)}),
+		Fallbacks:     prometheus.NewCounterVec(prometheus.CounterOpts{Name: "chat_fallbacks_total", Help: "Degraded paths taken because a backing service failed."}, []string{"role"}),
+		RateLimited:   prometheus.NewCounter(prometheus.CounterOpts{Name: "chat_rate_limited_total", Help: "Sends refused by the per-user rate limit."}),
+		SlowConsumers: prometheus.NewCounter(prometheus.CounterOpts{Name: "chat_slow_consumers_total", Help: "Connections closed because their send buffer was full."}),
+		FramesIn:      prometheus.NewCounterVec(prometheus.CounterOpts{Name: "chat_frames_in_total", Help: "WebSocket frames received, by type."}, []string{"type"}),
+	}
+	if reg != nil {
+		reg.MustRegister(m.Connections, m.MessagesStored, m.Duplicates, m.SendDuration, m.DeliveryLatency, m.Fallbacks, m.RateLimited, m.SlowConsumers, m.FramesIn)
+	}
+	return m
+}

@@ -1,0 +1,184 @@
+package server
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"hash/maphash"
+	"log/slog"
+	"sync"
+	"time"
+
+	"golang.org/x/sync/singleflight"
+
+	"github.com/chatterm/chat/wire"
+)
+
+// Backends is the set of implementations a Service runs on. cmd/chatserver picks
+// the embedded or the production set by configuration.
+type Backends struct {
+	Store     Store
+	Sequencer Sequencer
+	Rate      RateLimiter
+	Inbox     InboxIndex
+	Profiles  ProfileCache
+	Registry  Registry
+	Broker    Broker
+	Blobs     BlobStore
+}
+
+// Registration modes.
+const (
+	RegistrationOpen   = "open"
+	RegistrationInvite = "invite"
+	RegistrationClosed = "closed"
+)
+
+// Config configures a Service. Zero values get the defaults noted on each field.
+type Config struct {
+	Backends
+	NodeID          string       // unique per process; default random
+	Logger          *slog.Logger // default: discard
+	Now             func() time.Time
+	Registration    string        // open, invite (default) or closed
+	MaxMessageBytes int           // content limit in bytes; default 16 KiB
+	SendRate        int           // sends per user per second; default 50; <0 disables
+	TokenTTL        time.Duration // default 30 days
+	InviteTTL       time.Duration // default 7 days
+	SendBuffer      int           // frames queued per connection before it is closed as slow; default 512
+	PasswordCost    int           // bcrypt cost; default bcrypt.DefaultCost (tests lower it)
+	Metrics         *Metrics      // default: a private registry
+}
+
+func (c *Config) setDefaults() error {
+	if c.Store == nil || c.Sequencer == nil || c.Rate == nil || c.Inbox == nil || c.Profiles == nil || c.Registry == nil || c.Broker == nil {
+		return errors.New("server: every backend but Blobs is required")
+	}
+	if c.NodeID == "" {
+		c.NodeID = "node-" + rand.Text()[:10]
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	switch c.Registration {
+	case "":
+		c.Registration = RegistrationInvite
+	case RegistrationOpen, RegistrationInvite, RegistrationClosed:
+	default:
+		return fmt.Errorf("server: registration mode %q is not open, invite or closed", c.Registration)
+	}
+	if c.MaxMessageBytes <= 0 {
+		c.MaxMessageBytes = 16 << 10
+	}
+	if c.SendRate == 0 {
+		c.SendRate = 50
+	}
+	if c.TokenTTL <= 0 {
+		c.TokenTTL = 30 * 24 * time.Hour
+	}
+	if c.InviteTTL <= 0 {
+		c.InviteTTL = 7 * 24 * time.Hour
+	}
+	if c.SendBuffer <= 0 {
+		c.SendBuffer = 512
+	}
+	if c.Metrics == nil {
+		c.Metrics = NewMetrics(nil)
+	}
+	return nil
+}
+
+// Service is the chat application: accounts, conversations, the send path,
+// delivery, boundaries and the local connection hub. Transport (HTTP, WebSocket)
+// lives in server/httpd.
+type Service struct {
+	cfg     Config
+	store   Store
+	log     *slog.Logger
+	metrics *Metrics
+	hub     *hub
+	locks   stripedLocks
+	members memberCache
+	lastSeq lastSeqCache
+	loads   singleflight.Group // profile loads: one per user id at a time
+
+	ctx    context.Context // ends at Close
+	cancel context.CancelFunc
+	wg     sync.WaitGroup // in-flight sends and per-connection workers
+}
+
+// New builds a Service and subscribes it to its node's broker channel.
+func New(cfg Config) (*Service, error) {
+	if err := cfg.setDefaults(); err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	s := &Service{
+		cfg: cfg, store: cfg.Store, log: cfg.Logger, metrics: cfg.Metrics,
+		hub: newHub(), ctx: ctx, cancel: cancel,
+		members: memberCache{ttl: 5 * time.Second}, lastSeq: lastSeqCache{},
+	}
+	s.locks.seed = maphash.MakeSeed()
+	if err := cfg.Broker.Subscribe(ctx, cfg.NodeID, s.hub.deliverEnvelope); err != nil {
+		cancel()
+		return nil, fmt.Errorf("subscribe node %s: %w", cfg.NodeID, err)
+	}
+	return s, nil
+}
+
+// NodeID is this process's id in the connection registry.
+func (s *Service) NodeID() string { return s.cfg.NodeID }
+
+// Config returns the effective configuration (defaults filled in).
+func (s *Service) Config() Config { return s.cfg }
+
+// Shutdown stops accepting work, waits for in-flight sends (until ctx ends),
+// closes every connection with a going-away code, and drops this node from the
+// registry. It does not close the backends: their owner does.
+func (s *Service) Shutdown(ctx context.Context) error {
+	s.hub.closeAll(CloseGoingAway, "server shutting down")
+	done := make(chan struct{})
+	go func() { s.wg.Wait(); close(done) }()
+	var err error
+	select {
+	case <-done:
+	case <-ctx.Done():
+		err = fmt.Errorf("shutdown: in-flight work did not finish: %w", ctx.Err())
+	}
+	s.cancel()
+	dctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	if derr := s.cfg.Registry.DropNode(dctx, s.cfg.NodeID); derr != nil {
+		s.log.Warn("drop node from registry", "node", s.cfg.NodeID, "err", derr)
+	}
+	return err
+}
+
+// stripedLocks serialise sends per conversation, so seq_no assignment, the store
+// write and the hand-off to connections happen in one order.
+type stripedLocks struct {
+	seed  maphash.Seed
+	locks [4096]sync.Mutex
+}
+
+func (l *stripedLocks) lock(key string) *sync.Mutex {
+	m := &l.locks[maphash.String(l.seed, key)%uint64(len(l.locks))]
+	m.Lock()
+	return m
+}
+
+// internal wraps an unexpected error for the client while keeping it in the log.
+func (s *Service) internal(op string, err error) error {
+	if we := (*wire.Error)(nil); errors.As(err, &we) {
+		return err
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return wire.Errorf(wire.CodeUnavailable, "%s timed out; try again", op)
+	}
+	s.log.Error(op, "err", err)
+	return &wire.Error{Code: wire.CodeUnavailable, Message: op + " failed: a backing service is unavailable; try again", RetryAfterMs: 1000}
+}
