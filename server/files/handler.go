@@ -1,0 +1,85 @@
+package files
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+
+	"github.com/chatterm/chat/server"
+	"github.com/chatterm/chat/wire"
+)
+
+// Handler serves presigned GET and PUT requests. Mount it where BaseURL points,
+// with that prefix stripped, so the request path is the object key:
+//
+//	mux.Handle("/v1/blobs/", http.StripPrefix("/v1/blobs/", store.Handler()))
+func (s *Store) Handler() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		key := strings.TrimPrefix(r.URL.Path, "/")
+		if err := CheckKey(key); err != nil {
+			writeError(w, wire.Errorf(wire.CodeInvalid, "bad object key"))
+			return
+		}
+		ct := ""
+		if r.Method == http.MethodPut {
+			ct = r.Header.Get("Content-Type")
+		}
+		q := r.URL.Query()
+		switch err := s.Verify(r.Method, key, ct, q.Get("exp"), q.Get("sig")); {
+		case errors.Is(err, ErrExpired):
+			writeError(w, wire.Errorf(wire.CodeForbidden, "presigned URL expired"))
+			return
+		case err != nil:
+			writeError(w, wire.Errorf(wire.CodeForbidden, "presigned URL not valid for this request"))
+			return
+		}
+		switch r.Method {
+		case http.MethodGet, http.MethodHead:
+			data, ct, err := s.read(key)
+			if errors.Is(err, server.ErrNotFound) {
+				writeError(w, wire.Errorf(wire.CodeNotFound, "no such object"))
+				return
+			}
+			if err != nil {
+				writeError(w, err)
+				return
+			}
+			if ct != "" {
+				w.Header().Set("Content-Type", ct)
+			}
+			w.Header().Set("X-Content-Type-Options", "nosniff")
+			w.Header().Set("Cache-Control", "private, max-age=3600")
+			if r.Method == http.MethodGet {
+				_, _ = w.Write(data)
+			}
+		case http.MethodPut:
+			data, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.maxSize))
+			var tooBig *http.MaxBytesError
+			if errors.As(err, &tooBig) {
+				writeError(w, wire.Errorf(wire.CodeTooLarge, "object over %d bytes", s.maxSize))
+				return
+			}
+			if err != nil {
+				writeError(w, wire.Errorf(wire.CodeInvalid, "reading body: %v", err))
+				return
+			}
+			if err := s.Put(r.Context(), key, data, ct); err != nil {
+				writeError(w, err)
+				return
+			}
+			w.WriteHeader(http.StatusOK)
+		default:
+			w.Header().Set("Allow", "GET, HEAD, PUT")
+			writeError(w, wire.Errorf(wire.CodeInvalid, "method %s not allowed", r.Method))
+		}
+	})
+}
+
+func writeError(w http.ResponseWriter, err error) {
+	e := wire.AsError(err)
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(e.Code.HTTPStatus())
+	_ = json.NewEncoder(w).Encode(wire.ErrorResponse{Error: e})
+}
