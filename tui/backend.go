@@ -1,0 +1,113 @@
+package tui
+
+import (
+	"context"
+	"time"
+
+	"github.com/chatterm/chat/wire"
+)
+
+// Backend is everything the TUI needs from the chat client. The TUI never calls it
+// from Update: every call runs inside a tea.Cmd, so a slow disk or network shows
+// as a "loading" line instead of a frozen screen. Implementations must be safe for
+// concurrent use, since several commands may run at once.
+type Backend interface {
+	// Session returns the logged-in user and the server address; an empty user
+	// means nobody is logged in and the TUI starts on the first-run screen.
+	Session() (user, server string)
+	// Login and Register authenticate against server, store the session and bring
+	// the connection up; afterwards Session reports the user.
+	Login(ctx context.Context, server, user, password string) error
+	Register(ctx context.Context, server, user, password, invite string) error
+
+	// Inbox returns the conversations, most recent activity first, from the local
+	// cache so that the first screen paints without waiting for the network.
+	Inbox(ctx context.Context) ([]wire.InboxEntry, error)
+	// History returns messages with seq_no < beforeSeq (0: the newest), oldest
+	// first: from the cache, then from the server when the cache runs out.
+	History(ctx context.Context, conversationID string, beforeSeq int64, limit int) (Page, error)
+	// Statuses returns every member's delivered/read boundaries, as cached.
+	Statuses(ctx context.Context, conversationID string) ([]wire.MemberStatus, error)
+	// Conversation returns the conversation with its participants.
+	Conversation(ctx context.Context, conversationID string) (wire.Conversation, error)
+
+	// Send queues a message and returns at once with its message_id and a local
+	// timestamp (seq_no 0: pending). A SentEvent follows when the server stored it.
+	Send(ctx context.Context, conversationID, content string) (wire.Message, error)
+	// MarkRead reports that the user has seen the conversation up to seq.
+	MarkRead(ctx context.Context, conversationID string, seq int64) error
+	// CreateDirect opens (or finds) the direct conversation with peer.
+	CreateDirect(ctx context.Context, peer string) (wire.Conversation, error)
+	// CreateGroup creates a group with the caller and members.
+	CreateGroup(ctx context.Context, name string, members []string) (wire.Conversation, error)
+
+	// Events delivers live events; the TUI reads one at a time from a command
+	// and re-arms after each (bubbletea's realtime pattern). A closed channel
+	// stops the reading.
+	Events() <-chan Event
+}
+
+// Page is one page of history.
+type Page struct {
+	Messages []wire.Message // oldest first, all stored (seq_no > 0)
+	More     bool           // older messages may exist
+	// Pending holds the messages typed but not yet stored by the server (the
+	// outbox), oldest first; only filled for the newest page (beforeSeq 0).
+	Pending []wire.Message
+}
+
+// Event is something the backend reports while the TUI runs. The concrete types
+// below are the whole set.
+type Event interface{ event() }
+
+// MessageEvent: a stored message arrived (someone else's, or our own from
+// another device or echoed back).
+type MessageEvent struct{ Message wire.Message }
+
+// SentEvent: the server stored a message this client sent; it now has a seq_no.
+type SentEvent struct{ Sent wire.SendResponse }
+
+// SendFailedEvent: the server refused a message for good (too large, not a
+// member); it will not be retried.
+type SendFailedEvent struct {
+	ConversationID string
+	MessageID      string
+	Err            error
+}
+
+// StatusEvent: a member's delivered/read boundaries moved.
+type StatusEvent struct {
+	ConversationID string
+	Status         wire.MemberStatus
+}
+
+// ConversationEvent: we were added to a conversation, or it changed.
+type ConversationEvent struct{ Conversation wire.Conversation }
+
+// ConnEvent: the connection state changed.
+type ConnEvent struct{ State ConnState }
+
+func (MessageEvent) event()      {}
+func (SentEvent) event()         {}
+func (SendFailedEvent) event()   {}
+func (StatusEvent) event()       {}
+func (ConversationEvent) event() {}
+func (ConnEvent) event()         {}
+
+// ConnStatus is the state of the connection to the server.
+type ConnStatus int
+
+const (
+	Connecting   ConnStatus = iota // first dial in progress
+	Connected                      // the WebSocket is up
+	Reconnecting                   // lost; the next attempt is at RetryAt
+	Offline                        // not trying (logged out, token refused, or stopped)
+)
+
+// ConnState is what the status line shows.
+type ConnState struct {
+	Status  ConnStatus
+	RetryAt time.Time // Reconnecting: when the next attempt starts
+	Unsent  int       // messages in the outbox
+	Err     string    // the last error, for the status line
+}

@@ -1,0 +1,746 @@
+package tui
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"charm.land/bubbles/v2/textarea"
+	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/chatterm/chat/wire"
+)
+
+// Messages the chat screen sends itself from its commands.
+type (
+	// historyMsg is one page of history (before 0: the newest page).
+	historyMsg struct {
+		conv   string
+		before int64
+		page   Page
+		err    error
+	}
+	// sendQueuedMsg: Backend.Send accepted a message (pending until SentEvent).
+	sendQueuedMsg struct {
+		conv string
+		msg  wire.Message
+		err  error
+		text string // what was typed, given back to the composer on error
+	}
+	statusesMsg struct {
+		conv     string
+		statuses []wire.MemberStatus
+		err      error
+	}
+	convInfoMsg struct {
+		conv wire.Conversation
+		err  error
+	}
+	markedReadMsg struct {
+		conv string
+		seq  int64
+		err  error
+	}
+)
+
+// chatModel shows one conversation: a header, the history scrolled from the
+// bottom, and the composer. History lines are rendered once per change and
+// cached, so View only slices them.
+type chatModel struct {
+	c            *common
+	conv         wire.InboxEntry
+	participants []wire.Participant
+	statuses     map[string]wire.MemberStatus
+
+	msgs    []wire.Message // stored, ascending seq_no, no duplicates
+	pending []wire.Message // sent by us, not yet stored; in send order
+	failed  map[string]string
+
+	loaded       bool // the newest page has arrived
+	more         bool // older pages may exist
+	loadingOlder bool
+	loadErr      error
+	readSent     int64 // highest seq reported read
+
+	compose   textarea.Model
+	composing bool
+	active    bool
+
+	offset  int // history lines scrolled up from the bottom
+	newHere int // messages that arrived while scrolled up
+	lines   []string
+	width   int
+	height  int
+}
+
+const (
+	tickColW   = 3 // " ✓✓"
+	timeColW   = 6 // "15:04 "
+	maxSenderW = 12
+)
+
+func newChatModel(c *common) chatModel {
+	m := chatModel{c: c, statuses: map[string]wire.MemberStatus{}, failed: map[string]string{}}
+	m.compose = newComposer(c)
+	return m
+}
+
+func newComposer(c *common) textarea.Model {
+	ta := textarea.New()
+	ta.Prompt = "› "
+	ta.Placeholder = "Write a message…  (enter sends, alt+enter or ctrl+j for a new line)"
+	ta.ShowLineNumbers = false
+	ta.CharLimit = 0
+	ta.DynamicHeight = true
+	ta.MinHeight = 1
+	ta.MaxHeight = 6
+	ta.KeyMap.InsertNewline.SetKeys(c.keys.Newline.Keys()...)
+	ta.SetStyles(composerStyles(c.styles))
+	return ta
+}
+
+func composerStyles(s *Styles) textarea.Styles {
+	st := textarea.DefaultStyles(s.IsDark)
+	st.Focused.CursorLine = lipgloss.NewStyle()
+	st.Focused.Prompt = s.Accent
+	st.Blurred.Prompt = s.Faint
+	st.Focused.Placeholder = s.Faint
+	st.Blurred.Placeholder = s.Faint
+	st.Cursor.Blink = false
+	return st
+}
+
+func (m *chatModel) restyle() {
+	m.compose.SetStyles(composerStyles(m.c.styles))
+	m.render()
+}
+
+func (m *chatModel) SetSize(w, h int) {
+	m.width, m.height = w, h
+	m.compose.SetWidth(max(w, 4))
+	m.render()
+}
+
+// open resets the screen for a conversation and starts loading it.
+func (m *chatModel) open(e wire.InboxEntry) tea.Cmd {
+	*m = chatModel{
+		c: m.c, conv: e, statuses: map[string]wire.MemberStatus{}, failed: map[string]string{},
+		compose: m.compose, width: m.width, height: m.height, active: true,
+	}
+	m.compose.Reset()
+	m.render()
+	c, id := m.c, e.ConversationID
+	load := func() tea.Msg {
+		ctx, cancel := c.call()
+		defer cancel()
+		p, err := c.be.History(ctx, id, 0, c.page)
+		return historyMsg{conv: id, page: p, err: err}
+	}
+	stat := func() tea.Msg {
+		ctx, cancel := c.call()
+		defer cancel()
+		st, err := c.be.Statuses(ctx, id)
+		return statusesMsg{conv: id, statuses: st, err: err}
+	}
+	info := func() tea.Msg {
+		ctx, cancel := c.call()
+		defer cancel()
+		cv, err := c.be.Conversation(ctx, id)
+		return convInfoMsg{conv: cv, err: err}
+	}
+	return tea.Batch(load, stat, info, m.focusCompose())
+}
+
+func (m *chatModel) close() {
+	m.active = false
+	m.compose.Blur()
+	m.composing = false
+}
+
+func (m *chatModel) focusCompose() tea.Cmd {
+	if m.conv.ConversationID == "" {
+		return nil
+	}
+	m.composing = true
+	m.afterLayoutChange()
+	return m.compose.Focus()
+}
+
+func (m *chatModel) blurCompose() {
+	m.composing = false
+	m.compose.Blur()
+}
+
+func (m chatModel) Update(msg tea.Msg) (chatModel, tea.Cmd) {
+	var cmds []tea.Cmd
+	switch msg := msg.(type) {
+	case historyMsg:
+		if msg.conv != m.conv.ConversationID {
+			return m, nil
+		}
+		if msg.before != 0 {
+			m.loadingOlder = false
+		}
+		if msg.err != nil {
+			m.loadErr = msg.err
+			m.c.log.Error("load history", "conv", msg.conv, "before", msg.before, "err", msg.err)
+			if msg.before == 0 {
+				m.loaded = true
+			}
+			m.render()
+			return m, flash("history: "+errText(msg.err), true)
+		}
+		m.loadErr = nil
+		if msg.before == 0 {
+			m.loaded = true
+			for _, p := range msg.page.Pending {
+				m.addPending(p)
+			}
+		}
+		m.more = msg.page.More
+		m.merge(msg.page.Messages)
+		m.render()
+		cmds = append(cmds, m.maybeLoadOlder(), m.maybeMarkRead())
+
+	case statusesMsg:
+		if msg.conv != m.conv.ConversationID || msg.err != nil {
+			return m, nil
+		}
+		for _, st := range msg.statuses {
+			m.setStatus(st)
+		}
+		m.render()
+
+	case convInfoMsg:
+		if msg.err != nil || msg.conv.ConversationID != m.conv.ConversationID {
+			return m, nil
+		}
+		m.participants = msg.conv.Participants
+		if msg.conv.Name != "" {
+			m.conv.Name = msg.conv.Name
+		}
+		m.render()
+
+	case sendQueuedMsg:
+		if msg.err != nil {
+			if msg.conv == m.conv.ConversationID && m.compose.Value() == "" {
+				m.compose.SetValue(msg.text)
+			}
+			return m, flash("not sent: "+errText(msg.err), true)
+		}
+		if msg.conv == m.conv.ConversationID {
+			m.addPending(msg.msg)
+			m.offset, m.newHere = 0, 0
+			m.render()
+		}
+
+	case markedReadMsg:
+		if msg.err != nil {
+			m.c.log.Warn("mark read", "conv", msg.conv, "seq", msg.seq, "err", msg.err)
+		}
+
+	case MessageEvent:
+		if msg.Message.ConversationID != m.conv.ConversationID {
+			return m, nil
+		}
+		before := len(m.lines)
+		added := m.merge([]wire.Message{msg.Message})
+		m.render()
+		if added && m.offset > 0 {
+			// Keep the lines the reader is looking at in place.
+			m.offset += len(m.lines) - before
+			if msg.Message.SenderID != m.c.me {
+				m.newHere++
+			}
+		}
+		cmds = append(cmds, m.maybeMarkRead())
+
+	case SentEvent:
+		if msg.Sent.ConversationID != m.conv.ConversationID {
+			return m, nil
+		}
+		for i, p := range m.pending {
+			if p.MessageID == msg.Sent.MessageID {
+				p.SeqNo, p.Timestamp = msg.Sent.SeqNo, msg.Sent.Timestamp
+				m.pending = append(m.pending[:i:i], m.pending[i+1:]...)
+				m.merge([]wire.Message{p})
+				break
+			}
+		}
+		m.render()
+
+	case SendFailedEvent:
+		if msg.ConversationID == m.conv.ConversationID {
+			m.failed[msg.MessageID] = errText(msg.Err)
+			m.render()
+		}
+
+	case StatusEvent:
+		if msg.ConversationID == m.conv.ConversationID {
+			m.setStatus(msg.Status)
+			m.render()
+		}
+
+	case ConversationEvent:
+		if msg.Conversation.ConversationID == m.conv.ConversationID && len(msg.Conversation.Participants) > 0 {
+			m.participants = msg.Conversation.Participants
+			m.render()
+		}
+
+	case tea.MouseWheelMsg:
+		switch msg.Button {
+		case tea.MouseWheelUp:
+			m.scroll(3)
+		case tea.MouseWheelDown:
+			m.scroll(-3)
+		}
+		cmds = append(cmds, m.maybeLoadOlder(), m.maybeMarkRead())
+
+	case tea.KeyPressMsg:
+		cmds = append(cmds, m.handleKey(msg))
+
+	default:
+		if m.composing {
+			var cmd tea.Cmd
+			m.compose, cmd = m.compose.Update(msg)
+			cmds = append(cmds, cmd)
+		}
+	}
+	return m, tea.Batch(cmds...)
+}
+
+func (m *chatModel) handleKey(msg tea.KeyPressMsg) tea.Cmd {
+	k := m.c.keys
+	hist := m.historyHeight()
+	if m.composing {
+		switch {
+		case matches(msg, k.Send) && msg.String() == "enter":
+			return m.send()
+		case matches(msg, k.Cancel):
+			m.blurCompose()
+			m.afterLayoutChange()
+			return nil
+		case msg.String() == "pgup":
+			m.scroll(hist - 1)
+			return tea.Batch(m.maybeLoadOlder(), m.maybeMarkRead())
+		case msg.String() == "pgdown":
+			m.scroll(-(hist - 1))
+			return m.maybeMarkRead()
+		}
+		var cmd tea.Cmd
+		m.compose, cmd = m.compose.Update(msg)
+		m.afterLayoutChange()
+		return cmd
+	}
+	switch {
+	case matches(msg, k.Compose):
+		return m.focusCompose()
+	case matches(msg, k.Up):
+		m.scroll(1)
+	case matches(msg, k.Down):
+		m.scroll(-1)
+	case matches(msg, k.HalfUp):
+		m.scroll(hist / 2)
+	case matches(msg, k.HalfDown):
+		m.scroll(-hist / 2)
+	case matches(msg, k.PageUp):
+		m.scroll(hist - 1)
+	case matches(msg, k.PageDown):
+		m.scroll(-(hist - 1))
+	case matches(msg, k.Top):
+		m.scroll(len(m.lines))
+	case matches(msg, k.Bottom):
+		m.scroll(-len(m.lines))
+	default:
+		return nil
+	}
+	return tea.Batch(m.maybeLoadOlder(), m.maybeMarkRead())
+}
+
+// send hands the composed text to the backend. The composer clears at once; the
+// message appears as pending when Send returns, which is a local queue write.
+func (m *chatModel) send() tea.Cmd {
+	text := strings.TrimSpace(m.compose.Value())
+	if text == "" {
+		return nil
+	}
+	m.compose.Reset()
+	m.afterLayoutChange()
+	c, id := m.c, m.conv.ConversationID
+	return func() tea.Msg {
+		ctx, cancel := c.call()
+		defer cancel()
+		msg, err := c.be.Send(ctx, id, text)
+		if err != nil {
+			c.log.Error("send", "conv", id, "err", err)
+		}
+		return sendQueuedMsg{conv: id, msg: msg, err: err, text: text}
+	}
+}
+
+func (m *chatModel) addPending(p wire.Message) {
+	if p.SeqNo > 0 {
+		m.merge([]wire.Message{p})
+		return
+	}
+	for _, q := range m.pending {
+		if q.MessageID == p.MessageID {
+			return
+		}
+	}
+	for _, q := range m.msgs {
+		if q.MessageID == p.MessageID {
+			return // already stored (the SentEvent beat Send's return)
+		}
+	}
+	if p.SenderID == "" {
+		p.SenderID = m.c.me
+	}
+	if p.Timestamp.IsZero() {
+		p.Timestamp = m.c.now()
+	}
+	m.pending = append(m.pending, p)
+}
+
+// merge inserts stored messages in seq order, dropping duplicates (delivery is
+// at-least-once) and retiring pending copies of our own. It reports whether
+// anything new was added.
+func (m *chatModel) merge(in []wire.Message) bool {
+	added := false
+	for _, msg := range in {
+		if msg.SeqNo <= 0 {
+			continue
+		}
+		for i, p := range m.pending {
+			if p.MessageID == msg.MessageID {
+				m.pending = append(m.pending[:i:i], m.pending[i+1:]...)
+				break
+			}
+		}
+		n := len(m.msgs)
+		if n == 0 || m.msgs[n-1].SeqNo < msg.SeqNo {
+			m.msgs = append(m.msgs, msg)
+			added = true
+			continue
+		}
+		i := sort.Search(n, func(i int) bool { return m.msgs[i].SeqNo >= msg.SeqNo })
+		if i < n && m.msgs[i].SeqNo == msg.SeqNo {
+			continue
+		}
+		m.msgs = append(m.msgs, wire.Message{})
+		copy(m.msgs[i+1:], m.msgs[i:])
+		m.msgs[i] = msg
+		added = true
+	}
+	return added
+}
+
+func (m *chatModel) setStatus(st wire.MemberStatus) {
+	old := m.statuses[st.UserID]
+	// Boundaries only move forward; a late or repeated event must not undo a tick.
+	st.LastDeliveredSeq = max(st.LastDeliveredSeq, old.LastDeliveredSeq, st.LastReadSeq)
+	st.LastReadSeq = max(st.LastReadSeq, old.LastReadSeq)
+	m.statuses[st.UserID] = st
+}
+
+// tick is the delivery state of one of our messages.
+type tick int
+
+const (
+	tickNone tick = iota
+	tickPending
+	tickSent
+	tickDelivered
+	tickRead
+	tickFailed
+)
+
+// boundaries returns the delivered and read boundaries that count for ticks:
+// the other member's in a direct chat, the minimum over every other member in a
+// group (seed 004).
+func (m *chatModel) boundaries() (delivered, read int64) {
+	others := map[string]bool{}
+	for _, p := range m.participants {
+		if p.UserID != m.c.me {
+			others[p.UserID] = true
+		}
+	}
+	if len(others) == 0 {
+		if a, b, ok := wire.DirectMembers(m.conv.ConversationID); ok {
+			others[a], others[b] = true, true
+			delete(others, m.c.me)
+		}
+		for u := range m.statuses {
+			if u != m.c.me {
+				others[u] = true
+			}
+		}
+	}
+	if len(others) == 0 {
+		return 0, 0
+	}
+	first := true
+	for u := range others {
+		st := m.statuses[u] // a member with no status yet has boundaries 0
+		d := max(st.LastDeliveredSeq, st.LastReadSeq)
+		if first {
+			delivered, read, first = d, st.LastReadSeq, false
+			continue
+		}
+		delivered, read = min(delivered, d), min(read, st.LastReadSeq)
+	}
+	return delivered, read
+}
+
+func (m *chatModel) tickFor(msg wire.Message, delivered, read int64) tick {
+	if msg.SenderID != m.c.me {
+		return tickNone
+	}
+	if _, bad := m.failed[msg.MessageID]; bad {
+		return tickFailed
+	}
+	switch {
+	case msg.SeqNo <= 0:
+		return tickPending
+	case msg.SeqNo <= read:
+		return tickRead
+	case msg.SeqNo <= delivered:
+		return tickDelivered
+	}
+	return tickSent
+}
+
+func (m *chatModel) tickGlyph(t tick) string {
+	s := m.c.styles
+	switch t {
+	case tickPending:
+		return s.TickPending.Render(" ◷")
+	case tickSent:
+		return s.TickSent.Render(" ✓")
+	case tickDelivered:
+		return s.TickDelivered.Render("✓✓")
+	case tickRead:
+		return s.TickRead.Render("✓✓")
+	case tickFailed:
+		return s.TickFailed.Render(" ✗")
+	}
+	return "  "
+}
+
+// maybeLoadOlder asks for the previous page when the reader nears the top of
+// what is loaded. It runs as a command: the screen keeps answering meanwhile.
+func (m *chatModel) maybeLoadOlder() tea.Cmd {
+	if !m.loaded || !m.more || m.loadingOlder || m.loadErr != nil {
+		return nil
+	}
+	if len(m.lines)-m.offset-m.historyHeight() > m.historyHeight() {
+		return nil
+	}
+	before := int64(0)
+	if len(m.msgs) > 0 {
+		before = m.msgs[0].SeqNo
+	}
+	if before <= 1 {
+		m.more = false
+		m.render()
+		return nil
+	}
+	m.loadingOlder = true
+	m.render()
+	c, id := m.c, m.conv.ConversationID
+	return func() tea.Msg {
+		ctx, cancel := c.call()
+		defer cancel()
+		p, err := c.be.History(ctx, id, before, c.page)
+		return historyMsg{conv: id, before: before, page: p, err: err}
+	}
+}
+
+// maybeMarkRead reports the newest message as read when it is on screen.
+func (m *chatModel) maybeMarkRead() tea.Cmd {
+	if !m.active || m.offset > 0 || len(m.msgs) == 0 {
+		return nil
+	}
+	if m.offset == 0 {
+		m.newHere = 0
+	}
+	last := m.msgs[len(m.msgs)-1].SeqNo
+	if last <= m.readSent {
+		return nil
+	}
+	m.readSent = last
+	c, id := m.c, m.conv.ConversationID
+	return func() tea.Msg {
+		ctx, cancel := c.call()
+		defer cancel()
+		return markedReadMsg{conv: id, seq: last, err: c.be.MarkRead(ctx, id, last)}
+	}
+}
+
+func (m *chatModel) scroll(n int) {
+	m.offset = min(max(m.offset+n, 0), max(len(m.lines)-m.historyHeight(), 0))
+	if m.offset == 0 {
+		m.newHere = 0
+	}
+}
+
+// afterLayoutChange keeps the offset valid when the composer grows or shrinks.
+func (m *chatModel) afterLayoutChange() {
+	m.offset = min(m.offset, max(len(m.lines)-m.historyHeight(), 0))
+}
+
+const chatHeaderH = 2
+
+func (m *chatModel) composerHeight() int {
+	return m.compose.Height() + 1 // the rule above it
+}
+
+func (m *chatModel) historyHeight() int {
+	return max(m.height-chatHeaderH-m.composerHeight(), 1)
+}
+
+// render rebuilds the cached history lines after a change.
+func (m *chatModel) render() {
+	if m.width <= 0 {
+		m.lines = nil
+		return
+	}
+	s := m.c.styles
+	w := m.width
+	var out []string
+	if m.loaded && !m.more {
+		out = append(out, centre(s.Faint.Render("· beginning of the conversation ·"), w))
+	}
+	if m.loadingOlder {
+		out = append(out, centre(s.Subtle.Render("loading older messages…"), w))
+	}
+	senderW := 3
+	for _, p := range m.participants {
+		senderW = max(senderW, ansi.StringWidth(p.UserID))
+	}
+	for _, x := range m.msgs {
+		senderW = max(senderW, ansi.StringWidth(x.SenderID))
+	}
+	senderW = min(senderW, maxSenderW, max(w/4, 3))
+	delivered, read := m.boundaries()
+	all := make([]wire.Message, 0, len(m.msgs)+len(m.pending))
+	all = append(all, m.msgs...)
+	all = append(all, m.pending...)
+	var prev wire.Message
+	now := m.c.now()
+	for i, x := range all {
+		ts := x.Timestamp
+		if i == 0 || !sameDay(prev.Timestamp, ts, m.c.loc) {
+			out = append(out, daySeparator(s, dayLabel(ts, now, m.c.loc), w))
+		}
+		showName := i == 0 || prev.SenderID != x.SenderID || !sameDay(prev.Timestamp, ts, m.c.loc) ||
+			ts.Sub(prev.Timestamp) > 10*time.Minute
+		out = append(out, m.messageLines(x, showName, senderW, m.tickFor(x, delivered, read))...)
+		prev = x
+	}
+	m.lines = out
+	m.afterLayoutChange()
+}
+
+func (m *chatModel) messageLines(x wire.Message, showName bool, senderW int, t tick) []string {
+	s := m.c.styles
+	w := m.width
+	contentW := max(w-timeColW-senderW-1-tickColW, 8)
+	timeStr := s.Time.Render(x.Timestamp.In(m.c.loc).Format("15:04") + " ")
+	name := strings.Repeat(" ", senderW)
+	if showName {
+		n := ansi.Truncate(x.SenderID, senderW, "…")
+		pad := strings.Repeat(" ", senderW-ansi.StringWidth(n))
+		if x.SenderID == m.c.me {
+			name = s.Me.Render(n) + pad
+		} else {
+			name = s.Sender(x.SenderID).Render(n) + pad
+		}
+	}
+	indent := strings.Repeat(" ", timeColW+senderW+1)
+	var body []string
+	for _, para := range strings.Split(sanitize(x.Content, true), "\n") {
+		wrapped := ansi.Wrap(para, contentW, "")
+		body = append(body, strings.Split(wrapped, "\n")...)
+	}
+	if len(body) == 0 {
+		body = []string{""}
+	}
+	lines := make([]string, len(body))
+	for i, b := range body {
+		prefix := indent
+		if i == 0 {
+			prefix = timeStr + name + " "
+		}
+		line := prefix + s.Content.Render(b)
+		if i == len(body)-1 && t != tickNone {
+			glyph := m.tickGlyph(t)
+			line += strings.Repeat(" ", max(w-lipgloss.Width(line)-lipgloss.Width(glyph)-1, 1)) + glyph
+		}
+		lines[i] = line
+	}
+	if reason, bad := m.failed[x.MessageID]; bad {
+		lines = append(lines, indent+s.Error.Render(ansi.Truncate("not sent: "+reason, contentW, "…")))
+	}
+	return lines
+}
+
+func daySeparator(s *Styles, label string, w int) string {
+	label = " " + label + " "
+	side := max((w-ansi.StringWidth(label))/2, 1)
+	return s.Faint.Render(strings.Repeat("─", side)) + s.DaySep.Render(label) +
+		s.Faint.Render(strings.Repeat("─", max(w-side-ansi.StringWidth(label), 0)))
+}
+
+func centre(s string, w int) string {
+	return strings.Repeat(" ", max((w-lipgloss.Width(s))/2, 0)) + s
+}
+
+func (m chatModel) View() string {
+	s := m.c.styles
+	w := m.width
+	// Header: the name, what kind of conversation, and a scroll hint.
+	title := s.Title.Render(" " + convTitle(m.conv, m.c.me))
+	kind := "direct"
+	if m.conv.Type == wire.Group {
+		kind = "group"
+		if n := len(m.participants); n > 0 {
+			kind = fmt.Sprintf("group · %d members", n)
+		}
+	}
+	right := ""
+	switch {
+	case m.newHere > 0:
+		right = s.Unread.Render(fmt.Sprintf("↓ %d new ", m.newHere))
+	case m.offset > 0:
+		right = s.Subtle.Render("↓ G to the newest ")
+	}
+	header := title + s.Subtle.Render("  "+kind)
+	header += strings.Repeat(" ", max(w-lipgloss.Width(header)-lipgloss.Width(right), 1)) + right
+	rule := s.Faint.Render(strings.Repeat("─", w))
+
+	hist := m.historyHeight()
+	var view []string
+	switch {
+	case !m.loaded:
+		view = []string{centre(s.Subtle.Render("loading…"), w)}
+	case len(m.msgs) == 0 && len(m.pending) == 0 && m.loadErr != nil:
+		view = []string{" " + s.Error.Render("Could not load messages: "+errText(m.loadErr))}
+	case len(m.msgs) == 0 && len(m.pending) == 0:
+		view = []string{centre(s.Subtle.Render("No messages yet. Say hello!"), w)}
+	default:
+		end := len(m.lines) - m.offset
+		start := max(end-hist, 0)
+		view = m.lines[start:end]
+	}
+	// Messages sit at the bottom, next to the composer, as in every chat app.
+	pad := make([]string, max(hist-len(view), 0))
+	parts := []string{header, rule}
+	parts = append(parts, pad...)
+	parts = append(parts, view...)
+	parts = append(parts, rule, m.compose.View())
+	return strings.Join(parts, "\n")
+}

@@ -1,0 +1,379 @@
+package tui
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/chatterm/chat/wire"
+)
+
+// fakeBackend is an in-memory Backend for the model tests. The client package
+// has its own tests against the real server; here only the screens are tested.
+type fakeBackend struct {
+	mu       sync.Mutex
+	user     string
+	server   string
+	inbox    []wire.InboxEntry
+	msgs     map[string][]wire.Message // ascending seq
+	pending  map[string][]wire.Message
+	statuses map[string][]wire.MemberStatus
+	convs    map[string]wire.Conversation
+	events   chan Event
+	now      time.Time
+
+	sends        []wire.Message
+	reads        map[string]int64
+	historyCalls []int64
+	logins       []string
+	loginErr     error
+	historyGate  chan struct{} // when set, older pages wait for it
+	nextID       int
+}
+
+func newFakeBackend(user string, now time.Time) *fakeBackend {
+	return &fakeBackend{
+		user: user, server: "http://chat.test", now: now,
+		msgs: map[string][]wire.Message{}, pending: map[string][]wire.Message{},
+		statuses: map[string][]wire.MemberStatus{}, convs: map[string]wire.Conversation{},
+		events: make(chan Event), reads: map[string]int64{},
+	}
+}
+
+func (f *fakeBackend) Session() (string, string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.user, f.server
+}
+
+func (f *fakeBackend) Login(_ context.Context, server, user, password string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.logins = append(f.logins, "login "+server+" "+user+" "+password)
+	if f.loginErr != nil {
+		return f.loginErr
+	}
+	f.user, f.server = user, server
+	return nil
+}
+
+func (f *fakeBackend) Register(_ context.Context, server, user, password, invite string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.logins = append(f.logins, "register "+server+" "+user+" "+password+" "+invite)
+	if f.loginErr != nil {
+		return f.loginErr
+	}
+	f.user, f.server = user, server
+	return nil
+}
+
+func (f *fakeBackend) Inbox(context.Context) ([]wire.InboxEntry, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.inbox), nil
+}
+
+func (f *fakeBackend) History(_ context.Context, id string, before int64, limit int) (Page, error) {
+	f.mu.Lock()
+	gate := f.historyGate
+	f.historyCalls = append(f.historyCalls, before)
+	f.mu.Unlock()
+	if gate != nil && before > 0 {
+		<-gate
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var sel []wire.Message
+	for _, m := range f.msgs[id] {
+		if before == 0 || m.SeqNo < before {
+			sel = append(sel, m)
+		}
+	}
+	if len(sel) > limit {
+		sel = sel[len(sel)-limit:]
+	}
+	p := Page{Messages: slices.Clone(sel), More: len(sel) > 0 && sel[0].SeqNo > 1}
+	if before == 0 {
+		p.Pending = slices.Clone(f.pending[id])
+	}
+	return p, nil
+}
+
+func (f *fakeBackend) Statuses(_ context.Context, id string) ([]wire.MemberStatus, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.statuses[id]), nil
+}
+
+func (f *fakeBackend) Conversation(_ context.Context, id string) (wire.Conversation, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	c, ok := f.convs[id]
+	if !ok {
+		return c, wire.Errorf(wire.CodeNotFound, "no conversation %s", id)
+	}
+	return c, nil
+}
+
+func (f *fakeBackend) Send(_ context.Context, id, content string) (wire.Message, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.nextID++
+	m := wire.Message{ConversationID: id, MessageID: fmt.Sprintf("m%d", f.nextID), SenderID: f.user, Content: content, Timestamp: f.now}
+	f.sends = append(f.sends, m)
+	return m, nil
+}
+
+func (f *fakeBackend) MarkRead(_ context.Context, id string, seq int64) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.reads[id] = max(f.reads[id], seq)
+	return nil
+}
+
+func (f *fakeBackend) CreateDirect(_ context.Context, peer string) (wire.Conversation, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	id := wire.DirectConversationID(f.user, peer)
+	c := wire.Conversation{ConversationID: id, Type: wire.Direct, CreatedAt: f.now,
+		Participants: []wire.Participant{{UserID: f.user}, {UserID: peer}}}
+	f.convs[id] = c
+	return c, nil
+}
+
+func (f *fakeBackend) CreateGroup(_ context.Context, name string, members []string) (wire.Conversation, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	id := "g:" + strings.ReplaceAll(name, " ", "-")
+	c := wire.Conversation{ConversationID: id, Type: wire.Group, Name: name, CreatedAt: f.now,
+		Participants: []wire.Participant{{UserID: f.user, Role: wire.RoleAdmin}}}
+	for _, u := range members {
+		c.Participants = append(c.Participants, wire.Participant{UserID: u, Role: wire.RoleMember})
+	}
+	f.convs[id] = c
+	return c, nil
+}
+
+func (f *fakeBackend) Events() <-chan Event { return f.events }
+
+// addMessages appends n messages to a conversation, alternating senders, one
+// minute apart ending at last.
+func (f *fakeBackend) addMessages(id string, senders []string, n int, last time.Time, text func(i int) string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	start := int64(len(f.msgs[id]))
+	for i := range n {
+		seq := start + int64(i) + 1
+		f.msgs[id] = append(f.msgs[id], wire.Message{
+			ConversationID: id, SeqNo: seq, MessageID: fmt.Sprintf("%s-%d", id, seq),
+			SenderID: senders[i%len(senders)], Content: text(i),
+			Timestamp: last.Add(-time.Duration(n-1-i) * time.Minute),
+		})
+	}
+}
+
+// fixtureNow is the fixed clock of every screen test: a Tuesday afternoon.
+var fixtureNow = time.Date(2026, 3, 10, 15, 30, 0, 0, time.UTC)
+
+// fixture is alice's account with three conversations.
+func fixture() *fakeBackend {
+	f := newFakeBackend("alice", fixtureNow)
+	bob := wire.DirectConversationID("alice", "bob")
+	carol := wire.DirectConversationID("alice", "carol")
+	team := "g:team"
+	f.convs[bob] = wire.Conversation{ConversationID: bob, Type: wire.Direct,
+		Participants: []wire.Participant{{UserID: "alice", Role: wire.RoleMember}, {UserID: "bob", Role: wire.RoleMember}}}
+	f.convs[carol] = wire.Conversation{ConversationID: carol, Type: wire.Direct,
+		Participants: []wire.Participant{{UserID: "alice", Role: wire.RoleMember}, {UserID: "carol", Role: wire.RoleMember}}}
+	f.convs[team] = wire.Conversation{ConversationID: team, Type: wire.Group, Name: "team",
+		Participants: []wire.Participant{{UserID: "alice", Role: wire.RoleAdmin}, {UserID: "bob", Role: wire.RoleMember}, {UserID: "carol", Role: wire.RoleMember}}}
+
+	yesterday := fixtureNow.Add(-24 * time.Hour)
+	f.msgs[bob] = []wire.Message{
+		{ConversationID: bob, SeqNo: 1, MessageID: "b1", SenderID: "bob", Content: "are you coming to the launch tomorrow?", Timestamp: yesterday.Add(-2 * time.Hour)},
+		{ConversationID: bob, SeqNo: 2, MessageID: "b2", SenderID: "alice", Content: "yes, I'll bring the demo", Timestamp: yesterday.Add(-2*time.Hour + time.Minute)},
+		{ConversationID: bob, SeqNo: 3, MessageID: "b3", SenderID: "bob", Content: "great. see you there", Timestamp: yesterday.Add(-2*time.Hour + 2*time.Minute)},
+		{ConversationID: bob, SeqNo: 4, MessageID: "b4", SenderID: "alice", Content: "morning! the demo build is ready", Timestamp: fixtureNow.Add(-3 * time.Hour)},
+		{ConversationID: bob, SeqNo: 5, MessageID: "b5", SenderID: "alice", Content: "it needs a second pair of eyes on the migration: the old clients still send the v1 frames, and the server has to answer them until everyone upgraded", Timestamp: fixtureNow.Add(-3*time.Hour + time.Minute)},
+		{ConversationID: bob, SeqNo: 6, MessageID: "b6", SenderID: "bob", Content: "looking now\nfirst thing: the error codes", Timestamp: fixtureNow.Add(-20 * time.Minute)},
+		{ConversationID: bob, SeqNo: 7, MessageID: "b7", SenderID: "bob", Content: "ping me when you are back", Timestamp: fixtureNow.Add(-5 * time.Minute)},
+	}
+	f.statuses[bob] = []wire.MemberStatus{
+		{UserID: "alice", LastDeliveredSeq: 5, LastReadSeq: 5},
+		{UserID: "bob", LastDeliveredSeq: 5, LastReadSeq: 4},
+	}
+	f.addMessages(team, []string{"carol", "bob", "alice"}, 3, fixtureNow.Add(-50*time.Minute), func(i int) string {
+		return []string{"standup moved to 10:30", "ok", "works for me"}[i]
+	})
+	f.statuses[team] = []wire.MemberStatus{
+		{UserID: "alice", LastDeliveredSeq: 3, LastReadSeq: 3},
+		{UserID: "bob", LastDeliveredSeq: 3, LastReadSeq: 3},
+		{UserID: "carol", LastDeliveredSeq: 3, LastReadSeq: 2},
+	}
+	f.addMessages(carol, []string{"carol"}, 1, fixtureNow.Add(-6*24*time.Hour), func(int) string { return "thanks for the review!" })
+
+	f.inbox = []wire.InboxEntry{
+		{ConversationID: carol, Type: wire.Direct, Peer: "carol", LastSeq: 1, LastMessageBody: "thanks for the review!", LastMessageSender: "carol", LastMessageAt: fixtureNow.Add(-6 * 24 * time.Hour), LastReadSeq: 1, LastDeliveredSeq: 1},
+		{ConversationID: bob, Type: wire.Direct, Peer: "bob", LastSeq: 7, LastMessageBody: "ping me when you are back", LastMessageSender: "bob", LastMessageAt: fixtureNow.Add(-5 * time.Minute), LastReadSeq: 5, LastDeliveredSeq: 7, Unread: 2},
+		{ConversationID: team, Type: wire.Group, Name: "team", LastSeq: 3, LastMessageBody: "works for me", LastMessageSender: "alice", LastMessageAt: fixtureNow.Add(-50 * time.Minute), LastReadSeq: 3, LastDeliveredSeq: 3},
+	}
+	return f
+}
+
+// harness drives the root model as Bubble Tea would: it runs the commands an
+// Update returns and feeds their messages back. Commands that block (the event
+// pump, timers) are given up on after a short wait; events are fed to Update
+// directly instead of through the channel.
+type harness struct {
+	t  *testing.T
+	be *fakeBackend
+	m  tea.Model
+}
+
+const cmdWait = 80 * time.Millisecond
+
+func newHarness(t *testing.T, be *fakeBackend, w, h int) *harness {
+	t.Helper()
+	m := New(Options{Backend: be, Now: func() time.Time { return fixtureNow }, Location: time.UTC, Dark: true, PageSize: 50})
+	hs := &harness{t: t, be: be, m: m}
+	t.Cleanup(func() { close(be.events) })
+	hs.run(m.Init())
+	hs.send(tea.WindowSizeMsg{Width: w, Height: h})
+	return hs
+}
+
+// send delivers one message and everything it causes.
+func (h *harness) send(msg tea.Msg) {
+	h.t.Helper()
+	h.feed([]tea.Msg{msg}, 0)
+}
+
+func (h *harness) feed(msgs []tea.Msg, depth int) {
+	h.t.Helper()
+	if depth > 20 {
+		h.t.Fatalf("message loop deeper than 20 rounds: %v", msgs)
+	}
+	for _, msg := range msgs {
+		if msg == nil {
+			continue
+		}
+		if b, ok := msg.(tea.BatchMsg); ok {
+			h.feed(runCmds(b), depth+1)
+			continue
+		}
+		if reflect.TypeOf(msg).Name() == "sequenceMsg" {
+			h.t.Fatalf("tea.Sequence is not supported by the harness")
+		}
+		var cmd tea.Cmd
+		h.m, cmd = h.m.Update(msg)
+		h.feed(runCmds([]tea.Cmd{cmd}), depth+1)
+	}
+}
+
+func (h *harness) run(cmd tea.Cmd) { h.feed(runCmds([]tea.Cmd{cmd}), 0) }
+
+// runCmds runs commands in parallel and returns the messages of those that
+// finished within cmdWait, in command order.
+func runCmds(cmds []tea.Cmd) []tea.Msg {
+	out := make([]chan tea.Msg, len(cmds))
+	for i, c := range cmds {
+		out[i] = make(chan tea.Msg, 1)
+		if c == nil {
+			out[i] <- nil
+			continue
+		}
+		go func() { out[i] <- c() }()
+	}
+	deadline := time.After(cmdWait)
+	msgs := make([]tea.Msg, 0, len(cmds))
+	for _, ch := range out {
+		select {
+		case m := <-ch:
+			msgs = append(msgs, m)
+		case <-deadline:
+			// Block-prone commands left: take whatever else is ready.
+			select {
+			case m := <-ch:
+				msgs = append(msgs, m)
+			default:
+			}
+		}
+	}
+	return msgs
+}
+
+func (h *harness) key(keys ...string) {
+	h.t.Helper()
+	for _, k := range keys {
+		h.send(keyMsg(k))
+	}
+}
+
+func (h *harness) typeText(s string) {
+	h.t.Helper()
+	for _, r := range s {
+		h.send(keyMsg(string(r)))
+	}
+}
+
+// keyMsg builds the key press that String() reports as k.
+func keyMsg(k string) tea.KeyPressMsg {
+	special := map[string]rune{
+		"enter": tea.KeyEnter, "esc": tea.KeyEscape, "tab": tea.KeyTab, "up": tea.KeyUp, "down": tea.KeyDown,
+		"left": tea.KeyLeft, "right": tea.KeyRight, "pgup": tea.KeyPgUp, "pgdown": tea.KeyPgDown,
+		"home": tea.KeyHome, "end": tea.KeyEnd, "backspace": tea.KeyBackspace, "space": tea.KeySpace, "f1": tea.KeyF1,
+	}
+	var mod tea.KeyMod
+	base := k
+	for {
+		switch {
+		case strings.HasPrefix(base, "ctrl+") && len(base) > 5:
+			mod |= tea.ModCtrl
+			base = base[5:]
+			continue
+		case strings.HasPrefix(base, "alt+") && len(base) > 4:
+			mod |= tea.ModAlt
+			base = base[4:]
+			continue
+		case strings.HasPrefix(base, "shift+") && len(base) > 6:
+			mod |= tea.ModShift
+			base = base[6:]
+			continue
+		}
+		break
+	}
+	if r, ok := special[base]; ok {
+		return tea.KeyPressMsg{Code: r, Mod: mod}
+	}
+	r := []rune(base)[0]
+	if mod == 0 {
+		if r >= 'A' && r <= 'Z' {
+			return tea.KeyPressMsg{Code: r + 32, ShiftedCode: r, Mod: tea.ModShift, Text: base}
+		}
+		return tea.KeyPressMsg{Code: r, Text: base}
+	}
+	return tea.KeyPressMsg{Code: r, Mod: mod}
+}
+
+// screen is the plain text on screen, colour stripped.
+func (h *harness) screen() string {
+	return ansi.Strip(h.m.View().Content)
+}
+
+func (h *harness) root() Model { return h.m.(Model) }
+
+func (h *harness) wantScreen(sub string) {
+	h.t.Helper()
+	if s := h.screen(); !strings.Contains(s, sub) {
+		h.t.Fatalf("screen lacks %q:\n%s", sub, s)
+	}
+}

@@ -1,0 +1,311 @@
+package tui
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/chatterm/chat/wire"
+)
+
+// inboxLoadedMsg carries the inbox read from the backend's cache.
+type inboxLoadedMsg struct {
+	entries []wire.InboxEntry
+	err     error
+}
+
+// inboxModel lists conversations by most recent activity, two rows each: the
+// name and time, then the last message and the unread count.
+type inboxModel struct {
+	c       *common
+	entries []wire.InboxEntry
+	cursor  int
+	top     int // first visible entry
+	loaded  bool
+	err     error
+	width   int
+	height  int
+}
+
+const inboxRowHeight = 2
+
+func newInboxModel(c *common) inboxModel { return inboxModel{c: c} }
+
+func (m *inboxModel) SetSize(w, h int) {
+	m.width, m.height = w, h
+	m.clamp()
+}
+
+// load reads the inbox; a command, since the cache is a disk.
+func (m inboxModel) load() tea.Cmd {
+	c := m.c
+	return func() tea.Msg {
+		ctx, cancel := c.call()
+		defer cancel()
+		es, err := c.be.Inbox(ctx)
+		if err != nil {
+			c.log.Error("load inbox", "err", err)
+		}
+		return inboxLoadedMsg{es, err}
+	}
+}
+
+func (m inboxModel) Update(msg tea.Msg) (inboxModel, tea.Cmd) {
+	k := m.c.keys
+	switch msg := msg.(type) {
+	case inboxLoadedMsg:
+		if msg.err != nil {
+			m.err = msg.err
+			return m, flash("inbox: "+errText(msg.err), true)
+		}
+		sel, _ := m.selected()
+		m.entries = msg.entries
+		m.sortEntries()
+		m.loaded, m.err = true, nil
+		m.selectID(sel.ConversationID)
+	case tea.KeyPressMsg:
+		switch {
+		case matches(msg, k.Up):
+			m.cursor--
+		case matches(msg, k.Down):
+			m.cursor++
+		case matches(msg, k.Top):
+			m.cursor = 0
+		case matches(msg, k.Bottom):
+			m.cursor = len(m.entries) - 1
+		case matches(msg, k.PageUp), matches(msg, k.HalfUp):
+			m.cursor -= max(m.visibleRows()-1, 1)
+		case matches(msg, k.PageDown), matches(msg, k.HalfDown):
+			m.cursor += max(m.visibleRows()-1, 1)
+		case matches(msg, k.Open):
+			if e, ok := m.selected(); ok {
+				return m, func() tea.Msg { return openConversationMsg{e} }
+			}
+		}
+		m.clamp()
+	case tea.MouseWheelMsg:
+		switch msg.Button {
+		case tea.MouseWheelUp:
+			m.cursor--
+		case tea.MouseWheelDown:
+			m.cursor++
+		}
+		m.clamp()
+	}
+	return m, nil
+}
+
+func (m *inboxModel) sortEntries() {
+	sort.SliceStable(m.entries, func(i, j int) bool {
+		return m.entries[i].LastMessageAt.After(m.entries[j].LastMessageAt)
+	})
+}
+
+func (m *inboxModel) visibleRows() int { return max((m.height-1)/inboxRowHeight, 1) }
+
+func (m *inboxModel) clamp() {
+	m.cursor = min(max(m.cursor, 0), max(len(m.entries)-1, 0))
+	rows := m.visibleRows()
+	if m.cursor < m.top {
+		m.top = m.cursor
+	}
+	if m.cursor >= m.top+rows {
+		m.top = m.cursor - rows + 1
+	}
+	m.top = min(max(m.top, 0), max(len(m.entries)-rows, 0))
+}
+
+func (m inboxModel) selected() (wire.InboxEntry, bool) {
+	if m.cursor < 0 || m.cursor >= len(m.entries) {
+		return wire.InboxEntry{}, false
+	}
+	return m.entries[m.cursor], true
+}
+
+func (m *inboxModel) selectID(id string) {
+	for i, e := range m.entries {
+		if e.ConversationID == id {
+			m.cursor = i
+			break
+		}
+	}
+	m.clamp()
+}
+
+// markOpened clears the unread count of a conversation on screen.
+func (m *inboxModel) markOpened(id string) {
+	for i := range m.entries {
+		if m.entries[i].ConversationID == id {
+			m.entries[i].Unread = 0
+			if m.entries[i].LastReadSeq < m.entries[i].LastSeq {
+				m.entries[i].LastReadSeq = m.entries[i].LastSeq
+			}
+		}
+	}
+}
+
+// upsert adds or replaces an entry and keeps the order.
+func (m *inboxModel) upsert(e wire.InboxEntry) {
+	sel, _ := m.selected()
+	for i := range m.entries {
+		if m.entries[i].ConversationID == e.ConversationID {
+			m.entries[i] = e
+			m.sortEntries()
+			m.selectID(sel.ConversationID)
+			return
+		}
+	}
+	m.entries = append(m.entries, e)
+	m.sortEntries()
+	m.selectID(sel.ConversationID)
+}
+
+// applyMessage updates the preview, time and unread count for a new message,
+// moving its conversation to the top. It returns false for an unknown
+// conversation.
+func (m *inboxModel) applyMessage(msg wire.Message, seen bool) bool {
+	sel, _ := m.selected()
+	for i := range m.entries {
+		e := &m.entries[i]
+		if e.ConversationID != msg.ConversationID {
+			continue
+		}
+		if msg.SeqNo > 0 && msg.SeqNo < e.LastSeq {
+			return true // an old message (catch-up of history): nothing changes
+		}
+		if msg.SeqNo > e.LastSeq {
+			e.LastSeq = msg.SeqNo
+			if !seen {
+				e.Unread++
+			}
+		}
+		e.LastMessageBody = msg.Content
+		e.LastMessageSender = msg.SenderID
+		if !msg.Timestamp.IsZero() {
+			e.LastMessageAt = msg.Timestamp
+		}
+		if seen {
+			e.Unread = 0
+		}
+		m.sortEntries()
+		m.selectID(sel.ConversationID)
+		return true
+	}
+	return false
+}
+
+// nextUnread finds the first conversation with unread messages after current,
+// wrapping around.
+func (m inboxModel) nextUnread(current string) (wire.InboxEntry, bool) {
+	start := 0
+	for i, e := range m.entries {
+		if e.ConversationID == current {
+			start = i + 1
+		}
+	}
+	n := len(m.entries)
+	for i := range n {
+		e := m.entries[(start+i)%n]
+		if e.Unread > 0 && e.ConversationID != current {
+			return e, true
+		}
+	}
+	return wire.InboxEntry{}, false
+}
+
+func (m inboxModel) totalUnread() int64 {
+	var n int64
+	for _, e := range m.entries {
+		n += e.Unread
+	}
+	return n
+}
+
+func (m inboxModel) View() string {
+	s := m.c.styles
+	var b strings.Builder
+	title := s.Title.Render(" Conversations")
+	if n := m.totalUnread(); n > 0 {
+		title += s.Unread.Render(fmt.Sprintf("  %d unread", n))
+	}
+	b.WriteString(title)
+	switch {
+	case m.err != nil && len(m.entries) == 0:
+		b.WriteString("\n\n " + s.Error.Render("Could not read the inbox: "+errText(m.err)))
+		return b.String()
+	case !m.loaded:
+		b.WriteString("\n\n " + s.Subtle.Render("Loading…"))
+		return b.String()
+	case len(m.entries) == 0:
+		b.WriteString("\n\n " + s.Subtle.Render("No conversations yet. Press n to message someone, N to start a group."))
+		return b.String()
+	}
+	rows := m.visibleRows()
+	for i := m.top; i < len(m.entries) && i < m.top+rows; i++ {
+		b.WriteString("\n")
+		b.WriteString(m.row(m.entries[i], i == m.cursor))
+	}
+	return b.String()
+}
+
+func (m inboxModel) row(e wire.InboxEntry, sel bool) string {
+	s := m.c.styles
+	w := m.width
+	// On the selected row every piece carries the selection background, since an
+	// outer background would be cut short by the inner styles' resets.
+	st := func(x lipgloss.Style) lipgloss.Style {
+		if sel {
+			return x.Background(s.Selected.GetBackground())
+		}
+		return x
+	}
+	plain := st(lipgloss.NewStyle())
+	bar := plain.Render("  ")
+	if sel {
+		bar = st(s.Cursor).Render("▌ ")
+	}
+	mark := plain.Render("  ")
+	if e.Type == wire.Group {
+		mark = st(s.GroupMark).Render("# ")
+	}
+	nameStyle := s.App
+	if e.Unread > 0 {
+		nameStyle = s.UnreadName
+	}
+	whenText := shortWhen(e.LastMessageAt, m.c.now(), m.c.loc)
+	nameW := max(w-4-ansi.StringWidth(whenText)-2, 1)
+	name := ansi.Truncate(convTitle(e, m.c.me), nameW, "…")
+	gap1 := max(w-4-ansi.StringWidth(name)-ansi.StringWidth(whenText)-1, 1)
+	line1 := bar + mark + st(nameStyle).Render(name) + plain.Render(strings.Repeat(" ", gap1)) +
+		st(s.Subtle).Render(whenText) + plain.Render(" ")
+
+	badgeText := ""
+	if e.Unread > 0 {
+		badgeText = fmt.Sprintf("(%d)", e.Unread)
+	}
+	preview := oneLine(e.LastMessageBody)
+	switch {
+	case e.LastMessageSender == "":
+	case e.LastMessageSender == m.c.me:
+		preview = "you: " + preview
+	case e.Type == wire.Group:
+		preview = e.LastMessageSender + ": " + preview
+	}
+	prevW := max(w-4-ansi.StringWidth(badgeText)-2, 1)
+	preview = ansi.Truncate(preview, prevW, "…")
+	gap2 := max(w-4-ansi.StringWidth(preview)-ansi.StringWidth(badgeText)-1, 1)
+	line2 := bar + plain.Render("  ") + st(s.Subtle).Render(preview) + plain.Render(strings.Repeat(" ", gap2)) +
+		st(s.Unread).Render(badgeText) + plain.Render(" ")
+	return line1 + "\n" + line2
+}
+
+func padRight(s string, w int) string {
+	if d := w - lipgloss.Width(s); d > 0 {
+		return s + strings.Repeat(" ", d)
+	}
+	return s
+}

@@ -1,0 +1,103 @@
+package tui
+
+import "charm.land/bubbles/v2/key"
+
+// KeyMap is every binding of the TUI in one place; screens pick theirs for the
+// short help in the status line, and the help overlay shows them all.
+type KeyMap struct {
+	// Everywhere.
+	Quit       key.Binding
+	Help       key.Binding
+	Finder     key.Binding
+	NextUnread key.Binding
+
+	// Lists and history (vim keys as well as arrows).
+	Up       key.Binding
+	Down     key.Binding
+	Top      key.Binding
+	Bottom   key.Binding
+	PageUp   key.Binding
+	PageDown key.Binding
+	HalfUp   key.Binding
+	HalfDown key.Binding
+	Open     key.Binding
+	Back     key.Binding
+
+	// Inbox.
+	NewDirect key.Binding
+	NewGroup  key.Binding
+
+	// Chat.
+	Compose key.Binding
+	Send    key.Binding
+	Newline key.Binding
+	Members key.Binding
+
+	// Forms.
+	NextField   key.Binding
+	PrevField   key.Binding
+	Submit      key.Binding
+	Cancel      key.Binding
+	ToggleMode  key.Binding
+	FinderUp    key.Binding
+	FinderDown  key.Binding
+	FinderOpen  key.Binding
+	FinderClose key.Binding
+}
+
+// DefaultKeyMap returns the bindings people expect from terminal chat clients.
+func DefaultKeyMap() KeyMap {
+	b := func(keys []string, k, desc string) key.Binding {
+		return key.NewBinding(key.WithKeys(keys...), key.WithHelp(k, desc))
+	}
+	return KeyMap{
+		Quit:       b([]string{"ctrl+c"}, "ctrl+c", "quit"),
+		Help:       b([]string{"?", "f1"}, "?", "help"),
+		Finder:     b([]string{"ctrl+k"}, "ctrl+k", "switch conversation"),
+		NextUnread: b([]string{"alt+n", "u"}, "u/alt+n", "next unread"),
+
+		Up:       b([]string{"k", "up"}, "k/↑", "up"),
+		Down:     b([]string{"j", "down"}, "j/↓", "down"),
+		Top:      b([]string{"g", "home"}, "g", "top"),
+		Bottom:   b([]string{"G", "end"}, "G", "bottom"),
+		PageUp:   b([]string{"pgup", "ctrl+b"}, "pgup", "page up"),
+		PageDown: b([]string{"pgdown", "ctrl+f"}, "pgdn", "page down"),
+		HalfUp:   b([]string{"ctrl+u"}, "ctrl+u", "half page up"),
+		HalfDown: b([]string{"ctrl+d"}, "ctrl+d", "half page down"),
+		Open:     b([]string{"enter", "l", "right"}, "enter", "open"),
+		Back:     b([]string{"esc", "h", "left", "q"}, "esc", "back"),
+
+		NewDirect: b([]string{"n"}, "n", "new direct chat"),
+		NewGroup:  b([]string{"N"}, "N", "new group"),
+
+		Compose: b([]string{"i", "a", "enter", "tab"}, "i", "write"),
+		Send:    b([]string{"enter"}, "enter", "send"),
+		Newline: b([]string{"alt+enter", "ctrl+j"}, "alt+enter", "newline"),
+		Members: b([]string{"m"}, "m", "members"),
+
+		NextField:   b([]string{"tab", "down"}, "tab", "next field"),
+		PrevField:   b([]string{"shift+tab", "up"}, "shift+tab", "previous field"),
+		Submit:      b([]string{"enter"}, "enter", "submit"),
+		Cancel:      b([]string{"esc"}, "esc", "cancel"),
+		ToggleMode:  b([]string{"ctrl+r"}, "ctrl+r", "log in / register"),
+		FinderUp:    b([]string{"up", "ctrl+p"}, "↑", "previous"),
+		FinderDown:  b([]string{"down", "ctrl+n"}, "↓", "next"),
+		FinderOpen:  b([]string{"enter"}, "enter", "open"),
+		FinderClose: b([]string{"esc", "ctrl+k"}, "esc", "close"),
+	}
+}
+
+// helpSection is one titled group of bindings in the help overlay.
+type helpSection struct {
+	Title    string
+	Bindings []key.Binding
+}
+
+func (k KeyMap) sections() []helpSection {
+	return []helpSection{
+		{"Everywhere", []key.Binding{k.Finder, k.NextUnread, k.Help, k.Quit}},
+		{"Inbox", []key.Binding{k.Up, k.Down, k.Top, k.Bottom, k.Open, k.NewDirect, k.NewGroup}},
+		{"Chat: reading (esc)", []key.Binding{k.Up, k.Down, k.HalfUp, k.HalfDown, k.PageUp, k.PageDown, k.Top, k.Bottom, k.Compose, k.Members, k.Back}},
+		{"Chat: writing", []key.Binding{k.Send, k.Newline, k.Cancel, k.PageUp, k.PageDown}},
+	}
+}

@@ -1,0 +1,115 @@
+package tui
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/chatterm/chat/wire"
+)
+
+// membersLoadedMsg carries a conversation's participants and their boundaries.
+type membersLoadedMsg struct {
+	conv     wire.Conversation
+	statuses []wire.MemberStatus
+	err      error
+}
+
+// membersModel lists who is in the conversation, with their role and how far
+// each has received and read.
+type membersModel struct {
+	c        *common
+	conv     wire.InboxEntry
+	parts    []wire.Participant
+	statuses map[string]wire.MemberStatus
+	loading  bool
+	err      error
+	top      int
+	width    int
+	height   int
+}
+
+func newMembersModel(c *common) membersModel { return membersModel{c: c} }
+
+func (m *membersModel) SetSize(w, h int) { m.width, m.height = w, h }
+
+func (m *membersModel) open(e wire.InboxEntry) tea.Cmd {
+	m.conv, m.parts, m.statuses, m.loading, m.err, m.top = e, nil, nil, true, nil, 0
+	c := m.c
+	return func() tea.Msg {
+		ctx, cancel := c.call()
+		defer cancel()
+		cv, err := c.be.Conversation(ctx, e.ConversationID)
+		if err != nil {
+			return membersLoadedMsg{err: err}
+		}
+		st, err := c.be.Statuses(ctx, e.ConversationID)
+		return membersLoadedMsg{conv: cv, statuses: st, err: err}
+	}
+}
+
+func (m membersModel) Update(msg tea.Msg) (membersModel, tea.Cmd) {
+	k := m.c.keys
+	switch msg := msg.(type) {
+	case membersLoadedMsg:
+		m.loading, m.err = false, msg.err
+		if msg.conv.ConversationID != "" && msg.conv.ConversationID != m.conv.ConversationID {
+			return m, nil
+		}
+		m.parts = msg.conv.Participants
+		sort.SliceStable(m.parts, func(i, j int) bool {
+			if (m.parts[i].Role == wire.RoleAdmin) != (m.parts[j].Role == wire.RoleAdmin) {
+				return m.parts[i].Role == wire.RoleAdmin
+			}
+			return m.parts[i].UserID < m.parts[j].UserID
+		})
+		m.statuses = map[string]wire.MemberStatus{}
+		for _, s := range msg.statuses {
+			m.statuses[s.UserID] = s
+		}
+	case tea.KeyPressMsg:
+		switch {
+		case matches(msg, k.Down):
+			m.top = min(m.top+1, max(len(m.parts)-m.rows(), 0))
+		case matches(msg, k.Up):
+			m.top = max(m.top-1, 0)
+		default:
+			return m, func() tea.Msg { return closeOverlayMsg{} }
+		}
+	}
+	return m, nil
+}
+
+func (m membersModel) rows() int { return max(m.height-8, 1) }
+
+func (m membersModel) View() string {
+	s := m.c.styles
+	title := "Members of " + convTitle(m.conv, m.c.me)
+	lines := []string{s.Title.Render(title), ""}
+	switch {
+	case m.loading:
+		lines = append(lines, s.Subtle.Render("loading…"))
+	case m.err != nil:
+		lines = append(lines, s.Error.Render(errText(m.err)))
+	default:
+		for i := m.top; i < len(m.parts) && i < m.top+m.rows(); i++ {
+			p := m.parts[i]
+			name := p.UserID
+			if p.UserID == m.c.me {
+				name += " (you)"
+			}
+			role := ""
+			if p.Role == wire.RoleAdmin {
+				role = "admin"
+			}
+			st := m.statuses[p.UserID]
+			info := fmt.Sprintf("received %d · read %d", max(st.LastDeliveredSeq, st.LastReadSeq), st.LastReadSeq)
+			lines = append(lines, s.Sender(p.UserID).Render(padRight(name, 18))+" "+
+				s.Accent.Render(padRight(role, 6))+" "+s.Subtle.Render(info))
+		}
+		lines = append(lines, "", s.Subtle.Render(fmt.Sprintf("%d members · any key closes", len(m.parts))))
+	}
+	return s.Overlay.Render(strings.Join(lines, "\n"))
+}

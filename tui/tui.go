@@ -1,0 +1,669 @@
+// Package tui is the terminal UI of chat: a thin root model that routes on a page
+// enum to one model per screen (login, inbox, chat) and overlays (finder, help,
+// new chat, members), sharing one set of styles and one keymap. It talks to the
+// chat client only through the Backend interface, always from commands.
+package tui
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/chatterm/chat/wire"
+)
+
+// Options configure New.
+type Options struct {
+	Backend Backend
+	// Logger receives the TUI's logs; it must not write to the terminal. Nil
+	// discards them.
+	Logger *slog.Logger
+	// Context bounds every backend call; nil means context.Background.
+	Context context.Context
+	// Now and Location fix the clock and time zone (tests); nil means the real ones.
+	Now      func() time.Time
+	Location *time.Location
+	// Dark picks the colours before the terminal reports its background; the
+	// root model switches when tea.BackgroundColorMsg arrives.
+	Dark bool
+	// PageSize is the number of messages per history page (default 50).
+	PageSize int
+	// CallTimeout bounds each backend call (default 20s).
+	CallTimeout time.Duration
+}
+
+// common is what every screen shares: soft-serve's common.Common.
+type common struct {
+	ctx     context.Context
+	be      Backend
+	me      string
+	server  string
+	styles  *Styles
+	keys    KeyMap
+	now     func() time.Time
+	loc     *time.Location
+	log     *slog.Logger
+	page    int
+	timeout time.Duration
+}
+
+// call runs a backend call with the per-call timeout; used inside commands only.
+func (c *common) call() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(c.ctx, c.timeout)
+}
+
+type page int
+
+const (
+	pageLogin page = iota
+	pageInbox
+	pageChat
+)
+
+type overlay int
+
+const (
+	overlayNone overlay = iota
+	overlayFinder
+	overlayHelp
+	overlayNewChat
+	overlayMembers
+)
+
+// Messages the root model sends or that several screens send to it.
+type (
+	// openConversationMsg asks the root to show a conversation.
+	openConversationMsg struct{ entry wire.InboxEntry }
+	// closeOverlayMsg closes the finder, help, new chat or members box.
+	closeOverlayMsg struct{}
+	// eventsClosedMsg: the backend closed its event channel.
+	eventsClosedMsg struct{}
+	// clockMsg redraws the "reconnecting in N s" countdown.
+	clockMsg time.Time
+	// flashMsg shows a notice in the status line for a few seconds.
+	flashMsg struct {
+		text string
+		err  bool
+	}
+	flashExpiredMsg struct{ id int }
+)
+
+// Model is the root Bubble Tea model.
+type Model struct {
+	c       *common
+	page    page
+	overlay overlay
+	width   int
+	height  int
+	conn    ConnState
+
+	login   loginModel
+	inbox   inboxModel
+	chat    chatModel
+	finder  finderModel
+	help    helpModel
+	newChat newConvModel
+	members membersModel
+
+	flash    string
+	flashErr bool
+	flashID  int
+	clockOn  bool
+}
+
+// New builds the root model. It starts on the inbox when the backend has a
+// session, else on the first-run screen.
+func New(o Options) Model {
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if o.Context == nil {
+		o.Context = context.Background()
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Location == nil {
+		o.Location = time.Local
+	}
+	if o.PageSize <= 0 {
+		o.PageSize = 50
+	}
+	if o.CallTimeout <= 0 {
+		o.CallTimeout = 20 * time.Second
+	}
+	user, server := o.Backend.Session()
+	c := &common{
+		ctx: o.Context, be: o.Backend, me: user, server: server,
+		styles: NewStyles(o.Dark), keys: DefaultKeyMap(),
+		now: o.Now, loc: o.Location, log: o.Logger, page: o.PageSize, timeout: o.CallTimeout,
+	}
+	m := Model{c: c, page: pageInbox, conn: ConnState{Status: Connecting}}
+	m.login = newLoginModel(c, server)
+	m.inbox = newInboxModel(c)
+	m.chat = newChatModel(c)
+	m.finder = newFinderModel(c)
+	m.help = newHelpModel(c)
+	m.newChat = newNewConvModel(c)
+	m.members = newMembersModel(c)
+	if user == "" {
+		m.page = pageLogin
+	}
+	return m
+}
+
+// Init loads the inbox from the cache, starts reading live events and asks the
+// terminal for its background colour.
+func (m Model) Init() tea.Cmd {
+	cmds := []tea.Cmd{waitEvent(m.c.be.Events()), tea.RequestBackgroundColor}
+	if m.page == pageLogin {
+		cmds = append(cmds, m.login.Init())
+	} else {
+		cmds = append(cmds, m.inbox.load())
+	}
+	return tea.Batch(cmds...)
+}
+
+// waitEvent returns one event from the backend; Update re-arms it after each.
+func waitEvent(ch <-chan Event) tea.Cmd {
+	return func() tea.Msg {
+		ev, ok := <-ch
+		if !ok {
+			return eventsClosedMsg{}
+		}
+		return ev
+	}
+}
+
+// Update routes a message to the screen it concerns. Nothing here does I/O.
+func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	var cmds []tea.Cmd
+	switch msg := msg.(type) {
+	case tea.WindowSizeMsg:
+		m.width, m.height = msg.Width, msg.Height
+		m.resize()
+		return m, nil
+
+	case tea.BackgroundColorMsg:
+		m.c.styles = NewStyles(msg.IsDark())
+		m.restyle()
+		return m, nil
+
+	case tea.KeyPressMsg:
+		return m.handleKey(msg)
+
+	case tea.MouseWheelMsg:
+		switch {
+		case m.overlay != overlayNone:
+		case m.page == pageChat:
+			var cmd tea.Cmd
+			m.chat, cmd = m.chat.Update(msg)
+			return m, cmd
+		case m.page == pageInbox:
+			var cmd tea.Cmd
+			m.inbox, cmd = m.inbox.Update(msg)
+			return m, cmd
+		}
+		return m, nil
+
+	case Event:
+		cmd := m.handleEvent(msg)
+		return m, tea.Batch(cmd, waitEvent(m.c.be.Events()))
+
+	case eventsClosedMsg:
+		m.conn = ConnState{Status: Offline, Unsent: m.conn.Unsent}
+		return m, nil
+
+	case clockMsg:
+		if m.conn.Status == Reconnecting {
+			return m, clockTick()
+		}
+		m.clockOn = false
+		return m, nil
+
+	case flashMsg:
+		m.flashID++
+		m.flash, m.flashErr = msg.text, msg.err
+		id := m.flashID
+		return m, tea.Tick(5*time.Second, func(time.Time) tea.Msg { return flashExpiredMsg{id} })
+
+	case flashExpiredMsg:
+		if msg.id == m.flashID {
+			m.flash = ""
+		}
+		return m, nil
+
+	case loginDoneMsg:
+		var cmd tea.Cmd
+		m.login, cmd = m.login.Update(msg)
+		if msg.err != nil {
+			return m, cmd
+		}
+		m.c.me, m.c.server = msg.user, msg.server
+		m.page = pageInbox
+		m.resize()
+		return m, tea.Batch(cmd, m.inbox.load())
+
+	case openConversationMsg:
+		m.overlay = overlayNone
+		m.page = pageChat
+		m.inbox.markOpened(msg.entry.ConversationID)
+		m.inbox.selectID(msg.entry.ConversationID)
+		cmd := m.chat.open(msg.entry)
+		m.resize()
+		return m, cmd
+
+	case closeOverlayMsg:
+		m.overlay = overlayNone
+		if m.page == pageChat {
+			return m, m.chat.focusCompose()
+		}
+		return m, nil
+
+	case conversationCreatedMsg:
+		var cmd tea.Cmd
+		m.newChat, cmd = m.newChat.Update(msg)
+		if msg.err != nil {
+			return m, cmd
+		}
+		e := entryFromConversation(msg.conv, m.c.me)
+		m.inbox.upsert(e)
+		return m, tea.Batch(cmd, func() tea.Msg { return openConversationMsg{e} }, m.inbox.load())
+
+	case inboxLoadedMsg:
+		var cmd tea.Cmd
+		m.inbox, cmd = m.inbox.Update(msg)
+		if m.page == pageChat {
+			m.inbox.markOpened(m.chat.conv.ConversationID)
+		}
+		return m, cmd
+
+	case historyMsg, sendQueuedMsg, statusesMsg, convInfoMsg, markedReadMsg:
+		var cmd tea.Cmd
+		m.chat, cmd = m.chat.Update(msg)
+		if sq, ok := msg.(sendQueuedMsg); ok && sq.err == nil {
+			m.inbox.applyMessage(sq.msg, true)
+		}
+		return m, cmd
+
+	case membersLoadedMsg:
+		var cmd tea.Cmd
+		m.members, cmd = m.members.Update(msg)
+		return m, cmd
+	}
+
+	// Anything else (cursor blinks, component ticks) goes to whatever is focused.
+	cmds = append(cmds, m.routeToFocused(msg))
+	return m, tea.Batch(cmds...)
+}
+
+func (m *Model) routeToFocused(msg tea.Msg) tea.Cmd {
+	var cmd tea.Cmd
+	switch m.overlay {
+	case overlayFinder:
+		m.finder, cmd = m.finder.Update(msg)
+		return cmd
+	case overlayNewChat:
+		m.newChat, cmd = m.newChat.Update(msg)
+		return cmd
+	case overlayHelp:
+		return nil
+	case overlayMembers:
+		m.members, cmd = m.members.Update(msg)
+		return cmd
+	}
+	switch m.page {
+	case pageLogin:
+		m.login, cmd = m.login.Update(msg)
+	case pageInbox:
+		m.inbox, cmd = m.inbox.Update(msg)
+	case pageChat:
+		m.chat, cmd = m.chat.Update(msg)
+	}
+	return cmd
+}
+
+// typing reports whether the focused element takes text, so that printable keys
+// such as ? and u go to it rather than to global bindings.
+func (m *Model) typing() bool {
+	switch m.overlay {
+	case overlayFinder, overlayNewChat:
+		return true
+	case overlayHelp, overlayMembers:
+		return false
+	}
+	switch m.page {
+	case pageLogin:
+		return true
+	case pageChat:
+		return m.chat.composing
+	}
+	return false
+}
+
+func (m Model) handleKey(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
+	k := m.c.keys
+	if matches(msg, k.Quit) {
+		return m, tea.Quit
+	}
+	typing := m.typing()
+	if m.page != pageLogin {
+		switch {
+		case matches(msg, k.Help) && (!typing || msg.String() == "f1"):
+			if m.overlay == overlayHelp {
+				m.overlay = overlayNone
+				return m, nil
+			}
+			m.overlay = overlayHelp
+			m.chat.blurCompose()
+			return m, nil
+		case matches(msg, k.Finder) && m.overlay != overlayFinder:
+			m.overlay = overlayFinder
+			m.chat.blurCompose()
+			return m, m.finder.open(m.inbox.entries)
+		case matches(msg, k.NextUnread) && (!typing || msg.String() == "alt+n"):
+			if e, ok := m.inbox.nextUnread(m.currentConv()); ok {
+				return m, func() tea.Msg { return openConversationMsg{e} }
+			}
+			return m, flash("no unread conversations", false)
+		}
+	}
+	if m.overlay == overlayHelp {
+		// Any key closes help; it is only a card to read.
+		m.overlay = overlayNone
+		if m.page == pageChat {
+			return m, m.chat.focusCompose()
+		}
+		return m, nil
+	}
+	if m.overlay != overlayNone {
+		return m, m.routeToFocused(msg)
+	}
+	switch m.page {
+	case pageInbox:
+		switch {
+		case matches(msg, k.NewDirect):
+			m.overlay = overlayNewChat
+			return m, m.newChat.open(false)
+		case matches(msg, k.NewGroup):
+			m.overlay = overlayNewChat
+			return m, m.newChat.open(true)
+		case msg.String() == "q":
+			return m, tea.Quit
+		}
+	case pageChat:
+		if !m.chat.composing {
+			switch {
+			case matches(msg, k.Back):
+				m.page = pageInbox
+				m.chat.close()
+				return m, m.inbox.load()
+			case matches(msg, k.Members):
+				m.overlay = overlayMembers
+				return m, m.members.open(m.chat.conv)
+			}
+		}
+	}
+	return m, m.routeToFocused(msg)
+}
+
+func (m *Model) currentConv() string {
+	if m.page == pageChat {
+		return m.chat.conv.ConversationID
+	}
+	if e, ok := m.inbox.selected(); ok {
+		return e.ConversationID
+	}
+	return ""
+}
+
+// handleEvent applies a live event to the inbox and the open chat.
+func (m *Model) handleEvent(ev Event) tea.Cmd {
+	switch ev := ev.(type) {
+	case ConnEvent:
+		m.conn = ev.State
+		if ev.State.Status == Reconnecting && !m.clockOn {
+			m.clockOn = true
+			return clockTick()
+		}
+		return nil
+	case MessageEvent:
+		open := m.page == pageChat && m.chat.conv.ConversationID == ev.Message.ConversationID
+		if !m.inbox.applyMessage(ev.Message, open || ev.Message.SenderID == m.c.me) {
+			// A conversation we do not know yet: the cache has it by now.
+			return tea.Batch(m.inbox.load(), m.chatEvent(ev))
+		}
+		return m.chatEvent(ev)
+	case ConversationEvent:
+		return tea.Batch(m.inbox.load(), m.chatEvent(ev))
+	case SentEvent, StatusEvent:
+		return m.chatEvent(ev)
+	case SendFailedEvent:
+		return tea.Batch(m.chatEvent(ev), flash("message not sent: "+errText(ev.Err), true))
+	}
+	return nil
+}
+
+func (m *Model) chatEvent(ev Event) tea.Cmd {
+	var cmd tea.Cmd
+	m.chat, cmd = m.chat.Update(ev)
+	return cmd
+}
+
+func clockTick() tea.Cmd {
+	return tea.Tick(time.Second, func(t time.Time) tea.Msg { return clockMsg(t) })
+}
+
+func flash(text string, isErr bool) tea.Cmd {
+	return func() tea.Msg { return flashMsg{text, isErr} }
+}
+
+func (m *Model) resize() {
+	h := max(m.height-1, 1) // the status line
+	m.login.SetSize(m.width, h)
+	m.inbox.SetSize(m.width, h)
+	m.chat.SetSize(m.width, h)
+	m.finder.SetSize(m.width, h)
+	m.help.SetSize(m.width, h)
+	m.newChat.SetSize(m.width, h)
+	m.members.SetSize(m.width, h)
+	m.chat.active = m.page == pageChat
+}
+
+func (m *Model) restyle() {
+	m.login.restyle()
+	m.chat.restyle()
+	m.finder.restyle()
+	m.newChat.restyle()
+}
+
+// View draws the current page, any overlay on top of it, and the status line.
+func (m Model) View() tea.View {
+	v := tea.NewView(m.render())
+	v.AltScreen = true
+	v.MouseMode = tea.MouseModeCellMotion
+	v.WindowTitle = "chat"
+	if m.c.me != "" {
+		v.WindowTitle = "chat · " + m.c.me
+		if n := m.inbox.totalUnread(); n > 0 {
+			v.WindowTitle = fmt.Sprintf("chat · %s (%d)", m.c.me, n)
+		}
+	}
+	return v
+}
+
+// render returns the screen as a string of exactly height lines of width cells.
+func (m Model) render() string {
+	if m.width <= 0 || m.height <= 0 {
+		return ""
+	}
+	h := max(m.height-1, 1)
+	var body string
+	switch m.page {
+	case pageLogin:
+		body = m.login.View()
+	case pageInbox:
+		body = m.inbox.View()
+	case pageChat:
+		body = m.chat.View()
+	}
+	body = fitBlock(body, m.width, h)
+	var box string
+	switch m.overlay {
+	case overlayFinder:
+		box = m.finder.View()
+	case overlayHelp:
+		box = m.help.View()
+	case overlayNewChat:
+		box = m.newChat.View()
+	case overlayMembers:
+		box = m.members.View()
+	}
+	if box != "" {
+		bw, bh := lipgloss.Width(box), lipgloss.Height(box)
+		x := max((m.width-bw)/2, 0)
+		y := max((h-bh)/3, 0)
+		body = lipgloss.NewCompositor(
+			lipgloss.NewLayer(body),
+			lipgloss.NewLayer(box).X(x).Y(y).Z(1),
+		).Render()
+		body = fitBlock(body, m.width, h)
+	}
+	if m.height == 1 {
+		return m.statusLine()
+	}
+	return body + "\n" + m.statusLine()
+}
+
+// statusLine: connection state on the left, a notice or the key hints on the right.
+func (m Model) statusLine() string {
+	s := m.c.styles
+	var left string
+	switch {
+	case m.page == pageLogin:
+		left = s.StatusBar.Render(" not logged in")
+	default:
+		left = m.connText()
+	}
+	var right string
+	switch {
+	case m.flash != "" && m.flashErr:
+		right = s.StatusBad.Render(m.flash + " ")
+	case m.flash != "":
+		right = s.StatusBar.Render(m.flash + " ")
+	default:
+		right = s.StatusBar.Render(m.hints() + " ")
+	}
+	lw, rw := lipgloss.Width(left), lipgloss.Width(right)
+	if lw+rw+1 > m.width {
+		right = s.StatusBar.Render(ansi.Truncate(ansi.Strip(right), max(m.width-lw-1, 0), "…"))
+		rw = lipgloss.Width(right)
+	}
+	gap := s.StatusBar.Render(strings.Repeat(" ", max(m.width-lw-rw, 0)))
+	return ansi.Truncate(left+gap+right, m.width, "")
+}
+
+func (m Model) connText() string {
+	s := m.c.styles
+	who := ""
+	if m.c.me != "" {
+		who = s.StatusBar.Render(" · " + m.c.me)
+	}
+	unsent := ""
+	if m.conn.Unsent > 0 {
+		unsent = fmt.Sprintf(" with %d unsent", m.conn.Unsent)
+	}
+	switch m.conn.Status {
+	case Connected:
+		txt := " ● connected"
+		if m.conn.Unsent > 0 {
+			txt += fmt.Sprintf(", sending %d", m.conn.Unsent)
+		}
+		return s.StatusOK.Render(txt) + who
+	case Connecting:
+		return s.StatusWarn.Render(" ◌ connecting"+unsent) + who
+	case Reconnecting:
+		secs := int(m.conn.RetryAt.Sub(m.c.now()).Round(time.Second) / time.Second)
+		txt := " ◌ reconnecting"
+		if secs > 0 {
+			txt += fmt.Sprintf(" in %d s", secs)
+		}
+		return s.StatusWarn.Render(txt+unsent) + who
+	default:
+		return s.StatusBad.Render(" ○ offline"+unsent) + who
+	}
+}
+
+func (m Model) hints() string {
+	k := m.c.keys
+	var bs []helpKV
+	switch m.overlay {
+	case overlayFinder:
+		bs = kv(k.FinderDown, k.FinderOpen, k.FinderClose)
+	case overlayNewChat:
+		bs = kv(k.NextField, k.Submit, k.Cancel)
+	case overlayHelp, overlayMembers:
+		bs = []helpKV{{"esc", "close"}}
+	default:
+		switch m.page {
+		case pageInbox:
+			bs = kv(k.Open, k.NewDirect, k.NewGroup, k.Finder, k.Help)
+		case pageChat:
+			if m.chat.composing {
+				bs = kv(k.Send, k.Newline, k.Cancel, k.Finder)
+				bs[2].desc = "read"
+			} else {
+				bs = kv(k.Compose, k.Back, k.Members, k.Help)
+			}
+		}
+	}
+	parts := make([]string, len(bs))
+	for i, b := range bs {
+		parts[i] = b.key + " " + b.desc
+	}
+	return strings.Join(parts, " · ")
+}
+
+// fitBlock pads or cuts s to exactly h lines of exactly w cells, so that a
+// resize never leaves stale cells behind.
+func fitBlock(s string, w, h int) string {
+	lines := strings.Split(s, "\n")
+	if len(lines) > h {
+		lines = lines[:h]
+	}
+	for len(lines) < h {
+		lines = append(lines, "")
+	}
+	for i, l := range lines {
+		lw := ansi.StringWidth(l)
+		switch {
+		case lw > w:
+			lines[i] = ansi.Truncate(l, w, "")
+		case lw < w:
+			lines[i] = l + strings.Repeat(" ", w-lw)
+		}
+	}
+	return strings.Join(lines, "\n")
+}
+
+func errText(err error) string {
+	if err == nil {
+		return ""
+	}
+	return wireMessage(err)
+}
+
+// wireMessage shows a protocol error's own message and any other error whole.
+func wireMessage(err error) string {
+	if e := (*wire.Error)(nil); asWire(err, &e) {
+		return e.Message
+	}
+	return err.Error()
+}

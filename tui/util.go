@@ -1,0 +1,173 @@
+package tui
+
+import (
+	"errors"
+	"strings"
+	"time"
+	"unicode"
+
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/chatterm/chat/wire"
+)
+
+func matches(msg tea.KeyPressMsg, b key.Binding) bool { return key.Matches(msg, b) }
+
+func asWire(err error, target **wire.Error) bool { return errors.As(err, target) }
+
+type helpKV struct{ key, desc string }
+
+func kv(bs ...key.Binding) []helpKV {
+	out := make([]helpKV, len(bs))
+	for i, b := range bs {
+		out[i] = helpKV{b.Help().Key, b.Help().Desc}
+	}
+	return out
+}
+
+// sanitize makes message text safe to print: control characters (escape
+// sequences above all, which could rewrite the terminal) are dropped, tabs become
+// spaces; newlines are kept when multiline.
+func sanitize(s string, multiline bool) string {
+	clean := true
+	for _, r := range s {
+		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) || r == '\u2028' || r == '\u2029' {
+			clean = false
+			break
+		}
+	}
+	if clean {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case r == '\n' && multiline:
+			b.WriteRune('\n')
+		case r == '\n' || r == '\r':
+			b.WriteRune(' ')
+		case r == '\t':
+			b.WriteString("    ")
+		case r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0):
+		case r == '\u2028' || r == '\u2029':
+			b.WriteRune(' ')
+		case !unicode.IsPrint(r) && !unicode.IsSpace(r) && !unicode.Is(unicode.Mn, r):
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// oneLine turns a preview into a single line.
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(sanitize(s, true)), " ")
+}
+
+// sameDay reports whether a and b fall on the same calendar day in loc.
+func sameDay(a, b time.Time, loc *time.Location) bool {
+	a, b = a.In(loc), b.In(loc)
+	return a.Year() == b.Year() && a.YearDay() == b.YearDay()
+}
+
+// shortWhen labels a time for the inbox: the time today, "Yesterday", the weekday
+// within a week, else the date.
+func shortWhen(t, now time.Time, loc *time.Location) string {
+	if t.IsZero() {
+		return ""
+	}
+	t, now = t.In(loc), now.In(loc)
+	switch {
+	case sameDay(t, now, loc):
+		return t.Format("15:04")
+	case sameDay(t, now.AddDate(0, 0, -1), loc):
+		return "Yesterday"
+	case now.Sub(t) < 6*24*time.Hour && t.Before(now):
+		return t.Format("Monday")
+	case t.Year() == now.Year():
+		return t.Format("2 Jan")
+	default:
+		return t.Format("2 Jan 2006")
+	}
+}
+
+// dayLabel labels a day separator in a chat.
+func dayLabel(t, now time.Time, loc *time.Location) string {
+	t, now = t.In(loc), now.In(loc)
+	switch {
+	case sameDay(t, now, loc):
+		return "Today"
+	case sameDay(t, now.AddDate(0, 0, -1), loc):
+		return "Yesterday"
+	case t.Year() == now.Year():
+		return t.Format("Monday, 2 January")
+	default:
+		return t.Format("Monday, 2 January 2006")
+	}
+}
+
+// convTitle is how a conversation is named on screen: a group's name, or the
+// other member of a direct conversation.
+func convTitle(e wire.InboxEntry, me string) string {
+	if e.Type == wire.Group {
+		if e.Name != "" {
+			return sanitize(e.Name, false)
+		}
+		return e.ConversationID
+	}
+	if e.Peer != "" {
+		return e.Peer
+	}
+	if a, b, ok := wire.DirectMembers(e.ConversationID); ok {
+		if a == me {
+			return b
+		}
+		return a
+	}
+	if e.Name != "" {
+		return sanitize(e.Name, false)
+	}
+	return e.ConversationID
+}
+
+// entryFromConversation makes an inbox row for a conversation just created or
+// opened.
+func entryFromConversation(c wire.Conversation, me string) wire.InboxEntry {
+	e := wire.InboxEntry{
+		ConversationID: c.ConversationID, Type: c.Type, Name: c.Name, LastSeq: c.LastSeq,
+		LastMessageBody: c.LastMessageBody, LastMessageSender: c.LastMessageSender,
+		LastMessageAt: c.LastMessageAt,
+	}
+	if e.LastMessageAt.IsZero() {
+		e.LastMessageAt = c.CreatedAt
+	}
+	if c.Type == wire.Direct {
+		for _, p := range c.Participants {
+			if p.UserID != me {
+				e.Peer = p.UserID
+			}
+		}
+		if e.Peer == "" {
+			e.Peer = convTitle(e, me)
+		}
+	}
+	return e
+}
+
+// splitMembers reads "bob, carol dave" into user ids.
+func splitMembers(s string) []string {
+	f := strings.FieldsFunc(strings.ToLower(s), func(r rune) bool {
+		return r == ',' || r == ';' || unicode.IsSpace(r)
+	})
+	seen := map[string]bool{}
+	var out []string
+	for _, id := range f {
+		id = strings.TrimPrefix(id, "@")
+		if id != "" && !seen[id] {
+			seen[id] = true
+			out = append(out, id)
+		}
+	}
+	return out
+}
