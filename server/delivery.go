@@ -55,7 +55,7 @@ func (s *Service) Disconnect(c *Conn) {
 // work, so idle connections cost no goroutine for it.
 func (s *Service) enqueue(c *Conn, fn func()) bool {
 	c.mu.Lock()
-	if len(c.work) >= cap(c.out) {
+	if len(c.work) >= cap(c.out) || s.closing.Load() {
 		c.mu.Unlock()
 		return false
 	}
@@ -387,3 +387,12 @@ func (s *Service) Online(userID string) bool { return s.hub.online(userID) }
 
 // ConnCount is the number of live connections on this node.
 func (s *Service) ConnCount() int64 { return s.hub.count.Load() }
+
+// Reject answers a frame the transport could not decode.
+func (s *Service) Reject(c *Conn, id string, err error) {
+	s.metrics.FramesIn.WithLabelValues("invalid").Inc()
+	s.reply(c, wire.ErrorFrame(id, err))
+}
+
+// Metrics returns the Service's collectors (the transport records socket timings).
+func (s *Service) Metrics() *Metrics { return s.metrics }

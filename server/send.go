@@ -52,6 +52,9 @@ func (s *Service) Send(ctx context.Context, userID, convID string, req wire.Send
 	if !slices.Contains(members, userID) {
 		return wire.SendResponse{}, false, wire.Errorf(wire.CodeForbidden, "you are not a member of conversation %s", convID)
 	}
+	if s.closing.Load() {
+		return wire.SendResponse{}, false, &wire.Error{Code: wire.CodeUnavailable, Message: "server is shutting down; retry on reconnect", RetryAfterMs: 1000}
+	}
 	s.wg.Add(1)
 	defer s.wg.Done()
 

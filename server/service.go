@@ -8,6 +8,7 @@ import (
 	"hash/maphash"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sync/singleflight"
@@ -106,9 +107,10 @@ type Service struct {
 	lastSeq lastSeqCache
 	loads   singleflight.Group // profile loads: one per user id at a time
 
-	ctx    context.Context // ends at Close
-	cancel context.CancelFunc
-	wg     sync.WaitGroup // in-flight sends and per-connection workers
+	closing atomic.Bool     // Shutdown has begun: no new work
+	ctx     context.Context // ends at Shutdown
+	cancel  context.CancelFunc
+	wg      sync.WaitGroup // in-flight sends and per-connection workers
 }
 
 // New builds a Service and subscribes it to its node's broker channel.
@@ -140,6 +142,7 @@ func (s *Service) Config() Config { return s.cfg }
 // closes every connection with a going-away code, and drops this node from the
 // registry. It does not close the backends: their owner does.
 func (s *Service) Shutdown(ctx context.Context) error {
+	s.closing.Store(true)
 	s.hub.closeAll(CloseGoingAway, "server shutting down")
 	done := make(chan struct{})
 	go func() { s.wg.Wait(); close(done) }()

@@ -1,0 +1,176 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/chatterm/chat/server/node"
+)
+
+var errHelp = errors.New("help requested")
+
+// Main is the chatserver program, testable in-process: ParseFlags, Run, Close.
+type Main struct {
+	Config node.Config
+	stderr io.Writer
+	node   *node.Node
+
+	logLevel  string
+	logFormat string
+}
+
+// NewMain returns a Main with the defaults.
+func NewMain(stderr io.Writer) *Main { return &Main{stderr: stderr} }
+
+// envFlag is a flag with a CHATSERVER_* environment equivalent; the flag wins.
+type envFlag struct {
+	name, env, usage string
+	set              func(string) error
+	def              string
+}
+
+// ParseFlags reads flags, then CHATSERVER_* variables for flags not given.
+func (m *Main) ParseFlags(args []string, getenv func(string) string) error {
+	c := &m.Config
+	fs := flag.NewFlagSet("chatserver", flag.ContinueOnError)
+	fs.SetOutput(m.stderr)
+	str := func(p *string) func(string) error { return func(v string) error { *p = v; return nil } }
+	integer := func(p *int) func(string) error {
+		return func(v string) error {
+			n, err := strconv.Atoi(v)
+			if err != nil {
+				return fmt.Errorf("not an integer: %q", v)
+			}
+			*p = n
+			return nil
+		}
+	}
+	boolean := func(p *bool) func(string) error {
+		return func(v string) error {
+			b, err := strconv.ParseBool(v)
+			if err != nil {
+				return fmt.Errorf("not true or false: %q", v)
+			}
+			*p = b
+			return nil
+		}
+	}
+	list := func(p *[]string) func(string) error {
+		return func(v string) error {
+			*p = nil
+			for _, s := range strings.Split(v, ",") {
+				if s = strings.TrimSpace(s); s != "" {
+					*p = append(*p, s)
+				}
+			}
+			return nil
+		}
+	}
+	p := &c.Production
+	flags := []envFlag{
+		{"addr", "CHATSERVER_ADDR", "listen address", str(&c.Addr), "127.0.0.1:8080"},
+		{"data-dir", "CHATSERVER_DATA_DIR", "directory of the embedded backend's data", str(&c.DataDir), "data"},
+		{"public-url", "CHATSERVER_PUBLIC_URL", "URL clients use to reach this server (for media links); default http://<addr>", str(&c.PublicURL), ""},
+		{"registration", "CHATSERVER_REGISTRATION", "who may register: open, invite or closed (the first account is always allowed and becomes admin)", str(&c.Registration), "invite"},
+		{"node-id", "CHATSERVER_NODE_ID", "this node's id in the connection registry (default random)", str(&c.NodeID), ""},
+		{"max-message-bytes", "CHATSERVER_MAX_MESSAGE_BYTES", "largest message content in bytes", integer(&c.MaxMessageBytes), "16384"},
+		{"send-rate", "CHATSERVER_SEND_RATE", "messages per user per second (-1: unlimited)", integer(&c.SendRate), "50"},
+		{"no-sync", "CHATSERVER_NO_SYNC", "embedded: do not fsync every commit (faster; a power loss may lose acknowledged messages)", boolean(&c.NoSync), "false"},
+		{"log-level", "CHATSERVER_LOG_LEVEL", "debug, info, warn or error", str(&m.logLevel), "info"},
+		{"log-format", "CHATSERVER_LOG_FORMAT", "text or json", str(&m.logFormat), "text"},
+		{"dynamodb-endpoint", "CHATSERVER_DYNAMODB_ENDPOINT", "DynamoDB endpoint URL (default: AWS for the region)", str(&p.DynamoEndpoint), ""},
+		{"dynamodb-region", "CHATSERVER_DYNAMODB_REGION", "AWS region of DynamoDB; setting it selects DynamoDB", str(&p.DynamoRegion), ""},
+		{"table-prefix", "CHATSERVER_TABLE_PREFIX", "prefix of every DynamoDB table name", str(&p.TablePrefix), "chat_"},
+		{"create-tables", "CHATSERVER_CREATE_TABLES", "create missing DynamoDB tables on start", boolean(&p.CreateTables), "false"},
+		{"redis-addrs", "CHATSERVER_REDIS_ADDRS", "Redis address, or comma-separated Redis Cluster addresses; setting it selects Redis", list(&p.RedisAddrs), ""},
+		{"redis-password", "CHATSERVER_REDIS_PASSWORD", "Redis password (prefer the environment variable)", str(&p.RedisPassword), ""},
+		{"redis-tls", "CHATSERVER_REDIS_TLS", "connect to Redis over TLS", boolean(&p.RedisTLS), "false"},
+		{"redis-prefix", "CHATSERVER_REDIS_PREFIX", "prefix of every Redis key", str(&p.RedisPrefix), "chat:"},
+		{"s3-bucket", "CHATSERVER_S3_BUCKET", "S3 bucket for media and cold messages; setting it selects S3", str(&p.S3Bucket), ""},
+		{"s3-endpoint", "CHATSERVER_S3_ENDPOINT", "S3 endpoint URL (default: AWS)", str(&p.S3Endpoint), ""},
+		{"s3-region", "CHATSERVER_S3_REGION", "AWS region of the bucket", str(&p.S3Region), ""},
+		{"s3-path-style", "CHATSERVER_S3_PATH_STYLE", "path-style S3 addressing (S3-compatible servers)", boolean(&p.S3PathStyle), "false"},
+	}
+	for _, f := range flags {
+		if err := f.set(f.def); err != nil {
+			return err
+		}
+		fs.Func(f.name, fmt.Sprintf("%s (env %s, default %q)", f.usage, f.env, f.def), f.set)
+	}
+	fs.Usage = func() {
+		fmt.Fprintf(m.stderr, "Usage: chatserver [flags]\n\nServes the chat API on --addr. With no flags: the embedded backend under ./data.\n\nFlags:\n")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return errHelp
+		}
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected argument %q; see chatserver --help", fs.Arg(0))
+	}
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	for _, f := range flags {
+		if v := getenv(f.env); v != "" && !given[f.name] {
+			if err := f.set(v); err != nil {
+				return fmt.Errorf("%s: %w", f.env, err)
+			}
+		}
+	}
+	switch c.Registration {
+	case "open", "invite", "closed":
+	default:
+		return fmt.Errorf("--registration must be open, invite or closed, not %q", c.Registration)
+	}
+	return nil
+}
+
+func (m *Main) logger() (*slog.Logger, error) {
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(m.logLevel)); err != nil {
+		return nil, fmt.Errorf("--log-level: %w", err)
+	}
+	opts := &slog.HandlerOptions{Level: level}
+	switch m.logFormat {
+	case "text", "":
+		return slog.New(slog.NewTextHandler(m.stderr, opts)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(m.stderr, opts)), nil
+	}
+	return nil, fmt.Errorf("--log-format must be text or json, not %q", m.logFormat)
+}
+
+// Run starts the server and returns once it is listening.
+func (m *Main) Run(ctx context.Context) error {
+	log, err := m.logger()
+	if err != nil {
+		return err
+	}
+	m.Config.Logger = log
+	m.Config.ShutdownTimeout = 10 * time.Second
+	m.node, err = node.Start(ctx, m.Config)
+	return err
+}
+
+// Addr is the listening address (useful with --addr 127.0.0.1:0).
+func (m *Main) Addr() string { return m.node.Addr() }
+
+// Done yields an error if serving stops by itself.
+func (m *Main) Done() <-chan error { return m.node.Done() }
+
+// Close shuts the server down gracefully.
+func (m *Main) Close() error {
+	if m.node == nil {
+		return nil
+	}
+	return m.node.Close()
+}

@@ -1,0 +1,205 @@
+// Package node assembles a chatserver process: it picks the backends (embedded or
+// production) from a Config, builds the Service and the HTTP handler, and serves.
+// cmd/chatserver is a thin shell over it, and tests start nodes in-process.
+package node
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/chatterm/chat/server"
+	"github.com/chatterm/chat/server/files"
+	"github.com/chatterm/chat/server/httpd"
+	"github.com/chatterm/chat/server/inmem"
+	"github.com/chatterm/chat/server/sqlite"
+)
+
+// Config is everything a node needs. cmd/chatserver fills it from flags and
+// CHATSERVER_* variables; the defaults are the embedded, one-node backend.
+type Config struct {
+	Addr         string // listen address; default 127.0.0.1:8080 (":0" style picks a free port)
+	DataDir      string // embedded data (SQLite file, blobs); default ./data
+	PublicURL    string // how clients reach this node, for presigned blob URLs; default http://<listen addr>
+	Registration string // open, invite (default) or closed
+	NodeID       string // default: random
+
+	MaxMessageBytes int           // default 16 KiB
+	SendRate        int           // sends per user per second; default 50; -1 disables
+	PasswordCost    int           // bcrypt cost; default 10 (tests use 4)
+	NoSync          bool          // SQLite synchronous=NORMAL: faster, loses the last commits on power loss
+	ShutdownTimeout time.Duration // default 10 s
+
+	Production Production
+
+	Logger *slog.Logger // default: discard
+}
+
+// Production selects the many-node backends; a zero value means embedded.
+type Production struct {
+	DynamoEndpoint string   // empty: AWS default for the region
+	DynamoRegion   string   // required with DynamoDB
+	TablePrefix    string   // prefix of every table name
+	CreateTables   bool     // create missing tables on start
+	RedisAddrs     []string // one address, or several for a Redis Cluster
+	RedisPassword  string
+	RedisTLS       bool
+	RedisPrefix    string // prefix of every Redis key
+	S3Bucket       string
+	S3Endpoint     string
+	S3Region       string
+	S3PathStyle    bool
+}
+
+// Enabled reports whether any production backend is configured.
+func (p Production) Enabled() bool {
+	return p.DynamoRegion != "" || p.DynamoEndpoint != "" || len(p.RedisAddrs) > 0 || p.S3Bucket != ""
+}
+
+// Node is a running chatserver.
+type Node struct {
+	cfg     Config
+	ln      net.Listener
+	srv     *http.Server
+	svc     *server.Service
+	closers []io.Closer
+	done    chan error
+}
+
+// Start opens the backends, listens and serves in the background.
+func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
+	if cfg.Addr == "" {
+		cfg.Addr = "127.0.0.1:8080"
+	}
+	if cfg.DataDir == "" {
+		cfg.DataDir = "data"
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.ShutdownTimeout == 0 {
+		cfg.ShutdownTimeout = 10 * time.Second
+	}
+	n := &Node{cfg: cfg, done: make(chan error, 1)}
+	defer func() {
+		if err != nil {
+			n.closeBackends()
+			if n.ln != nil {
+				n.ln.Close()
+			}
+		}
+	}()
+	n.ln, err = net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return nil, fmt.Errorf("listen on %s: %w", cfg.Addr, err)
+	}
+	if n.cfg.PublicURL == "" {
+		n.cfg.PublicURL = "http://" + n.ln.Addr().String()
+	}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+
+	var b server.Backends
+	if cfg.Production.Enabled() {
+		b, err = n.openProduction(ctx, reg)
+	} else {
+		b, err = n.openEmbedded()
+	}
+	if err != nil {
+		return nil, err
+	}
+	n.svc, err = server.New(server.Config{
+		Backends: b, NodeID: cfg.NodeID, Logger: cfg.Logger, Registration: cfg.Registration,
+		MaxMessageBytes: cfg.MaxMessageBytes, SendRate: cfg.SendRate, PasswordCost: cfg.PasswordCost,
+		Metrics: server.NewMetrics(reg),
+	})
+	if err != nil {
+		return nil, err
+	}
+	handler := httpd.New(n.svc, cfg.Logger, promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	var root http.Handler = handler
+	if fs, ok := b.Blobs.(*files.Store); ok {
+		mux := http.NewServeMux()
+		mux.Handle("/v1/blobs/", http.StripPrefix("/v1/blobs/", fs.Handler()))
+		mux.Handle("/", handler)
+		root = mux
+	}
+	n.srv = &http.Server{Handler: root, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelWarn)}
+	go func() { n.done <- n.srv.Serve(n.ln) }()
+	cfg.Logger.Info("chatserver listening", "addr", n.ln.Addr().String(), "node", n.svc.NodeID(),
+		"backend", map[bool]string{true: "production", false: "embedded"}[cfg.Production.Enabled()], "data_dir", cfg.DataDir)
+	return n, nil
+}
+
+func (n *Node) openEmbedded() (server.Backends, error) {
+	if err := os.MkdirAll(n.cfg.DataDir, 0o750); err != nil {
+		return server.Backends{}, fmt.Errorf("data directory: %w", err)
+	}
+	store, err := sqlite.Open(filepath.Join(n.cfg.DataDir, "chat.db"), sqlite.Options{NoSync: n.cfg.NoSync})
+	if err != nil {
+		return server.Backends{}, err
+	}
+	n.closers = append(n.closers, store)
+	blobs, err := files.Open(filepath.Join(n.cfg.DataDir, "blobs"), files.Options{BaseURL: n.cfg.PublicURL + "/v1/blobs/"})
+	if err != nil {
+		return server.Backends{}, err
+	}
+	n.closers = append(n.closers, blobs)
+	return server.Backends{
+		Store: store, Sequencer: inmem.NewSequencer(), Rate: inmem.NewRateLimiter(time.Now),
+		Inbox: inmem.NewInboxIndex(1000), Profiles: inmem.NewProfileCache(time.Hour, 10*time.Minute, time.Now),
+		Registry: inmem.NewRegistry(), Broker: inmem.NewBroker(), Blobs: blobs,
+	}, nil
+}
+
+// Addr is the address the node listens on.
+func (n *Node) Addr() string { return n.ln.Addr().String() }
+
+// URL is the node's base URL, e.g. http://127.0.0.1:8080.
+func (n *Node) URL() string { return "http://" + n.ln.Addr().String() }
+
+// Service is the node's chat service.
+func (n *Node) Service() *server.Service { return n.svc }
+
+// Done yields the serve error when the listener fails.
+func (n *Node) Done() <-chan error { return n.done }
+
+// Close shuts down gracefully: stops accepting, lets in-flight sends finish,
+// closes sockets with a going-away code, then closes the backends.
+func (n *Node) Close() error {
+	ctx, cancel := context.WithTimeout(context.Background(), n.cfg.ShutdownTimeout)
+	defer cancel()
+	// Stop new requests first; hijacked WebSockets are not waited on by Shutdown,
+	// so the Service closes them itself.
+	var errs []error
+	shutdownHTTP := make(chan error, 1)
+	go func() { shutdownHTTP <- n.srv.Shutdown(ctx) }()
+	if err := n.svc.Shutdown(ctx); err != nil {
+		errs = append(errs, err)
+	}
+	if err := <-shutdownHTTP; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		errs = append(errs, fmt.Errorf("http shutdown: %w", err))
+	}
+	errs = append(errs, n.closeBackends())
+	return errors.Join(errs...)
+}
+
+func (n *Node) closeBackends() error {
+	var errs []error
+	for i := len(n.closers) - 1; i >= 0; i-- {
+		errs = append(errs, n.closers[i].Close())
+	}
+	n.closers = nil
+	return errors.Join(errs...)
+}
