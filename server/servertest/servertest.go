@@ -1,0 +1,93 @@
+// Package servertest starts an in-process chatserver for tests: embedded backend
+// in a temporary directory, on a free loopback port, open registration.
+//
+// With CHATSERVER_TEST_BACKEND=production the same servers run on the production
+// backends (DynamoDB, Redis, S3) against the test services named by the
+// CHAT_TEST_* variables, with a unique table and key prefix per server, so every
+// end-to-end test runs unchanged on both.
+package servertest
+
+import (
+	"context"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/chatterm/chat/server/node"
+)
+
+// Server is a running in-process chatserver.
+type Server struct {
+	URL  string // http://127.0.0.1:PORT
+	Node *node.Node
+	cfg  node.Config
+}
+
+// Option adjusts the node configuration before start.
+type Option func(*node.Config)
+
+// WithConfig lets a test change any node setting.
+func WithConfig(f func(*node.Config)) Option { return Option(f) }
+
+// Start starts a server and stops it when the test ends.
+func Start(tb testing.TB, opts ...Option) *Server {
+	tb.Helper()
+	cfg := node.Config{
+		Addr:         "127.0.0.1:0",
+		DataDir:      filepath.Join(tb.TempDir(), "data"),
+		Registration: "open",
+		PasswordCost: 4, // bcrypt's minimum: tests register many users
+		SendRate:     -1,
+		NoSync:       true, // durability across a process restart does not need fsync
+		Logger:       testLogger(tb),
+	}
+	if os.Getenv("CHATSERVER_TEST_BACKEND") == "production" {
+		cfg.Production = productionConfig(tb)
+	}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	s := &Server{cfg: cfg}
+	s.start(tb)
+	tb.Cleanup(func() { s.Close() })
+	return s
+}
+
+func (s *Server) start(tb testing.TB) {
+	tb.Helper()
+	n, err := node.Start(context.Background(), s.cfg)
+	if err != nil {
+		tb.Fatalf("start server: %v", err)
+	}
+	s.Node = n
+	s.URL = n.URL()
+	// A restart comes back on the same port, so clients reconnect to the same URL.
+	s.cfg.Addr = n.Addr()
+}
+
+// Close stops the server (idempotent).
+func (s *Server) Close() {
+	if s.Node != nil {
+		s.Node.Close()
+		s.Node = nil
+	}
+}
+
+// Restart stops the server and starts it again on the same data and port: what a
+// process restart does.
+func (s *Server) Restart(tb testing.TB) {
+	tb.Helper()
+	s.Close()
+	s.start(tb)
+}
+
+// Config is the node configuration the server runs with.
+func (s *Server) Config() node.Config { return s.cfg }
+
+func testLogger(tb testing.TB) *slog.Logger {
+	if os.Getenv("CHATSERVER_TEST_LOG") != "" {
+		return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	return slog.New(slog.DiscardHandler)
+}
