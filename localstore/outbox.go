@@ -133,12 +133,11 @@ func (s *Store) NoteAttempt(ctx context.Context, messageID string) error {
 }
 
 // CompleteSend applies the server's "sent" answer: in one transaction the outbox
-// entry goes and the stored message takes its place in the cache. When the entry
-// is already gone (the answer came twice) it returns the cached message, or
-// ErrNotFound if the message was never queued here.
-func (s *Store) CompleteSend(ctx context.Context, sent wire.SendResponse) (wire.Message, error) {
-	var m wire.Message
-	err := s.tx(ctx, func(tx *sql.Tx) error {
+// entry goes and the stored message takes its place in the cache; first is true.
+// When the entry is already gone (the answer came twice) it returns the cached
+// message with first false, or ErrNotFound if the message was never queued here.
+func (s *Store) CompleteSend(ctx context.Context, sent wire.SendResponse) (m wire.Message, first bool, err error) {
+	err = s.tx(ctx, func(tx *sql.Tx) error {
 		e, err := outboxEntry(ctx, tx, sent.MessageID)
 		if errors.Is(err, ErrNotFound) {
 			m, err = scanOne(tx.QueryContext(ctx, `SELECT `+messageColumns+` FROM messages WHERE conversation_id = ? AND seq_no = ?`,
@@ -159,13 +158,14 @@ func (s *Store) CompleteSend(ctx context.Context, sent wire.SendResponse) (wire.
 		if _, err := tx.ExecContext(ctx, `DELETE FROM outbox WHERE message_id = ?`, sent.MessageID); err != nil {
 			return err
 		}
+		first = true
 		_, err = s.putMessages(ctx, tx, []wire.Message{m})
 		return err
 	})
 	if err != nil {
-		return wire.Message{}, fmt.Errorf("complete send %s: %w", sent.MessageID, err)
+		return wire.Message{}, false, fmt.Errorf("complete send %s: %w", sent.MessageID, err)
 	}
-	return m, nil
+	return m, first, nil
 }
 
 func scanOne(rows *sql.Rows, err error) (wire.Message, error) {

@@ -433,9 +433,9 @@ func TestOutbox(t *testing.T) {
 		if err := s.NoteAttempt(ctx, "id-1"); err != nil {
 			t.Fatal(err)
 		}
-		m, err := s.CompleteSend(ctx, wire.SendResponse{ConversationID: dm, SeqNo: 4, MessageID: "id-1", Timestamp: t0})
-		if err != nil {
-			t.Fatal(err)
+		m, first, err := s.CompleteSend(ctx, wire.SendResponse{ConversationID: dm, SeqNo: 4, MessageID: "id-1", Timestamp: t0})
+		if err != nil || !first {
+			t.Fatalf("first answer: first=%v err=%v", first, err)
 		}
 		if m.SenderID != "me" || m.Content != "first" || m.SeqNo != 4 {
 			t.Fatalf("stored %+v", m)
@@ -447,9 +447,9 @@ func TestOutbox(t *testing.T) {
 			t.Fatalf("outbox still holds %+v", rest)
 		}
 		// The answer arriving twice returns the same message.
-		again, err := s.CompleteSend(ctx, wire.SendResponse{ConversationID: dm, SeqNo: 4, MessageID: "id-1", Timestamp: t0})
-		if err != nil || again.Content != "first" {
-			t.Fatalf("second answer: %+v %v", again, err)
+		again, first, err := s.CompleteSend(ctx, wire.SendResponse{ConversationID: dm, SeqNo: 4, MessageID: "id-1", Timestamp: t0})
+		if err != nil || first || again.Content != "first" {
+			t.Fatalf("second answer: %+v first=%v %v", again, first, err)
 		}
 		if e, _ := s.InboxEntry(ctx, dm); e.LastSeq != 4 || e.Unread != 0 {
 			t.Fatalf("inbox after own send %+v", e)
@@ -502,7 +502,7 @@ func TestOutbox(t *testing.T) {
 	})
 	t.Run("ErrNotFound", func(t *testing.T) {
 		s := newStore(t)
-		if _, err := s.CompleteSend(ctx, wire.SendResponse{ConversationID: dm, SeqNo: 1, MessageID: "never"}); !errors.Is(err, ErrNotFound) {
+		if _, _, err := s.CompleteSend(ctx, wire.SendResponse{ConversationID: dm, SeqNo: 1, MessageID: "never"}); !errors.Is(err, ErrNotFound) {
 			t.Fatalf("complete: %v", err)
 		}
 		if err := s.FailSend(ctx, "never", wire.Errorf(wire.CodeInvalid, "x")); !errors.Is(err, ErrNotFound) {

@@ -1,0 +1,42 @@
+package client
+
+import (
+	"context"
+
+	"github.com/chatterm/chat/wire"
+)
+
+// Login exchanges a password for a token at server (empty: cfg's server) and
+// stores the login in cfg's home, making the server the default.
+func Login(ctx context.Context, cfg Config, server, user, password string) (Account, error) {
+	return authenticate(ctx, cfg, server, func(api *API) (wire.AuthResponse, error) {
+		return api.Login(ctx, wire.LoginRequest{UserID: user, Password: password})
+	})
+}
+
+// Register creates an account at server (empty: cfg's server) and stores the
+// login like Login.
+func Register(ctx context.Context, cfg Config, server string, req wire.RegisterRequest) (Account, error) {
+	return authenticate(ctx, cfg, server, func(api *API) (wire.AuthResponse, error) {
+		return api.Register(ctx, req)
+	})
+}
+
+func authenticate(ctx context.Context, cfg Config, server string, call func(*API) (wire.AuthResponse, error)) (Account, error) {
+	if server != "" {
+		cfg.Server = server
+	}
+	server, err := cfg.ResolveServer()
+	if err != nil {
+		return Account{}, err
+	}
+	resp, err := call(NewAPI(server, "", cfg.HTTPClient))
+	if err != nil {
+		return Account{}, err
+	}
+	acct := Account{Server: server, UserID: resp.UserID, Token: resp.Token, ExpiresAt: resp.ExpiresAt}
+	if err := cfg.SaveAccount(acct); err != nil {
+		return Account{}, err
+	}
+	return acct, nil
+}

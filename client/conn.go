@@ -1,0 +1,149 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+
+	"github.com/chatterm/chat/wire"
+	"github.com/coder/websocket"
+)
+
+// CloseTokenRevoked is the close code by which the server says the token is no
+// longer valid: do not reconnect until logged in again (docs/protocol.md).
+const CloseTokenRevoked = 4001
+
+// Conn is one WebSocket connection speaking wire frames. Reads and writes may
+// run concurrently (one reader, any writers); every call takes a context.
+type Conn struct {
+	ws     *websocket.Conn
+	userID string
+}
+
+// Dial opens the WebSocket at <server>/v1/ws with the token and waits for the
+// server's hello. A refused token is a *wire.Error with CodeUnauthorized.
+func Dial(ctx context.Context, server, token string, hc *http.Client) (*Conn, error) {
+	u := strings.TrimRight(server, "/") + "/v1/ws"
+	switch {
+	case strings.HasPrefix(u, "https://"):
+		u = "wss://" + strings.TrimPrefix(u, "https://")
+	case strings.HasPrefix(u, "http://"):
+		u = "ws://" + strings.TrimPrefix(u, "http://")
+	}
+	if hc == nil {
+		hc = defaultHTTPClient
+	}
+	ws, resp, err := websocket.Dial(ctx, u, &websocket.DialOptions{
+		HTTPClient:      hc,
+		HTTPHeader:      http.Header{"Authorization": {"Bearer " + token}},
+		CompressionMode: websocket.CompressionDisabled,
+	})
+	if err != nil {
+		if resp != nil && resp.StatusCode >= 300 {
+			// The server answers a refused upgrade with its usual error body.
+			data, _ := io.ReadAll(io.LimitReader(resp.Body, 1024))
+			resp.Body.Close()
+			return nil, decodeError(resp, data)
+		}
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("connect: %w", ctx.Err())
+		}
+		return nil, &NetError{Server: server, Err: err}
+	}
+	ws.SetReadLimit(wire.MaxFrameBytes)
+	c := &Conn{ws: ws}
+	f, err := c.Read(ctx)
+	if err != nil {
+		ws.CloseNow()
+		return nil, fmt.Errorf("connect: waiting for hello: %w", err)
+	}
+	if f.Type != wire.TypeHello {
+		ws.Close(websocket.StatusProtocolError, "expected hello")
+		return nil, fmt.Errorf("connect: the server's first frame is %q, not hello", f.Type)
+	}
+	c.userID = f.UserID
+	return c, nil
+}
+
+// UserID is who the server says we are (from hello).
+func (c *Conn) UserID() string { return c.userID }
+
+// Read returns the next frame. A frame that does not decode is an error with
+// CodeInvalid after which the caller may keep reading; a connection that ended
+// is a *CloseError.
+func (c *Conn) Read(ctx context.Context) (wire.Frame, error) {
+	typ, data, err := c.ws.Read(ctx)
+	if err != nil {
+		return wire.Frame{}, closeError(ctx, err)
+	}
+	if typ != websocket.MessageText {
+		return wire.Frame{}, wire.Errorf(wire.CodeInvalid, "the server sent a binary frame")
+	}
+	f, err := wire.DecodeFrame(data)
+	if err != nil {
+		return wire.Frame{}, err
+	}
+	return f, nil
+}
+
+// Write sends one frame.
+func (c *Conn) Write(ctx context.Context, f wire.Frame) error {
+	data, err := wire.EncodeFrame(f)
+	if err != nil {
+		return err
+	}
+	if err := c.ws.Write(ctx, websocket.MessageText, data); err != nil {
+		return closeError(ctx, err)
+	}
+	return nil
+}
+
+// Close ends the connection normally.
+func (c *Conn) Close() error { return c.ws.Close(websocket.StatusNormalClosure, "") }
+
+// CloseNow drops the connection without the closing handshake.
+func (c *Conn) CloseNow() error { return c.ws.CloseNow() }
+
+// CloseError reports a connection that ended; Code is the WebSocket close code
+// (-1 when the connection simply broke).
+type CloseError struct {
+	Code   int
+	Reason string
+	Err    error
+}
+
+func (e *CloseError) Error() string {
+	if e.Code < 0 {
+		return fmt.Sprintf("connection lost: %v", e.Err)
+	}
+	if e.Reason != "" {
+		return fmt.Sprintf("connection closed by the server (%d: %s)", e.Code, e.Reason)
+	}
+	return fmt.Sprintf("connection closed by the server (%d)", e.Code)
+}
+
+func (e *CloseError) Unwrap() error { return e.Err }
+
+func closeError(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	var ce websocket.CloseError
+	if errors.As(err, &ce) {
+		return &CloseError{Code: int(ce.Code), Reason: ce.Reason, Err: err}
+	}
+	return &CloseError{Code: -1, Err: err}
+}
+
+// TokenRevoked reports whether err says the server refused the token, on dial
+// or by closing with CloseTokenRevoked.
+func TokenRevoked(err error) bool {
+	var ce *CloseError
+	if errors.As(err, &ce) && ce.Code == CloseTokenRevoked {
+		return true
+	}
+	return wire.ErrorCode(err) == wire.CodeUnauthorized
+}

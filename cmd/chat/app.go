@@ -1,0 +1,368 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/charmbracelet/x/term"
+	"github.com/chatterm/chat/client"
+	"github.com/chatterm/chat/wire"
+)
+
+// Exit codes, documented in chat --help and docs/cli.md.
+const (
+	exitOK          = 0 // done (for send: stored)
+	exitFailure     = 1 // anything else
+	exitUsage       = 2 // bad flags or arguments
+	exitAuth        = 3 // not logged in, or the token was refused
+	exitUnknown     = 4 // unknown user or conversation
+	exitRateLimited = 5 // rate limited or overloaded: the retry hint is on stderr
+)
+
+const mainUsage = `chat: a terminal chat client.
+
+Usage:
+  chat [--server URL] [--home DIR]            open the full-screen chat
+  chat COMMAND [flags] [arguments]
+
+Commands:
+  register USER         create an account and log in
+  login USER            log in
+  logout                log out and forget the stored token
+  whoami                print who you are logged in as
+  send                  send a message (from arguments, or standard input)
+  history               print a conversation's messages
+  ls                    list conversations with unread counts
+  tail                  follow new messages until interrupted
+  group                 create a group, add or remove members, show one
+  invite                make an invite code (admins)
+
+Run "chat COMMAND --help" for a command's flags and examples.
+
+Configuration, first match wins:
+  --server URL    CHAT_SERVER    the server; default: the server of the last login
+  --home DIR      CHAT_HOME      logins and caches; default: $XDG_CONFIG_HOME/chat
+                  CHAT_TOKEN     a token to use instead of the stored login
+chat never prompts when standard input is not a terminal: pipe passwords with
+--password-stdin.
+
+Exit codes:
+  0  done; for send: every message was stored by the server
+  1  anything else (network, server error, --wait timed out)
+  2  usage: bad flags or arguments
+  3  not logged in, or the server refused the token: run chat login USER
+  4  unknown user or conversation (or not a member of it)
+  5  rate limited or overloaded: the retry hint is on stderr
+
+Examples:
+  chat --server https://chat.example.com login alice
+  echo "build passed" | chat send --to bob
+  chat send --group g:ab12 --lines < notes.txt
+  chat tail --json | jq .content
+`
+
+// app is one run of the program; its streams and environment are injected so
+// tests can run it in-process.
+type app struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+	getenv         func(string) string
+
+	cmd    string // for messages: "send", "group add"
+	server string // --server
+	home   string // --home
+}
+
+type command struct {
+	name    string
+	summary string
+	run     func(a *app, ctx context.Context, args []string) error
+}
+
+var commands []command
+
+func init() {
+	// Assigned in init: the commands refer to the table through runGroup.
+	commands = []command{
+		{"register", "create an account and log in", (*app).runRegister},
+		{"login", "log in", (*app).runLogin},
+		{"logout", "log out", (*app).runLogout},
+		{"whoami", "print the logged-in user", (*app).runWhoami},
+		{"send", "send messages", (*app).runSend},
+		{"history", "print a conversation", (*app).runHistory},
+		{"ls", "list conversations", (*app).runLs},
+		{"tail", "follow new messages", (*app).runTail},
+		{"group", "manage groups", (*app).runGroup},
+		{"invite", "make an invite code", (*app).runInvite},
+	}
+}
+
+func (a *app) main(ctx context.Context, args []string) int {
+	fs := flag.NewFlagSet("chat", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.StringVar(&a.server, "server", "", "server URL")
+	fs.StringVar(&a.home, "home", "", "home directory")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprint(a.stdout, mainUsage)
+			return exitOK
+		}
+		return a.fail(usagef("%v", err))
+	}
+	args = fs.Args()
+	if len(args) == 0 {
+		a.cmd = ""
+		if err := runTUI(ctx, a.config()); err != nil {
+			return a.fail(err)
+		}
+		return exitOK
+	}
+	if args[0] == "help" {
+		if len(args) > 1 {
+			args = []string{args[1], "--help"}
+		} else {
+			fmt.Fprint(a.stdout, mainUsage)
+			return exitOK
+		}
+	}
+	for _, c := range commands {
+		if c.name == args[0] {
+			a.cmd = c.name
+			err := c.run(a, ctx, args[1:])
+			if errors.Is(err, flag.ErrHelp) {
+				return exitOK
+			}
+			if err != nil {
+				return a.fail(err)
+			}
+			return exitOK
+		}
+	}
+	return a.fail(usagef("unknown command %q; run chat --help for the list", args[0]))
+}
+
+// config applies flags over the environment.
+func (a *app) config() client.Config {
+	cfg := client.ConfigFromEnv(a.getenv)
+	if a.server != "" {
+		cfg.Server = a.server
+	}
+	if a.home != "" {
+		cfg.Home = a.home
+	}
+	return cfg
+}
+
+// usageError is a mistake in the command line: exit 2.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+func usagef(format string, args ...any) error {
+	return &usageError{msg: fmt.Sprintf(format, args...)}
+}
+
+// unknownTarget marks a refusal that, for the command at hand, means "no such
+// conversation for you" (the server answers forbidden to a non-member): exit 4.
+type unknownTarget struct{ err error }
+
+func (e *unknownTarget) Error() string { return e.err.Error() }
+func (e *unknownTarget) Unwrap() error { return e.err }
+
+// asTarget turns a forbidden answer into unknownTarget, for commands that name
+// a conversation.
+func asTarget(err error) error {
+	if wire.ErrorCode(err) == wire.CodeForbidden {
+		return &unknownTarget{err}
+	}
+	return err
+}
+
+func exitCode(err error) int {
+	var ue *usageError
+	var ut *unknownTarget
+	switch {
+	case err == nil:
+		return exitOK
+	case errors.As(err, &ue):
+		return exitUsage
+	case errors.Is(err, client.ErrNotLoggedIn):
+		return exitAuth
+	case errors.As(err, &ut):
+		return exitUnknown
+	}
+	var we *wire.Error
+	if errors.As(err, &we) {
+		switch we.Code {
+		case wire.CodeUnauthorized:
+			return exitAuth
+		case wire.CodeNotFound:
+			return exitUnknown
+		case wire.CodeRateLimited, wire.CodeOverloaded:
+			return exitRateLimited
+		}
+	}
+	return exitFailure
+}
+
+// fail prints err as one line that says what to do, and returns its exit code.
+func (a *app) fail(err error) int {
+	prefix := "chat"
+	if a.cmd != "" {
+		prefix += " " + a.cmd
+	}
+	fmt.Fprintf(a.stderr, "%s: %s\n", prefix, oneLine(a.describe(err)))
+	return exitCode(err)
+}
+
+func (a *app) describe(err error) string {
+	var ue *usageError
+	if errors.As(err, &ue) {
+		help := "chat --help"
+		if a.cmd != "" {
+			help = "chat " + a.cmd + " --help"
+		}
+		return ue.msg + " (see " + help + ")"
+	}
+	if errors.Is(err, context.Canceled) {
+		return "interrupted"
+	}
+	var we *wire.Error
+	if errors.As(err, &we) {
+		switch we.Code {
+		case wire.CodeUnauthorized:
+			return "the server refused the login (" + we.Message + "): run chat login USER, or check CHAT_TOKEN"
+		case wire.CodeRateLimited, wire.CodeOverloaded:
+			after := we.RetryAfter()
+			if after <= 0 {
+				after = time.Second
+			}
+			return fmt.Sprintf("%s (%s): retry after %s", we.Message, we.Code, after.Round(time.Millisecond))
+		case wire.CodeInternal, wire.CodeUnavailable:
+			return fmt.Sprintf("the server failed (%s: %s): try again later", we.Code, we.Message)
+		}
+		return we.Message
+	}
+	if client.IsNetError(err) {
+		return err.Error() + ": check --server or CHAT_SERVER, and that the server is running"
+	}
+	return err.Error()
+}
+
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(s), " ")
+}
+
+// flags makes a subcommand's flag set, with --server and --home accepted there
+// too, and a --help that prints usage (the command's text, then its flags).
+func (a *app) flags(name, usage string) *flag.FlagSet {
+	fs := flag.NewFlagSet("chat "+name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.StringVar(&a.server, "server", a.server, "server `URL` (CHAT_SERVER)")
+	fs.StringVar(&a.home, "home", a.home, "home `DIR` for logins and caches (CHAT_HOME)")
+	fs.Usage = func() {
+		fmt.Fprint(a.stdout, strings.TrimLeft(usage, "\n"))
+		fmt.Fprintln(a.stdout, "\nFlags:")
+		fs.SetOutput(a.stdout)
+		fs.PrintDefaults()
+		fs.SetOutput(io.Discard)
+	}
+	return fs
+}
+
+// parse parses flags and positional arguments in any order ("group create NAME
+// --members a,b"); "--" ends the flags. A bad flag is a usage error; --help
+// prints the usage and returns flag.ErrHelp.
+func parse(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				fs.Usage()
+				return nil, flag.ErrHelp
+			}
+			return nil, usagef("%v", err)
+		}
+		rest := fs.Args()
+		consumed := len(args) - len(rest)
+		if consumed > 0 && args[consumed-1] == "--" {
+			return append(pos, rest...), nil
+		}
+		if len(rest) == 0 {
+			return pos, nil
+		}
+		pos = append(pos, rest[0])
+		args = rest[1:]
+	}
+}
+
+// stdinTerminal returns standard input's descriptor when it is a terminal.
+func (a *app) stdinTerminal() (uintptr, bool) {
+	f, ok := a.stdin.(*os.File)
+	if !ok {
+		return 0, false
+	}
+	return f.Fd(), term.IsTerminal(f.Fd())
+}
+
+// login loads the stored login and returns an API client for it.
+func (a *app) login() (*client.API, client.Account, error) {
+	acct, err := a.config().LoadAccount()
+	if errors.Is(err, client.ErrNoServer) {
+		return nil, client.Account{}, fmt.Errorf("%w: no server given and none logged in to: run chat --server URL login USER", client.ErrNotLoggedIn)
+	}
+	if err != nil {
+		return nil, client.Account{}, err
+	}
+	return client.NewAPI(acct.Server, acct.Token, nil), acct, nil
+}
+
+// self returns the logged-in user id, asking the server when only a token is
+// known (CHAT_TOKEN).
+func self(ctx context.Context, api *client.API, acct client.Account) (string, error) {
+	if acct.UserID != "" {
+		return acct.UserID, nil
+	}
+	p, err := api.Me(ctx)
+	if err != nil {
+		return "", err
+	}
+	return p.UserID, nil
+}
+
+// target resolves --to USER / --group ID to a conversation id. A direct
+// conversation's id is derived locally, so no request is spent on it: the
+// server creates it with the first message.
+func target(ctx context.Context, api *client.API, acct client.Account, to, group string, required bool) (string, error) {
+	switch {
+	case to != "" && group != "":
+		return "", usagef("give --to USER or --group ID, not both")
+	case to != "":
+		to = strings.ToLower(strings.TrimPrefix(to, "@"))
+		if err := wire.ValidateUserID(to); err != nil {
+			return "", usagef("--to: %s", wire.ErrorMessage(err))
+		}
+		me, err := self(ctx, api, acct)
+		if err != nil {
+			return "", err
+		}
+		if to == me {
+			return "", usagef("--to %s is yourself", to)
+		}
+		return wire.DirectConversationID(me, to), nil
+	case group != "":
+		if err := wire.ValidateConversationID(group); err != nil {
+			return "", usagef("--group: %s", wire.ErrorMessage(err))
+		}
+		return group, nil
+	case required:
+		return "", usagef("give --to USER or --group ID")
+	}
+	return "", nil
+}

@@ -1,0 +1,264 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/charmbracelet/x/term"
+	"github.com/chatterm/chat/client"
+	"github.com/chatterm/chat/wire"
+)
+
+const registerUsage = `
+Usage: chat register USER [--invite CODE] [--name "DISPLAY NAME"] [--password-stdin]
+
+Creates an account on the server and logs in. The first account on a new server
+becomes its admin. On a server that needs invites, pass the code an admin made
+with chat invite. The password is asked on the terminal (not echoed), or read
+from the first line of standard input with --password-stdin.
+
+Examples:
+  chat --server https://chat.example.com register alice
+  printf '%s\n' "$PW" | chat register bob --invite 7QX2... --password-stdin
+`
+
+const loginUsage = `
+Usage: chat login USER [--password-stdin]
+
+Logs in and stores the token (mode 0600) in the home directory; the server
+becomes the default for later commands.
+
+Examples:
+  chat --server https://chat.example.com login alice
+  printf '%s\n' "$PW" | chat login alice --password-stdin
+`
+
+func (a *app) runRegister(ctx context.Context, args []string) error {
+	fs := a.flags("register", registerUsage)
+	invite := fs.String("invite", "", "invite `CODE` from an admin")
+	name := fs.String("name", "", "display `name`")
+	fromStdin := fs.Bool("password-stdin", false, "read the password from the first line of standard input")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	user, err := userArg(pos)
+	if err != nil {
+		return err
+	}
+	cfg := a.config()
+	server, err := cfg.ResolveServer()
+	if err != nil {
+		return usagef("%v", err)
+	}
+	pw, err := a.password(*fromStdin, true)
+	if err != nil {
+		return err
+	}
+	resp, err := client.NewAPI(server, "", nil).Register(ctx, wire.RegisterRequest{
+		UserID: user, Password: pw, DisplayName: *name, InviteCode: *invite})
+	if err != nil {
+		return err
+	}
+	return a.saveLogin(cfg, server, resp, "Registered and logged in")
+}
+
+func (a *app) runLogin(ctx context.Context, args []string) error {
+	fs := a.flags("login", loginUsage)
+	fromStdin := fs.Bool("password-stdin", false, "read the password from the first line of standard input")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	user, err := userArg(pos)
+	if err != nil {
+		return err
+	}
+	cfg := a.config()
+	server, err := cfg.ResolveServer()
+	if err != nil {
+		return usagef("%v", err)
+	}
+	pw, err := a.password(*fromStdin, false)
+	if err != nil {
+		return err
+	}
+	resp, err := client.NewAPI(server, "", nil).Login(ctx, wire.LoginRequest{UserID: user, Password: pw})
+	if wire.ErrorCode(err) == wire.CodeUnauthorized {
+		// Here unauthorized means the password, not the token.
+		return &wire.Error{Code: wire.CodeUnauthorized, Message: "wrong user or password for " + user}
+	}
+	if err != nil {
+		return err
+	}
+	return a.saveLogin(cfg, server, resp, "Logged in")
+}
+
+func (a *app) saveLogin(cfg client.Config, server string, resp wire.AuthResponse, what string) error {
+	if err := cfg.SaveAccount(client.Account{Server: server, UserID: resp.UserID, Token: resp.Token, ExpiresAt: resp.ExpiresAt}); err != nil {
+		return err
+	}
+	admin := ""
+	if resp.Admin {
+		admin = " (admin)"
+	}
+	fmt.Fprintf(a.stdout, "%s as %s%s on %s\n", what, resp.UserID, admin, server)
+	return nil
+}
+
+func userArg(pos []string) (string, error) {
+	if len(pos) != 1 {
+		return "", usagef("give exactly one USER")
+	}
+	user := strings.ToLower(pos[0])
+	if err := wire.ValidateUserID(user); err != nil {
+		return "", usagef("%s", wire.ErrorMessage(err))
+	}
+	return user, nil
+}
+
+// password reads the password from standard input's first line, or asks on the
+// terminal without echo; it never prompts when standard input is not a terminal.
+func (a *app) password(fromStdin, confirm bool) (string, error) {
+	if fromStdin {
+		line, err := bufio.NewReader(a.stdin).ReadString('\n')
+		line = strings.TrimRight(line, "\r\n")
+		if line == "" {
+			if err != nil {
+				return "", usagef("--password-stdin: standard input is empty")
+			}
+			return "", usagef("--password-stdin: the first line is empty")
+		}
+		return line, nil
+	}
+	fd, ok := a.stdinTerminal()
+	if !ok {
+		return "", usagef("standard input is not a terminal: pipe the password and pass --password-stdin")
+	}
+	fmt.Fprint(a.stderr, "Password: ")
+	pw, err := term.ReadPassword(fd)
+	fmt.Fprintln(a.stderr)
+	if err != nil {
+		return "", fmt.Errorf("read password: %w", err)
+	}
+	if len(pw) == 0 {
+		return "", usagef("the password is empty")
+	}
+	if confirm {
+		fmt.Fprint(a.stderr, "Again: ")
+		again, err := term.ReadPassword(fd)
+		fmt.Fprintln(a.stderr)
+		if err != nil {
+			return "", fmt.Errorf("read password: %w", err)
+		}
+		if string(again) != string(pw) {
+			return "", usagef("the passwords differ")
+		}
+	}
+	return string(pw), nil
+}
+
+const logoutUsage = `
+Usage: chat logout
+
+Revokes the stored token on the server and forgets it. The cache stays (log in
+again to reuse it).
+
+Example:
+  chat logout
+`
+
+func (a *app) runLogout(ctx context.Context, args []string) error {
+	fs := a.flags("logout", logoutUsage)
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return usagef("logout takes no arguments")
+	}
+	cfg := a.config()
+	api, acct, err := a.login()
+	if err != nil {
+		return err
+	}
+	// A token the server no longer knows is as good as revoked; anything else
+	// (the server unreachable) keeps the login so the user can retry.
+	if err := api.Logout(ctx); err != nil && wire.ErrorCode(err) != wire.CodeUnauthorized {
+		return fmt.Errorf("revoke the token: %w", err)
+	}
+	if err := cfg.RemoveAccount(acct.Server); err != nil {
+		return err
+	}
+	fmt.Fprintf(a.stdout, "Logged out of %s\n", acct.Server)
+	return nil
+}
+
+const whoamiUsage = `
+Usage: chat whoami [--json]
+
+Prints the logged-in user id (exit 3 when not logged in or the token is
+refused), or with --json the profile and server.
+
+Examples:
+  chat whoami
+  chat whoami --json | jq -r .server
+`
+
+func (a *app) runWhoami(ctx context.Context, args []string) error {
+	fs := a.flags("whoami", whoamiUsage)
+	asJSON := fs.Bool("json", false, "print the profile as JSON")
+	if _, err := parse(fs, args); err != nil {
+		return err
+	}
+	api, acct, err := a.login()
+	if err != nil {
+		return err
+	}
+	p, err := api.Me(ctx)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		return json.NewEncoder(a.stdout).Encode(struct {
+			wire.Profile
+			Server string `json:"server"`
+		}{p, acct.Server})
+	}
+	fmt.Fprintln(a.stdout, p.UserID)
+	return nil
+}
+
+const inviteUsage = `
+Usage: chat invite [--json]
+
+Makes a single-use invite code, valid for 7 days (admins only). Give it to the
+new user for chat register USER --invite CODE.
+
+Example:
+  chat invite
+`
+
+func (a *app) runInvite(ctx context.Context, args []string) error {
+	fs := a.flags("invite", inviteUsage)
+	asJSON := fs.Bool("json", false, "print code and expiry as JSON")
+	if _, err := parse(fs, args); err != nil {
+		return err
+	}
+	api, _, err := a.login()
+	if err != nil {
+		return err
+	}
+	inv, err := api.CreateInvite(ctx)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		return json.NewEncoder(a.stdout).Encode(inv)
+	}
+	fmt.Fprintln(a.stdout, inv.Code)
+	return nil
+}

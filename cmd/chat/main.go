@@ -1,0 +1,25 @@
+// Command chat is the terminal chat client: with no arguments the full-screen
+// TUI, with a command (send, history, ls, tail, ...) a scripting tool. See
+// docs/cli.md and chat --help.
+package main
+
+import (
+	"context"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// run is the whole program minus the process: tests call it in-process.
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	a := &app{stdin: stdin, stdout: stdout, stderr: stderr, getenv: os.Getenv}
+	return a.main(ctx, args)
+}

@@ -1,0 +1,248 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/chatterm/chat/client"
+	"github.com/chatterm/chat/localstore"
+	"github.com/chatterm/chat/wire"
+)
+
+const historyUsage = `
+Usage: chat history (--with USER | --group ID) [--before SEQ] [--limit N] [--json]
+
+Prints up to --limit messages before --before (default: the newest), oldest
+first. When older messages exist, the next page's --before is on stderr. With
+--json, one message object per line.
+
+Examples:
+  chat history --with bob
+  chat history --group g:7f3k2 --limit 100 --before 301
+  chat history --with bob --json | jq -r .content
+`
+
+func (a *app) runHistory(ctx context.Context, args []string) error {
+	fs := a.flags("history", historyUsage)
+	with := fs.String("with", "", "the direct conversation with `USER`")
+	group := fs.String("group", "", "conversation `ID`")
+	before := fs.Int64("before", 0, "only messages with seq_no below `SEQ`")
+	limit := fs.Int("limit", wire.DefaultPageSize, fmt.Sprintf("at most `N` messages (1-%d)", wire.MaxPageSize))
+	asJSON := fs.Bool("json", false, "one JSON message per line")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return usagef("unexpected argument %q", pos[0])
+	}
+	if *limit < 1 || *limit > wire.MaxPageSize {
+		return usagef("--limit must be between 1 and %d", wire.MaxPageSize)
+	}
+	if *before < 0 {
+		return usagef("--before must not be negative")
+	}
+	api, acct, err := a.login()
+	if err != nil {
+		return err
+	}
+	conv, err := target(ctx, api, acct, *with, *group, true)
+	if err != nil {
+		return err
+	}
+	resp, err := api.History(ctx, conv, *before, *limit)
+	if err != nil {
+		return asTarget(err)
+	}
+	msgs := resp.Messages
+	slices.Reverse(msgs) // the server pages newest first; a log reads oldest first
+	enc := json.NewEncoder(a.stdout)
+	for _, m := range msgs {
+		if *asJSON {
+			if err := enc.Encode(m); err != nil {
+				return err
+			}
+			continue
+		}
+		printMessage(a.stdout, m, false)
+	}
+	if resp.NextBeforeSeq > 0 && !*asJSON {
+		fmt.Fprintf(a.stderr, "(older messages: add --before %d)\n", resp.NextBeforeSeq)
+	}
+	return nil
+}
+
+// printMessage writes one message as a human-readable line.
+func printMessage(w io.Writer, m wire.Message, withConversation bool) {
+	conv := ""
+	if withConversation {
+		conv = m.ConversationID + " "
+	}
+	ts := m.Timestamp.Local().Format("2006-01-02 15:04:05")
+	fmt.Fprintf(w, "%s %s#%d %s: %s\n", ts, conv, m.SeqNo, m.SenderID, strings.ReplaceAll(m.Content, "\n", "\n    "))
+}
+
+const lsUsage = `
+Usage: chat ls [--json] [--limit N]
+
+Lists your conversations, most recent activity first, with unread counts. With
+--json, one inbox entry per line.
+
+Examples:
+  chat ls
+  chat ls --json | jq -r 'select(.unread > 0) | .conversation_id'
+`
+
+func (a *app) runLs(ctx context.Context, args []string) error {
+	fs := a.flags("ls", lsUsage)
+	asJSON := fs.Bool("json", false, "one JSON inbox entry per line")
+	limit := fs.Int("limit", 50, "at most `N` conversations (1-500)")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return usagef("unexpected argument %q", pos[0])
+	}
+	if *limit < 1 || *limit > 500 {
+		return usagef("--limit must be between 1 and 500")
+	}
+	api, _, err := a.login()
+	if err != nil {
+		return err
+	}
+	resp, err := api.Inbox(ctx, *limit)
+	if err != nil {
+		return err
+	}
+	enc := json.NewEncoder(a.stdout)
+	for _, e := range resp.Conversations {
+		if *asJSON {
+			if err := enc.Encode(e); err != nil {
+				return err
+			}
+			continue
+		}
+		name := e.Name
+		if e.Type == wire.Direct {
+			name = "@" + e.Peer
+		}
+		unread := ""
+		if e.Unread > 0 {
+			unread = fmt.Sprintf("(%d)", e.Unread)
+		}
+		when := ""
+		if !e.LastMessageAt.IsZero() {
+			when = e.LastMessageAt.Local().Format("01-02 15:04")
+		}
+		preview := e.LastMessageBody
+		if e.LastMessageSender != "" {
+			preview = e.LastMessageSender + ": " + preview
+		}
+		fmt.Fprintf(a.stdout, "%-6s %-20s %-11s %s  %s\n", unread, truncate(name, 20), when, e.ConversationID, truncate(oneLine(preview), 60))
+	}
+	return nil
+}
+
+func truncate(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
+}
+
+const tailUsage = `
+Usage: chat tail [--with USER | --group ID] [--json]
+
+Follows new messages until interrupted (Ctrl-C), printing each as it arrives,
+and acks their delivery (the senders see them as delivered). Messages that
+were waiting for you come first. --with or --group limits it to one
+conversation (others are left undelivered for your other devices). With
+--json, one message object per line. Reconnects by itself when the connection
+drops; reconnection notes go to stderr.
+
+Examples:
+  chat tail
+  chat tail --with bob --json | jq -r .content
+`
+
+func (a *app) runTail(ctx context.Context, args []string) error {
+	fs := a.flags("tail", tailUsage)
+	with := fs.String("with", "", "only the direct conversation with `USER`")
+	group := fs.String("group", "", "only conversation `ID`")
+	asJSON := fs.Bool("json", false, "one JSON message per line")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return usagef("unexpected argument %q", pos[0])
+	}
+	api, acct, err := a.login()
+	if err != nil {
+		return err
+	}
+	conv, err := target(ctx, api, acct, *with, *group, false)
+	if err != nil {
+		return err
+	}
+	me, err := self(ctx, api, acct)
+	if err != nil {
+		return err
+	}
+	// A private in-memory cache: tail is a device of its own, and what it has
+	// printed is what it dedupes against.
+	store, err := localstore.Open(ctx, ":memory:", localstore.Options{UserID: me})
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	cfg := client.SessionConfig{API: api, Store: store}
+	if conv != "" {
+		cfg.Filter = func(id string) bool { return id == conv }
+	}
+	sess := client.NewSession(cfg)
+	done := make(chan error, 1)
+	go func() { done <- sess.Run(ctx) }()
+	enc := json.NewEncoder(a.stdout)
+	lastNote := ""
+	for {
+		select {
+		case err := <-done:
+			if errors.Is(err, context.Canceled) && ctx.Err() != nil {
+				return nil // interrupted: the normal end of tail
+			}
+			return err
+		case ev := <-sess.Events():
+			switch ev := ev.(type) {
+			case client.MessageEvent:
+				if *asJSON {
+					if err := enc.Encode(ev.Message); err != nil {
+						return err
+					}
+				} else {
+					printMessage(a.stdout, ev.Message, conv == "")
+				}
+			case client.StateEvent:
+				note := ""
+				if ev.State.Status == client.Reconnecting {
+					note = fmt.Sprintf("connection lost (%s); reconnecting in %s",
+						ev.State.Err, time.Until(ev.State.RetryAt).Round(100*time.Millisecond))
+				} else if ev.State.Status == client.Connected && lastNote != "" {
+					note = "reconnected"
+				}
+				if note != "" {
+					fmt.Fprintln(a.stderr, "chat tail: "+note)
+					lastNote = note
+				}
+			}
+		}
+	}
+}

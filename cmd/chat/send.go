@@ -1,0 +1,183 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/chatterm/chat/client"
+	"github.com/chatterm/chat/wire"
+)
+
+const sendUsage = `
+Usage: chat send (--to USER | --group ID) [flags] [TEXT...]
+
+Sends a message and prints its seq_no once the server has stored it (exit 0
+means stored). The text is the arguments joined by spaces; with no arguments,
+or the argument "-", it is standard input (one trailing newline dropped).
+--lines sends one message per input line, in order, as the lines arrive; empty
+lines are skipped.
+
+--message-id makes a retried script idempotent: the server stores a message id
+once and answers a repeat with the first answer. With --lines, line N gets
+ID-N. The default is a fresh id per message.
+
+--wait delivered|read waits, after the send, until every other member's
+boundary has passed the (last) message; --timeout bounds the wait (exit 1 when
+it runs out, with the seq_no already printed).
+
+Examples:
+  chat send --to bob "the build is green"
+  git log -1 --format=%s | chat send --group g:7f3k2
+  tail -f app.log | grep ERROR | chat send --to oncall --lines
+  chat send --to bob --message-id deploy-42 --json "deploying v42"
+  chat send --to bob --wait read --timeout 10m "please approve"
+`
+
+func (a *app) runSend(ctx context.Context, args []string) error {
+	fs := a.flags("send", sendUsage)
+	to := fs.String("to", "", "send to `USER` (a direct conversation)")
+	group := fs.String("group", "", "send to conversation `ID` (g:... or dm:...)")
+	lines := fs.Bool("lines", false, "one message per input line")
+	asJSON := fs.Bool("json", false, `print {"conversation_id","seq_no","message_id","timestamp"} per message`)
+	messageID := fs.String("message-id", "", "message `ID` for idempotent retries (with --lines: ID-N)")
+	wait := fs.String("wait", "", "wait until the message is `MODE`: delivered or read")
+	timeout := fs.Duration("timeout", time.Minute, "how long --wait waits, and each request at most")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if *wait != "" && *wait != "delivered" && *wait != "read" {
+		return usagef("--wait must be delivered or read, not %q", *wait)
+	}
+	if *timeout <= 0 {
+		return usagef("--timeout must be positive")
+	}
+	if *messageID != "" {
+		probe := *messageID
+		if *lines {
+			probe += "-1000000"
+		}
+		if err := wire.ValidateMessageID(probe); err != nil {
+			return usagef("--message-id: %s", wire.ErrorMessage(err))
+		}
+	}
+	fromStdin := len(pos) == 0 || len(pos) == 1 && pos[0] == "-"
+	if fromStdin {
+		if _, tty := a.stdinTerminal(); tty {
+			fmt.Fprintln(a.stderr, "(reading the message from the terminal; end it with Ctrl-D)")
+		}
+	}
+	api, acct, err := a.login()
+	if err != nil {
+		return err
+	}
+	rctx, cancel := context.WithTimeout(ctx, *timeout)
+	conv, err := target(rctx, api, acct, *to, *group, true)
+	cancel()
+	if err != nil {
+		return err
+	}
+
+	var last wire.SendResponse
+	send := func(n int, content string) error {
+		id := *messageID
+		switch {
+		case id == "":
+			id = wire.NewMessageID()
+		case *lines:
+			id += "-" + strconv.Itoa(n)
+		}
+		rctx, cancel := context.WithTimeout(ctx, *timeout)
+		defer cancel()
+		resp, err := sendRetry(rctx, api, conv, wire.SendRequest{MessageID: id, Content: content})
+		if err != nil {
+			return asTarget(err)
+		}
+		last = resp
+		if *asJSON {
+			return json.NewEncoder(a.stdout).Encode(resp)
+		}
+		_, err = fmt.Fprintln(a.stdout, resp.SeqNo)
+		return err
+	}
+
+	switch {
+	case *lines:
+		var r io.Reader = strings.NewReader(strings.Join(pos, " "))
+		if fromStdin {
+			r = a.stdin
+		}
+		br := bufio.NewReader(r)
+		sent := 0
+		for n := 1; ; n++ {
+			line, rerr := br.ReadString('\n')
+			if rerr != nil && !errors.Is(rerr, io.EOF) {
+				return fmt.Errorf("read standard input: %w", rerr)
+			}
+			line = strings.TrimRight(line, "\r\n")
+			if line != "" {
+				if err := send(n, line); err != nil {
+					return err
+				}
+				sent++
+			}
+			if rerr != nil {
+				break
+			}
+		}
+		if sent == 0 {
+			return usagef("nothing to send: the input has no non-empty line")
+		}
+	default:
+		content := strings.Join(pos, " ")
+		if fromStdin {
+			b, err := io.ReadAll(a.stdin)
+			if err != nil {
+				return fmt.Errorf("read standard input: %w", err)
+			}
+			content = strings.TrimSuffix(strings.TrimSuffix(string(b), "\n"), "\r")
+		}
+		if content == "" {
+			return usagef("nothing to send: the message is empty")
+		}
+		if err := send(1, content); err != nil {
+			return err
+		}
+	}
+
+	if *wait == "" {
+		return nil
+	}
+	wctx, cancel := context.WithTimeout(ctx, *timeout)
+	defer cancel()
+	err = client.WaitPassed(wctx, api, conv, last.SeqNo, *wait == "read")
+	if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
+		return fmt.Errorf("stored as seq_no %d but not %s within %s; wait longer with --timeout", last.SeqNo, *wait, *timeout)
+	}
+	return asTarget(err)
+}
+
+// sendRetry posts a message, retrying a few times when the server cannot be
+// reached: the message_id makes a repeat harmless.
+func sendRetry(ctx context.Context, api *client.API, conv string, req wire.SendRequest) (wire.SendResponse, error) {
+	delay := 100 * time.Millisecond
+	for attempt := 1; ; attempt++ {
+		resp, _, err := api.SendMessage(ctx, conv, req)
+		if err == nil || !client.IsNetError(err) || attempt == 3 {
+			return resp, err
+		}
+		select {
+		case <-time.After(delay):
+		case <-ctx.Done():
+			return resp, err
+		}
+		delay *= 3
+	}
+}
