@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# The project's test command (README, and .ci/run calls it): starts the real
+# services the integration tests need (redis-server, moto), then runs every test —
+# unit, conformance on every backend, end to end on the embedded and the
+# production backend, a short fuzz of the protocol decoders, the benchmark
+# scenarios at a small size, and the tmux drive of the real binaries.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+# Integration tests fail instead of skipping when their services are missing.
+export CI=${CI:-true}
+
+eval "$(scripts/services.sh start)"
+trap 'scripts/services.sh stop >/dev/null 2>&1 || true' EXIT
+
+echo "== go vet"
+go vet ./...
+
+echo "== go test (embedded backends, and Redis/DynamoDB/S3 suites against the services)"
+go test -count=1 -timeout 15m ./...
+
+echo "== end-to-end tests on the production backend (DynamoDB + Redis + S3)"
+CHATSERVER_TEST_BACKEND=production go test -count=1 -timeout 15m ./server/e2e/
+
+echo "== fuzz the protocol decoders"
+go test -run '^$' -fuzz '^FuzzDecodeFrame$' -fuzztime 15s ./wire/
+go test -run '^$' -fuzz '^FuzzDecodeRequests$' -fuzztime 10s ./wire/
+
+for extra in scripts/bench-smoke.sh scripts/tmux-e2e.sh; do
+	if [ -x "$extra" ]; then
+		echo "== $extra"
+		"$extra"
+	fi
+done
+echo "== all tests passed"
