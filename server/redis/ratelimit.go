@@ -1,0 +1,56 @@
+package redis
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/chatterm/chat/server"
+)
+
+var _ server.RateLimiter = (*RateLimiter)(nil)
+
+// RateLimiter is seed 003's rate:<user> INCR with a 1 s TTL, in one MULTI/EXEC
+// round trip: INCR, PEXPIRE 1000 NX (only the first event of a window starts
+// the clock, so a busy key still expires), PTTL for the retry hint.
+type RateLimiter struct{ c *Client }
+
+// RateLimiter returns the rate limiter.
+func (c *Client) RateLimiter() *RateLimiter { return &RateLimiter{c} }
+
+func (r *RateLimiter) Allow(ctx context.Context, key string, limit int) (bool, time.Duration, error) {
+	if key == "" {
+		return false, 0, errEmpty
+	}
+	if limit < 1 {
+		return false, 0, fmt.Errorf("redis rate limit %q: limit %d must be at least 1", key, limit)
+	}
+	k := r.c.key("rate", key)
+	var incr *goredis.IntCmd
+	var pttl *goredis.DurationCmd
+	err := r.c.do(ctx, "rate", func(ctx context.Context) error {
+		_, err := r.c.rdb.TxPipelined(ctx, func(p goredis.Pipeliner) error {
+			incr = p.Incr(ctx, k)
+			p.Do(ctx, "PEXPIRE", k, 1000, "NX")
+			pttl = p.PTTL(ctx, k)
+			return nil
+		})
+		return err
+	})
+	if err != nil {
+		return false, 0, err
+	}
+	if incr.Val() <= int64(limit) {
+		return true, 0, nil
+	}
+	retry := pttl.Val()
+	switch {
+	case retry <= 0: // expired between the commands, or no expiry (cannot happen with NX)
+		retry = time.Millisecond
+	case retry > time.Second:
+		retry = time.Second
+	}
+	return false, retry, nil
+}

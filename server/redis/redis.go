@@ -1,0 +1,202 @@
+// Package redis implements the fast roles of seed 003 on Redis (go-redis v9
+// UniversalClient: one address is a single server, several are a Cluster's seed
+// list), so that several chatserver nodes share them.
+//
+// Every key starts with Options.Prefix. Keys carry a hash tag on the id they
+// belong to ("{conv}", "{user}"), so a Cluster keeps each one's keys in one slot
+// and the multi-command writes on one key can be MULTI/EXEC or a script.
+//
+// Every call goes through a circuit breaker: when Redis is down, calls fail
+// within CallTimeout (150 ms by default) and, once the circuit is open, at
+// once, so the Service can take its fallbacks (rate limiting fails open, the
+// sequence comes from Store.NextSeq, the inbox from Store.Inbox).
+package redis
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	goredis "github.com/redis/go-redis/v9"
+	"github.com/sony/gobreaker/v2"
+)
+
+// Options configure a Client. Zero fields take the defaults in brackets.
+type Options struct {
+	// Addrs is host:port of a single Redis, or the seed list of a Cluster.
+	Addrs    []string
+	Username string
+	Password string
+	DB       int // single server only
+
+	// Prefix starts every key and channel, e.g. "chat:" [none].
+	Prefix string
+
+	// Timeouts kept short so a dead Redis costs little per call: it is a cache
+	// and a counter service, and every role has a fallback [100ms each].
+	DialTimeout  time.Duration
+	ReadTimeout  time.Duration
+	WriteTimeout time.Duration
+	// CallTimeout bounds a whole call, its one retry included [150ms].
+	CallTimeout time.Duration
+	PoolSize    int // connections per node [go-redis: 10 per CPU]
+
+	Breaker BreakerOptions
+	// Registerer receives the breaker state gauge (nil: not exported).
+	Registerer prometheus.Registerer
+
+	// InboxSize bounds each user's inbox sorted set [1000].
+	InboxSize int
+	// InboxTTL drops an inbox nobody read or filled for this long [24h].
+	InboxTTL time.Duration
+	// ProfileTTL and ProfileJitter: a cached profile lives TTL plus up to Jitter
+	// (seed 003) [1h, 6m].
+	ProfileTTL    time.Duration
+	ProfileJitter time.Duration
+
+	Logger *slog.Logger // [slog.Default()]: for dropped pub/sub messages
+}
+
+// Client is a connection to Redis shared by the roles. Build the roles with its
+// methods: Sequencer, RateLimiter, InboxIndex, ProfileCache, Registry, Broker.
+type Client struct {
+	rdb    goredis.UniversalClient
+	prefix string
+	cb     *gobreaker.TwoStepCircuitBreaker[struct{}]
+	o      Options
+	log    *slog.Logger
+}
+
+// ErrUnavailable wraps every error caused by Redis being unreachable or its
+// circuit being open, so callers can tell "take the fallback" from a bad request.
+var ErrUnavailable = errors.New("redis unavailable")
+
+// New returns a Client. It does not contact Redis: the server starts, and falls
+// back, while Redis is down; use Ping to check at startup.
+func New(o Options) (*Client, error) {
+	if len(o.Addrs) == 0 {
+		return nil, errors.New("redis: no address")
+	}
+	if o.DialTimeout <= 0 {
+		o.DialTimeout = 100 * time.Millisecond
+	}
+	if o.ReadTimeout <= 0 {
+		o.ReadTimeout = 100 * time.Millisecond
+	}
+	if o.WriteTimeout <= 0 {
+		o.WriteTimeout = 100 * time.Millisecond
+	}
+	if o.CallTimeout <= 0 {
+		o.CallTimeout = 150 * time.Millisecond
+	}
+	if o.InboxSize <= 0 {
+		o.InboxSize = 1000
+	}
+	if o.InboxTTL <= 0 {
+		o.InboxTTL = 24 * time.Hour
+	}
+	if o.ProfileTTL <= 0 {
+		o.ProfileTTL = time.Hour
+	}
+	if o.ProfileJitter <= 0 {
+		o.ProfileJitter = 6 * time.Minute
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	c := &Client{prefix: o.Prefix, o: o, log: o.Logger}
+	var err error
+	if c.cb, err = newBreaker("redis", o.Breaker, o.Registerer, isFailure, isExcluded); err != nil {
+		return nil, fmt.Errorf("redis: %w", err)
+	}
+	c.rdb = goredis.NewUniversalClient(&goredis.UniversalOptions{
+		Addrs:        o.Addrs,
+		Username:     o.Username,
+		Password:     o.Password,
+		DB:           o.DB,
+		DialTimeout:  o.DialTimeout,
+		ReadTimeout:  o.ReadTimeout,
+		WriteTimeout: o.WriteTimeout,
+		PoolSize:     o.PoolSize,
+		PoolTimeout:  o.ReadTimeout,
+		// One retry, soon: it replaces a pooled connection that died with a
+		// restarted Redis; more would only delay the fallback.
+		MaxRetries:            1,
+		MinRetryBackoff:       2 * time.Millisecond,
+		MaxRetryBackoff:       20 * time.Millisecond,
+		DialerRetries:         1,
+		DialerRetryTimeout:    5 * time.Millisecond,
+		ContextTimeoutEnabled: true,
+	})
+	return c, nil
+}
+
+// Close closes the connections.
+func (c *Client) Close() error { return c.rdb.Close() }
+
+// Ping checks that Redis answers.
+func (c *Client) Ping(ctx context.Context) error {
+	return c.do(ctx, "ping", func(ctx context.Context) error { return c.rdb.Ping(ctx).Err() })
+}
+
+// Universal is the underlying client, for tests and tools.
+func (c *Client) Universal() goredis.UniversalClient { return c.rdb }
+
+// key builds "<prefix><kind>:{<id>}".
+func (c *Client) key(kind, id string) string {
+	var b strings.Builder
+	b.Grow(len(c.prefix) + len(kind) + len(id) + 3)
+	b.WriteString(c.prefix)
+	b.WriteString(kind)
+	b.WriteString(":{")
+	b.WriteString(id)
+	b.WriteByte('}')
+	return b.String()
+}
+
+// do runs f through the circuit breaker.
+func (c *Client) do(ctx context.Context, op string, f func(context.Context) error) error {
+	done, err := c.cb.Allow()
+	if err != nil {
+		// Open, or half-open with its probes taken: fail at once.
+		return fmt.Errorf("redis %s: %w: %w", op, ErrUnavailable, err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, c.o.CallTimeout)
+	err = f(ctx)
+	cancel()
+	done(err)
+	if err == nil || errors.Is(err, goredis.Nil) {
+		return err
+	}
+	if isFailure(err) {
+		return fmt.Errorf("redis %s: %w: %w", op, ErrUnavailable, err)
+	}
+	return fmt.Errorf("redis %s: %w", op, err)
+}
+
+// BreakerState is the circuit breaker's state, for tests and health checks.
+func (c *Client) BreakerState() gobreaker.State { return c.cb.State() }
+
+// isFailure says whether err means Redis (not the request) is in trouble: network
+// errors, timeouts, and the replies of a server that cannot serve now.
+func isFailure(err error) bool {
+	if err == nil || errors.Is(err, goredis.Nil) || errors.Is(err, context.Canceled) {
+		return false
+	}
+	var rerr goredis.Error
+	if errors.As(err, &rerr) {
+		return goredis.IsLoadingError(err) || goredis.IsReadOnlyError(err) || goredis.IsClusterDownError(err) ||
+			goredis.IsTryAgainError(err) || goredis.IsMasterDownError(err) || goredis.IsOOMError(err) ||
+			goredis.IsMaxClientsError(err) || goredis.HasErrorPrefix(err, "BUSY")
+	}
+	// Anything else is the connection's: refused, reset, EOF, timeouts, pool
+	// exhausted.
+	return true
+}
+
+// isExcluded: the caller gave up; that says nothing about Redis.
+func isExcluded(err error) bool { return errors.Is(err, context.Canceled) }

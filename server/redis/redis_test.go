@@ -1,0 +1,82 @@
+package redis_test
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"os"
+	"testing"
+
+	"github.com/chatterm/chat/server"
+	"github.com/chatterm/chat/server/redis"
+	"github.com/chatterm/chat/server/roletest"
+)
+
+// addr is the Redis the tests use (scripts/services.sh starts one). Without it the
+// tests skip, except on CI, where a missing service is a failure.
+func addr(t testing.TB) string {
+	t.Helper()
+	a := os.Getenv("CHAT_TEST_REDIS_ADDR")
+	if a == "" {
+		if os.Getenv("CI") != "" {
+			t.Fatal("CHAT_TEST_REDIS_ADDR is not set (CI is): run scripts/services.sh")
+		}
+		t.Skip("CHAT_TEST_REDIS_ADDR is not set: run eval \"$(scripts/services.sh)\" to test against Redis")
+	}
+	return a
+}
+
+func prefix(t testing.TB) string {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	return "test:" + hex.EncodeToString(b[:]) + ":"
+}
+
+// client returns a Client on the test Redis with a key prefix of its own.
+func client(t testing.TB, o redis.Options) *redis.Client {
+	t.Helper()
+	if len(o.Addrs) == 0 {
+		o.Addrs = []string{addr(t)}
+	}
+	if o.Prefix == "" {
+		o.Prefix = prefix(t)
+	}
+	c, err := redis.New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		// Leave the shared Redis as found: drop this test's keys.
+		ctx := context.Background()
+		iter := c.Universal().Scan(ctx, 0, o.Prefix+"*", 1000).Iterator()
+		for iter.Next(ctx) {
+			c.Universal().Del(ctx, iter.Val())
+		}
+		c.Close()
+	})
+	return c
+}
+
+func TestSequencer(t *testing.T) {
+	roletest.Sequencer(t, func(t *testing.T) server.Sequencer { return client(t, redis.Options{}).Sequencer() })
+}
+
+func TestRateLimiter(t *testing.T) {
+	roletest.RateLimiter(t, func(t *testing.T) server.RateLimiter { return client(t, redis.Options{}).RateLimiter() })
+}
+
+func TestInboxIndex(t *testing.T) {
+	roletest.InboxIndex(t, func(t *testing.T) server.InboxIndex { return client(t, redis.Options{}).InboxIndex() })
+}
+
+func TestProfileCache(t *testing.T) {
+	roletest.ProfileCache(t, func(t *testing.T) server.ProfileCache { return client(t, redis.Options{}).ProfileCache() })
+}
+
+func TestRegistry(t *testing.T) {
+	roletest.Registry(t, func(t *testing.T) server.Registry { return client(t, redis.Options{}).Registry() })
+}
+
+func TestBroker(t *testing.T) {
+	roletest.Broker(t, func(t *testing.T) server.Broker { return client(t, redis.Options{}).Broker() })
+}

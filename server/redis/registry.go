@@ -1,0 +1,132 @@
+package redis
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/chatterm/chat/server"
+)
+
+var _ server.Registry = (*Registry)(nil)
+
+// Registry is seed 003's connection registry: the hash reg:{user} maps each
+// connection id to its node, and the set node:{node} holds "<user>\x00<conn>" of
+// every connection on that node, so DropNode reads one set instead of scanning.
+// Entries have no TTL: a node that dies is cleaned up with DropNode.
+type Registry struct{ c *Client }
+
+// Registry returns the connection registry.
+func (c *Client) Registry() *Registry { return &Registry{c} }
+
+func member(p server.Presence) string { return p.UserID + "\x00" + p.ConnID }
+
+func checkPresence(p server.Presence) error {
+	if p.UserID == "" || p.ConnID == "" || p.NodeID == "" {
+		return fmt.Errorf("redis registry: presence %+v: %w", p, errEmpty)
+	}
+	return nil
+}
+
+// Add is HSET and SADD, pipelined (two keys, possibly two Cluster slots).
+func (r *Registry) Add(ctx context.Context, p server.Presence) error {
+	if err := checkPresence(p); err != nil {
+		return err
+	}
+	return r.c.do(ctx, "registry add", func(ctx context.Context) error {
+		_, err := r.c.rdb.Pipelined(ctx, func(pl goredis.Pipeliner) error {
+			pl.HSet(ctx, r.c.key("reg", p.UserID), p.ConnID, p.NodeID)
+			pl.SAdd(ctx, r.c.key("node", p.NodeID), member(p))
+			return nil
+		})
+		return err
+	})
+}
+
+func (r *Registry) Remove(ctx context.Context, p server.Presence) error {
+	if err := checkPresence(p); err != nil {
+		return err
+	}
+	return r.c.do(ctx, "registry remove", func(ctx context.Context) error {
+		_, err := r.c.rdb.Pipelined(ctx, func(pl goredis.Pipeliner) error {
+			pl.HDel(ctx, r.c.key("reg", p.UserID), p.ConnID)
+			pl.SRem(ctx, r.c.key("node", p.NodeID), member(p))
+			return nil
+		})
+		return err
+	})
+}
+
+// Nodes is one HVALS per user, pipelined.
+func (r *Registry) Nodes(ctx context.Context, userIDs []string) (map[string][]string, error) {
+	out := make(map[string][]string, len(userIDs))
+	if len(userIDs) == 0 {
+		return out, nil
+	}
+	cmds := make([]*goredis.StringSliceCmd, len(userIDs))
+	err := r.c.do(ctx, "registry nodes", func(ctx context.Context) error {
+		_, err := r.c.rdb.Pipelined(ctx, func(pl goredis.Pipeliner) error {
+			for i, u := range userIDs {
+				cmds[i] = pl.HVals(ctx, r.c.key("reg", u))
+			}
+			return nil
+		})
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	for i, u := range userIDs {
+		vals := cmds[i].Val()
+		if len(vals) == 0 {
+			continue
+		}
+		slices.Sort(vals)
+		out[u] = slices.Clip(slices.Compact(vals))
+	}
+	return out, nil
+}
+
+// dropIf deletes a connection only if it is still on the dropped node.
+var dropIf = goredis.NewScript(`
+if redis.call('HGET', KEYS[1], ARGV[1]) == ARGV[2] then redis.call('HDEL', KEYS[1], ARGV[1]) end
+return 0`)
+
+// DropNode reads the node's reverse set and removes its connections in one
+// pipeline, then the set. A connection added on the node meanwhile survives in
+// the set, and is cleaned up by the next DropNode.
+func (r *Registry) DropNode(ctx context.Context, nodeID string) error {
+	if nodeID == "" {
+		return errEmpty
+	}
+	setKey := r.c.key("node", nodeID)
+	return r.c.do(ctx, "registry drop node", func(ctx context.Context) error {
+		members, err := r.c.rdb.SMembers(ctx, setKey).Result()
+		if err != nil || len(members) == 0 {
+			return err
+		}
+		_, err = r.c.rdb.Pipelined(ctx, func(pl goredis.Pipeliner) error {
+			for _, m := range members {
+				user, conn, ok := strings.Cut(m, "\x00")
+				if !ok {
+					continue
+				}
+				dropIf.Eval(ctx, pl, []string{r.c.key("reg", user)}, conn, nodeID)
+			}
+			pl.SRem(ctx, setKey, stringsToAny(members)...)
+			return nil
+		})
+		return err
+	})
+}
+
+func stringsToAny(ss []string) []any {
+	out := make([]any, len(ss))
+	for i, s := range ss {
+		out[i] = s
+	}
+	return out
+}

@@ -1,0 +1,49 @@
+package redis
+
+import (
+	"context"
+	"errors"
+
+	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/chatterm/chat/server"
+)
+
+var _ server.Sequencer = (*Sequencer)(nil)
+
+// Sequencer is INCR on seq:{conv} (seed 001). Counters have no TTL: one integer
+// per conversation. If Redis loses them, the store's conditional write reports
+// ErrSeqTaken and the Service calls Reseed with the stored last_seq.
+type Sequencer struct{ c *Client }
+
+// Sequencer returns the sequence counters.
+func (c *Client) Sequencer() *Sequencer { return &Sequencer{c} }
+
+var errEmpty = errors.New("redis: empty id")
+
+// reseed sets the counter only if that raises it, atomically.
+var reseed = goredis.NewScript(`
+local cur = tonumber(redis.call('GET', KEYS[1]) or '0')
+if cur < tonumber(ARGV[1]) then redis.call('SET', KEYS[1], ARGV[1]) end
+return 0`)
+
+func (s *Sequencer) Next(ctx context.Context, convID string) (int64, error) {
+	if convID == "" {
+		return 0, errEmpty
+	}
+	var n int64
+	err := s.c.do(ctx, "seq next", func(ctx context.Context) (err error) {
+		n, err = s.c.rdb.Incr(ctx, s.c.key("seq", convID)).Result()
+		return err
+	})
+	return n, err
+}
+
+func (s *Sequencer) Reseed(ctx context.Context, convID string, last int64) error {
+	if convID == "" {
+		return errEmpty
+	}
+	return s.c.do(ctx, "seq reseed", func(ctx context.Context) error {
+		return s.c.eval(ctx, reseed, s.c.key("seq", convID), last).Err()
+	})
+}
