@@ -1,0 +1,368 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/chatterm/chat/wire"
+)
+
+// hist is an HDR histogram of microseconds, sharded so that many readers record
+// without contending on one lock.
+type hist struct {
+	shards [16]struct {
+		mu sync.Mutex
+		h  *hdrhistogram.Histogram
+	}
+}
+
+func newHist() *hist {
+	h := &hist{}
+	for i := range h.shards {
+		h.shards[i].h = hdrhistogram.New(1, 120_000_000, 3) // 1 µs to 2 min, 3 digits
+	}
+	return h
+}
+
+func (h *hist) record(shard int, d time.Duration) {
+	s := &h.shards[shard%len(h.shards)]
+	us := max(d.Microseconds(), 1)
+	s.mu.Lock()
+	s.h.RecordValue(min(us, 120_000_000))
+	s.mu.Unlock()
+}
+
+// Percentiles are in milliseconds.
+type Percentiles struct {
+	Count int64   `json:"count"`
+	P50   float64 `json:"p50_ms"`
+	P95   float64 `json:"p95_ms"`
+	P99   float64 `json:"p99_ms"`
+	P999  float64 `json:"p99_9_ms"`
+	Max   float64 `json:"max_ms"`
+}
+
+func (h *hist) percentiles() Percentiles {
+	all := hdrhistogram.New(1, 120_000_000, 3)
+	for i := range h.shards {
+		s := &h.shards[i]
+		s.mu.Lock()
+		all.Merge(s.h)
+		s.mu.Unlock()
+	}
+	ms := func(q float64) float64 { return float64(all.ValueAtQuantile(q)) / 1000 }
+	return Percentiles{Count: all.TotalCount(), P50: ms(50), P95: ms(95), P99: ms(99), P999: ms(99.9), Max: float64(all.Max()) / 1000}
+}
+
+// peer is one simulated user: a socket, the conversation it sends into, and its
+// view of what it received.
+type peer struct {
+	idx        int
+	user       string
+	token      string
+	conn       *wsConn
+	conv       string
+	sends      bool
+	recipients int64 // connections each of its messages reaches
+
+	slots   chan struct{} // the window of in-flight sends
+	lastSeq map[string]int64
+
+	ackMu   sync.Mutex
+	ackSeq  int64
+	ackConv string
+	unacked int64
+}
+
+// chatOpts shape one run of the message engine.
+type chatOpts struct {
+	window      int
+	size        int           // content bytes
+	duration    time.Duration // how long senders send
+	rate        float64       // total offered messages/s; 0: as fast as the window allows
+	ackInterval time.Duration // receivers ack cumulatively this often; 0: after every message; <0: never
+}
+
+// ChatResult is what a message run measured.
+type ChatResult struct {
+	Sent      int64       `json:"sent"`
+	Stored    int64       `json:"stored"`
+	Delivered int64       `json:"delivered"`
+	Acked     int64       `json:"acked"`
+	Expected  int64       `json:"expected_deliveries"`
+	Errors    int64       `json:"errors"`
+	Lost      int64       `json:"lost"`
+	Disorder  int64       `json:"duplicated_or_reordered"`
+	Elapsed   float64     `json:"elapsed_s"`
+	Rate      float64     `json:"messages_per_s"` // stored and delivered and (if acking) acked, per second
+	DelivRate float64     `json:"deliveries_per_s"`
+	Offered   float64     `json:"offered_per_s,omitempty"`
+	Latency   Percentiles `json:"send_to_delivered"`
+	StoreLat  Percentiles `json:"send_to_stored"`
+	FirstErr  string      `json:"first_error,omitempty"`
+}
+
+// engine drives peers: senders send into their conversation within their window
+// (or at a fixed rate), every peer reads, checks order and acks.
+type engine struct {
+	opts  chatOpts
+	peers []*peer
+
+	sent, stored, delivered, acked, expected, errs, disorder atomic.Int64
+	lastDelivery                                             atomic.Int64 // unix ns
+	firstErr                                                 atomic.Value
+	lat, storeLat                                            *hist
+	pad                                                      string
+	nonce                                                    string // makes message ids unique per run
+}
+
+func (e *engine) fail(err error) {
+	e.errs.Add(1)
+	e.firstErr.CompareAndSwap(nil, err.Error())
+}
+
+// run sends for opts.duration, then waits until everything sent is stored,
+// delivered and acked (or a drain timeout), and reports.
+func runChat(ctx context.Context, peers []*peer, opts chatOpts) ChatResult {
+	e := &engine{opts: opts, peers: peers, lat: newHist(), storeLat: newHist()}
+	e.pad = strings.Repeat("x", max(opts.size-20, 1))
+	e.nonce = strconv.FormatInt(time.Now().UnixNano(), 36)
+	senders := 0
+	for _, p := range peers {
+		p.slots = make(chan struct{}, opts.window)
+		p.lastSeq = map[string]int64{}
+		if p.sends {
+			senders++
+		}
+	}
+	rctx, cancelReaders := context.WithCancel(ctx)
+	var readers sync.WaitGroup
+	for _, p := range peers {
+		readers.Go(func() { e.readLoop(rctx, p) })
+	}
+	stopAcks := make(chan struct{})
+	acksDone := make(chan struct{})
+	go func() { defer close(acksDone); e.ackLoop(rctx, stopAcks) }()
+
+	start := time.Now()
+	stop := make(chan struct{})
+	var sendersWG sync.WaitGroup
+	for _, p := range peers {
+		if !p.sends {
+			continue
+		}
+		sendersWG.Go(func() { e.sendLoop(rctx, p, stop, start, senders) })
+	}
+	select {
+	case <-time.After(opts.duration):
+	case <-ctx.Done():
+	}
+	close(stop)
+	sendersWG.Wait()
+	sendEnd := time.Now()
+
+	// Drain: every send answered, every stored message delivered everywhere.
+	deadline := time.Now().Add(15 * time.Second)
+	for time.Now().Before(deadline) && ctx.Err() == nil {
+		if e.stored.Load()+e.errs.Load() >= e.sent.Load() && e.delivered.Load() >= e.expected.Load() {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	close(stopAcks)
+	<-acksDone
+	end := time.Unix(0, e.lastDelivery.Load())
+	if end.Before(start) {
+		end = sendEnd
+	}
+	cancelReaders()
+	closeAll(peersConns(peers))
+	readers.Wait()
+
+	r := ChatResult{Sent: e.sent.Load(), Stored: e.stored.Load(), Delivered: e.delivered.Load(), Acked: e.acked.Load(),
+		Expected: e.expected.Load(), Errors: e.errs.Load(), Disorder: e.disorder.Load(), Offered: opts.rate,
+		Latency: e.lat.percentiles(), StoreLat: e.storeLat.percentiles()}
+	r.Lost = max(r.Expected-r.Delivered, 0) + max(r.Sent-r.Stored-r.Errors, 0)
+	if v, ok := e.firstErr.Load().(string); ok {
+		r.FirstErr = v
+	}
+	r.Elapsed = end.Sub(start).Seconds()
+	if r.Elapsed > 0 {
+		done := r.Stored
+		if opts.ackInterval >= 0 {
+			done = min(done, r.Acked)
+		}
+		r.Rate = float64(min(done, r.Delivered)) / r.Elapsed
+		r.DelivRate = float64(r.Delivered) / r.Elapsed
+	}
+	return r
+}
+
+func peersConns(peers []*peer) []*wsConn {
+	out := make([]*wsConn, len(peers))
+	for i, p := range peers {
+		out[i] = p.conn
+	}
+	return out
+}
+
+// content carries the time the message was due, so the receiver measures send →
+// delivered without a lookup (one process, one clock).
+func (e *engine) content(due time.Time) string {
+	return fmt.Sprintf("%019d ", due.UnixNano()) + e.pad
+}
+
+func (e *engine) sendLoop(ctx context.Context, p *peer, stop <-chan struct{}, start time.Time, senders int) {
+	var interval time.Duration
+	next := start
+	if e.opts.rate > 0 {
+		interval = time.Duration(float64(senders) / e.opts.rate * float64(time.Second))
+		// Spread the senders' phases so the offered load is smooth, not bursts.
+		next = start.Add(time.Duration(int64(interval) * int64(p.idx%senders) / int64(senders)))
+	}
+	for n := 0; ; n++ {
+		if interval > 0 {
+			if d := time.Until(next); d > 0 {
+				select {
+				case <-time.After(d):
+				case <-stop:
+					return
+				}
+			}
+		}
+		select {
+		case p.slots <- struct{}{}:
+		case <-stop:
+			return
+		}
+		due := time.Now()
+		if interval > 0 {
+			// Open loop: latency counts from when the message was due, so a stalled
+			// server shows up as latency (no coordinated omission).
+			due = next
+			next = next.Add(interval)
+		}
+		f := wire.Frame{Type: wire.TypeSend, ID: strconv.FormatInt(time.Now().UnixNano(), 10), ConversationID: p.conv,
+			MessageID: e.nonce + "-" + strconv.Itoa(p.idx) + "-" + strconv.Itoa(n), Content: e.content(due)}
+		e.sent.Add(1)
+		if err := p.conn.write(ctx, f); err != nil {
+			e.fail(fmt.Errorf("send as %s: %w", p.user, err))
+			<-p.slots
+			return
+		}
+	}
+}
+
+func (e *engine) readLoop(ctx context.Context, p *peer) {
+	for {
+		f, err := p.conn.read(ctx)
+		if err != nil {
+			if ctx.Err() == nil {
+				e.fail(fmt.Errorf("read as %s: %w", p.user, err))
+			}
+			return
+		}
+		now := time.Now()
+		switch f.Type {
+		case wire.TypeSent:
+			e.stored.Add(1)
+			e.expected.Add(p.recipients)
+			if ns, err := strconv.ParseInt(f.ID, 10, 64); err == nil {
+				e.storeLat.record(p.idx, now.Sub(time.Unix(0, ns)))
+			}
+			<-p.slots
+		case wire.TypeSend:
+			// The echo baseline: the frame came back unchanged; it counts as stored
+			// and delivered at once.
+			e.stored.Add(1)
+			e.expected.Add(1)
+			e.delivered.Add(1)
+			e.lastDelivery.Store(now.UnixNano())
+			if ns, err := strconv.ParseInt(f.ID, 10, 64); err == nil {
+				e.lat.record(p.idx, now.Sub(time.Unix(0, ns)))
+			}
+			<-p.slots
+		case wire.TypeError:
+			e.fail(fmt.Errorf("server error to %s: %s: %s", p.user, f.Error.Code, f.Error.Message))
+			if f.ID != "" {
+				<-p.slots
+			}
+		case wire.TypeMessage:
+			m := f.Message
+			// Seq numbers of a conversation must arrive strictly increasing on a live
+			// connection: anything else is a duplicate or a reordering.
+			if m.SeqNo <= p.lastSeq[m.ConversationID] {
+				e.disorder.Add(1)
+				continue
+			}
+			p.lastSeq[m.ConversationID] = m.SeqNo
+			e.delivered.Add(1)
+			e.lastDelivery.Store(now.UnixNano())
+			if len(m.Content) >= 19 {
+				if ns, err := strconv.ParseInt(m.Content[:19], 10, 64); err == nil {
+					e.lat.record(p.idx, now.Sub(time.Unix(0, ns)))
+				}
+			}
+			switch {
+			case e.opts.ackInterval == 0:
+				if err := p.conn.write(ctx, wire.Frame{Type: wire.TypeAck, ConversationID: m.ConversationID, SeqNo: m.SeqNo}); err != nil {
+					if ctx.Err() == nil {
+						e.fail(fmt.Errorf("ack as %s: %w", p.user, err))
+					}
+					return
+				}
+				e.acked.Add(1)
+			case e.opts.ackInterval > 0:
+				p.ackMu.Lock()
+				p.ackSeq, p.ackConv = m.SeqNo, m.ConversationID
+				p.unacked++
+				p.ackMu.Unlock()
+			}
+		}
+	}
+}
+
+// ackLoop sends each peer's cumulative ack every ackInterval, and once more when
+// stopped, so every delivered message ends up acked.
+func (e *engine) ackLoop(ctx context.Context, stop <-chan struct{}) {
+	if e.opts.ackInterval <= 0 {
+		return
+	}
+	t := time.NewTicker(e.opts.ackInterval)
+	defer t.Stop()
+	flush := func() {
+		for _, p := range e.peers {
+			p.ackMu.Lock()
+			seq, conv, n := p.ackSeq, p.ackConv, p.unacked
+			p.unacked = 0
+			p.ackMu.Unlock()
+			if n == 0 {
+				continue
+			}
+			if err := p.conn.write(ctx, wire.Frame{Type: wire.TypeAck, ConversationID: conv, SeqNo: seq}); err != nil {
+				if !errors.Is(err, context.Canceled) {
+					e.fail(fmt.Errorf("ack as %s: %w", p.user, err))
+				}
+				continue
+			}
+			e.acked.Add(n)
+		}
+	}
+	for {
+		select {
+		case <-t.C:
+			flush()
+		case <-stop:
+			flush()
+			return
+		}
+	}
+}

@@ -1,0 +1,80 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"github.com/chatterm/chat/wire"
+)
+
+// echoServer is the baseline: the same WebSocket library and settings as the
+// chat server's transport, with no persistence and no logic — every frame goes
+// straight back. What it sustains is what this machine can do at all.
+func startEcho() (url string, stop func(), err error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", nil, err
+	}
+	hello, err := wire.EncodeFrame(wire.Frame{Type: wire.TypeHello, UserID: "echo"})
+	if err != nil {
+		return "", nil, err
+	}
+	srv := &http.Server{ReadHeaderTimeout: 10 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		sock, err := websocket.Accept(w, r, &websocket.AcceptOptions{CompressionMode: websocket.CompressionDisabled})
+		if err != nil {
+			return
+		}
+		defer sock.CloseNow()
+		sock.SetReadLimit(wire.MaxFrameBytes)
+		ctx := r.Context()
+		// A hello first, like the chat server, so the bench dials both the same way.
+		if err := sock.Write(ctx, websocket.MessageText, hello); err != nil {
+			return
+		}
+		for {
+			typ, data, err := sock.Read(ctx)
+			if err != nil {
+				return
+			}
+			if err := sock.Write(ctx, typ, data); err != nil {
+				return
+			}
+		}
+	})}
+	go srv.Serve(ln)
+	return "http://" + ln.Addr().String(), func() { srv.Close() }, nil
+}
+
+// echo drives the echo server exactly as throughput drives the chat server: the
+// same users, window and send frames, each answered by its own echo.
+func (b *bench) echo(ctx context.Context) error {
+	url, stop, err := startEcho()
+	if err != nil {
+		return err
+	}
+	defer stop()
+	peers := make([]*peer, b.users)
+	for i := range peers {
+		peers[i] = &peer{idx: i, user: "echo" + string(rune('a'+i%26)), token: "none", conv: wire.DirectConversationID("echoa", "echob"), sends: true, recipients: 0}
+	}
+	if err := b.connect(ctx, &target{url: url}, peers); err != nil {
+		return err
+	}
+	r := runChat(ctx, peers, chatOpts{window: b.window, size: b.size, duration: b.duration, ackInterval: -1})
+	b.report.Scenarios["echo"] = r
+	b.row("echo", "messages/s", r.Rate, "msg/s")
+	b.row("echo", "round trip p50", r.Latency.P50, "ms")
+	b.row("echo", "round trip p99", r.Latency.P99, "ms")
+	if r.Errors > 0 {
+		return errors.New(r.FirstErr)
+	}
+	if r.Delivered == 0 {
+		return errors.New("no echo came back")
+	}
+	return nil
+}

@@ -1,0 +1,331 @@
+// Command chatbench measures a chatserver against the targets of DESIGN.md: it
+// drives the server over its real protocol (HTTP API and WebSocket) with many
+// simulated users on loopback, and compares it with a raw WebSocket echo.
+//
+//	chatbench [flags] scenario...   scenarios: echo throughput latency fanout idle history reconnect all
+//	chatbench serve --data-dir DIR  a node with the bench's settings (used for the child process)
+//
+// By default each scenario starts a fresh server as a child process (so its CPU
+// and memory are measured alone); --inproc runs it in this process; --server URL
+// targets a running chatserver (started with --registration open --send-rate -1).
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+	"time"
+)
+
+func main() {
+	if len(os.Args) > 1 && os.Args[1] == "serve" {
+		if err := serve(os.Args[2:], os.Stdout, os.Stderr); err != nil {
+			fmt.Fprintln(os.Stderr, "chatbench serve:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return
+		}
+		fmt.Fprintln(os.Stderr, "chatbench:", err)
+		os.Exit(1)
+	}
+}
+
+// bench holds the settings of one invocation and the results so far.
+type bench struct {
+	serverURL  string
+	serverPID  int
+	inproc     bool
+	noSync     bool
+	tmp        string
+	cpuProfile string
+	pprofAddr  string
+	profiles   int
+
+	duration    time.Duration
+	users       int
+	window      int
+	size        int
+	ackInterval time.Duration
+	rate        float64
+	rates       []float64
+	plotCSV     string
+
+	groups         []int
+	fanoutSenders  int
+	fanoutDuration time.Duration
+	idleConns      int
+	idleUsers      int
+	historyM       int
+	historyPages   int
+	historyDir     string
+	reconnectK     int
+	reconnectRate  float64
+
+	runID string
+	dial  *dialer
+	log   io.Writer
+
+	report Report
+}
+
+// Report is the JSON output.
+type Report struct {
+	Started   time.Time      `json:"started"`
+	Args      []string       `json:"args"`
+	Machine   Machine        `json:"machine"`
+	Target    string         `json:"target"`
+	Rows      []Row          `json:"rows"`
+	Scenarios map[string]any `json:"scenarios"`
+}
+
+// Machine says where the figures come from.
+type Machine struct {
+	NProc     int    `json:"nproc"`
+	Model     string `json:"model_name"`
+	GoVersion string `json:"go_version"`
+	Kernel    string `json:"kernel"`
+}
+
+// Row is one line of the table: a figure and, where DESIGN.md sets one, its target.
+type Row struct {
+	Scenario string  `json:"scenario"`
+	Metric   string  `json:"metric"`
+	Value    float64 `json:"value"`
+	Unit     string  `json:"unit"`
+	Target   string  `json:"target,omitempty"`
+	Met      *bool   `json:"met,omitempty"`
+}
+
+func (b *bench) row(scenario, metric string, value float64, unit string) {
+	b.report.Rows = append(b.report.Rows, Row{Scenario: scenario, Metric: metric, Value: value, Unit: unit})
+}
+
+func (b *bench) target(scenario, metric string, value float64, unit, target string, met bool) {
+	b.report.Rows = append(b.report.Rows, Row{Scenario: scenario, Metric: metric, Value: value, Unit: unit, Target: target, Met: &met})
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	b := &bench{log: stderr, report: Report{Started: time.Now().UTC(), Args: args, Scenarios: map[string]any{}}}
+	fs := flag.NewFlagSet("chatbench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&b.serverURL, "server", "", "target a running chatserver at this URL (http://host:port) instead of starting one")
+	fs.IntVar(&b.serverPID, "server-pid", 0, "with --server: its pid, for CPU and memory from /proc (default: its /metrics)")
+	fs.BoolVar(&b.inproc, "inproc", false, "run the server in this process (default: a child process per scenario)")
+	fs.BoolVar(&b.noSync, "no-sync", false, "started servers: SQLite synchronous=NORMAL (no fsync per commit)")
+	fs.StringVar(&b.tmp, "tmp", "", "directory for the started servers' data (default: the system's)")
+	fs.StringVar(&b.cpuProfile, "cpuprofile", "", "started servers (child process): write CPU profiles to FILE.1, FILE.2, …")
+	fs.StringVar(&b.pprofAddr, "pprof", "", "started servers (child process): serve net/http/pprof on this address")
+	jsonOut := fs.String("json", "", "also write the results as JSON to this file")
+	fs.DurationVar(&b.duration, "duration", 10*time.Second, "throughput, latency, echo: how long to send")
+	fs.IntVar(&b.users, "users", 200, "throughput, latency, echo: simulated users (pairs in 1:1 conversations)")
+	fs.IntVar(&b.window, "window", 16, "throughput, echo: in-flight sends per user")
+	fs.IntVar(&b.size, "size", 100, "message content bytes")
+	fs.DurationVar(&b.ackInterval, "ack-interval", 5*time.Millisecond, "receivers send a cumulative ack this often (0: after every message)")
+	fs.Float64Var(&b.rate, "rate", 0, "latency: offered messages/s (default: half the throughput measured in this run)")
+	rates := fs.String("rates", "", "latency: comma-separated offered rates to sweep (for the plot)")
+	fs.StringVar(&b.plotCSV, "plot-csv", "", "latency: write rate,p50,p95,p99,p99.9 rows to this CSV (scripts/plot-latency.sh draws it)")
+	groups := fs.String("groups", "10,100,1000", "fanout: group sizes")
+	fs.IntVar(&b.fanoutSenders, "fanout-senders", 2, "fanout: members sending into each group")
+	fs.DurationVar(&b.fanoutDuration, "fanout-duration", 5*time.Second, "fanout: how long each group size runs")
+	fs.IntVar(&b.idleConns, "idle-conns", 10000, "idle: connections")
+	fs.IntVar(&b.idleUsers, "idle-users", 0, "idle: users the connections belong to (default: connections/10, at least 1)")
+	fs.IntVar(&b.historyM, "history-messages", 100000, "history: messages in the seeded conversation")
+	fs.IntVar(&b.historyPages, "history-pages", 2000, "history: pages fetched")
+	fs.StringVar(&b.historyDir, "history-dir", "", "history: keep the seeded data directory here and reuse it on later runs")
+	fs.IntVar(&b.reconnectK, "reconnect-clients", 500, "reconnect: clients dropped at once")
+	fs.Float64Var(&b.reconnectRate, "reconnect-rate", 20, "reconnect: messages/s each sender sends to its dropped peer")
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "Usage: chatbench [flags] scenario...\n\nScenarios: echo throughput latency fanout idle history reconnect all\n(all = echo throughput latency fanout idle history reconnect)\n\nFlags:\n")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	var err error
+	if b.rates, err = parseFloats(*rates); err != nil {
+		return fmt.Errorf("--rates: %w", err)
+	}
+	gs, err := parseFloats(*groups)
+	if err != nil {
+		return fmt.Errorf("--groups: %w", err)
+	}
+	for _, g := range gs {
+		if g < 2 || g > 1000 {
+			return fmt.Errorf("--groups: a group has 2 to 1000 members, not %v", g)
+		}
+		b.groups = append(b.groups, int(g))
+	}
+	if b.users < 2 || b.users%2 != 0 {
+		return fmt.Errorf("--users must be even and at least 2, not %d", b.users)
+	}
+	if b.window < 1 {
+		return fmt.Errorf("--window must be at least 1")
+	}
+	if b.size < 20 || b.size > 16000 {
+		return fmt.Errorf("--size must be between 20 and 16000 bytes")
+	}
+	if b.serverURL != "" && b.inproc {
+		return errors.New("--server and --inproc exclude each other")
+	}
+	scenarios := fs.Args()
+	if len(scenarios) == 0 {
+		fs.Usage()
+		return errors.New("name at least one scenario")
+	}
+	if len(scenarios) == 1 && scenarios[0] == "all" {
+		scenarios = []string{"echo", "throughput", "latency", "fanout", "idle", "history", "reconnect"}
+	}
+	known := map[string]func(context.Context) error{
+		"echo": b.echo, "throughput": b.throughput, "latency": b.latency, "fanout": b.fanout,
+		"idle": b.idle, "history": b.history, "reconnect": b.reconnect,
+	}
+	for _, s := range scenarios {
+		if known[s] == nil {
+			return fmt.Errorf("unknown scenario %q (want echo, throughput, latency, fanout, idle, history, reconnect or all)", s)
+		}
+	}
+	raiseFileLimit()
+	b.runID = strings.ToLower(rand.Text()[:5])
+	conns := max(b.users, b.idleConns+b.idleConns/10, 2*b.reconnectK)
+	b.dial = newDialer(conns)
+	b.report.Machine = machine()
+	switch {
+	case b.serverURL != "":
+		b.report.Target = "server " + b.serverURL
+	case b.inproc:
+		b.report.Target = "in-process node (embedded backend)"
+	default:
+		b.report.Target = "child-process node (embedded backend)"
+	}
+	if b.noSync {
+		b.report.Target += ", no-sync"
+	}
+
+	var failed []string
+	for _, s := range scenarios {
+		fmt.Fprintf(stderr, "== %s\n", s)
+		start := time.Now()
+		if err := known[s](ctx); err != nil {
+			fmt.Fprintf(stderr, "%s: FAILED: %v\n", s, err)
+			failed = append(failed, fmt.Sprintf("%s: %v", s, err))
+		} else {
+			fmt.Fprintf(stderr, "%s: done in %.1fs\n", s, time.Since(start).Seconds())
+		}
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	b.ratios()
+	b.printTable(stdout)
+	if *jsonOut != "" {
+		data, err := json.MarshalIndent(b.report, "", "  ")
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(*jsonOut, append(data, '\n'), 0o644); err != nil {
+			return fmt.Errorf("write %s: %w", *jsonOut, err)
+		}
+	}
+	if len(failed) > 0 {
+		return fmt.Errorf("%d scenario(s) failed:\n  %s", len(failed), strings.Join(failed, "\n  "))
+	}
+	return nil
+}
+
+// ratios adds throughput as a share of the echo rate when both ran.
+func (b *bench) ratios() {
+	var echo, thr float64
+	for _, r := range b.report.Rows {
+		switch {
+		case r.Scenario == "echo" && r.Metric == "messages/s":
+			echo = r.Value
+		case r.Scenario == "throughput" && r.Metric == "messages/s":
+			thr = r.Value
+		}
+	}
+	if echo > 0 && thr > 0 {
+		b.target("throughput", "share of echo rate", thr/echo, "ratio", ">= 0.5", thr/echo >= 0.5)
+	}
+}
+
+func (b *bench) printTable(w io.Writer) {
+	m := b.report.Machine
+	fmt.Fprintf(w, "\nchatbench %s — %d CPUs (%s), %s, %s\n", b.report.Started.Format(time.RFC3339), m.NProc, m.Model, m.GoVersion, b.report.Target)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "SCENARIO\tMETRIC\tVALUE\tUNIT\tTARGET\tMET")
+	for _, r := range b.report.Rows {
+		met := ""
+		if r.Met != nil {
+			met = map[bool]string{true: "yes", false: "NO"}[*r.Met]
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.Scenario, r.Metric, fmtValue(r.Value), r.Unit, r.Target, met)
+	}
+	tw.Flush()
+}
+
+func fmtValue(v float64) string {
+	switch {
+	case v == float64(int64(v)) && v < 1e15:
+		return strconv.FormatInt(int64(v), 10)
+	case v >= 100:
+		return strconv.FormatFloat(v, 'f', 0, 64)
+	case v >= 1:
+		return strconv.FormatFloat(v, 'f', 2, 64)
+	default:
+		return strconv.FormatFloat(v, 'f', 3, 64)
+	}
+}
+
+func parseFloats(s string) ([]float64, error) {
+	var out []float64
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f == "" {
+			continue
+		}
+		v, err := strconv.ParseFloat(f, 64)
+		if err != nil || v <= 0 {
+			return nil, fmt.Errorf("%q is not a positive number", f)
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+func machine() Machine {
+	m := Machine{NProc: runtime.NumCPU(), GoVersion: runtime.Version()}
+	if data, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for line := range strings.Lines(string(data)) {
+			if v, ok := strings.CutPrefix(line, "model name"); ok {
+				m.Model = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(v), ":"))
+				break
+			}
+		}
+	}
+	if out, err := exec.Command("uname", "-r").Output(); err == nil {
+		m.Kernel = strings.TrimSpace(string(out))
+	}
+	return m
+}
+
+// logf reports progress on stderr (the table goes to stdout).
+func (b *bench) logf(format string, args ...any) {
+	fmt.Fprintf(b.log, "  "+format+"\n", args...)
+}

@@ -1,0 +1,244 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	_ "net/http/pprof" // served only with --pprof
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"runtime/pprof"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/chatterm/chat/server/node"
+)
+
+// target is the server a scenario drives.
+type target struct {
+	url  string
+	pid  int // for /proc readings; 0 when unknown (then /metrics is used)
+	self bool
+	stop func() error
+}
+
+// startTarget gives a scenario its server: the one named by --server, or a fresh
+// one on dataDir (a child process by default, so its CPU and memory are its own;
+// in this process with --inproc).
+func (b *bench) startTarget(ctx context.Context, dataDir string) (*target, error) {
+	if b.serverURL != "" {
+		return &target{url: strings.TrimSuffix(b.serverURL, "/"), pid: b.serverPID, stop: func() error { return nil }}, nil
+	}
+	if b.inproc {
+		n, err := node.Start(ctx, b.nodeConfig(dataDir))
+		if err != nil {
+			return nil, err
+		}
+		return &target{url: n.URL(), pid: os.Getpid(), self: true, stop: n.Close}, nil
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	args := []string{"serve", "--data-dir", dataDir, "--no-sync=" + strconv.FormatBool(b.noSync)}
+	if b.cpuProfile != "" {
+		b.profiles++
+		args = append(args, "--cpuprofile", fmt.Sprintf("%s.%d", b.cpuProfile, b.profiles))
+	}
+	if b.pprofAddr != "" {
+		args = append(args, "--pprof", b.pprofAddr)
+	}
+	cmd := exec.Command(exe, args...)
+	cmd.Stderr = os.Stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start server process: %w", err)
+	}
+	line, err := bufio.NewReader(out).ReadString('\n')
+	url, ok := strings.CutPrefix(strings.TrimSpace(line), "listening ")
+	if err != nil || !ok {
+		cmd.Process.Kill()
+		cmd.Wait()
+		return nil, fmt.Errorf("server process did not start (said %q): %v", line, err)
+	}
+	go io.Copy(io.Discard, out)
+	return &target{url: url, pid: cmd.Process.Pid, stop: func() error {
+		cmd.Process.Signal(syscall.SIGTERM)
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		select {
+		case err := <-done:
+			return err
+		case <-time.After(30 * time.Second):
+			cmd.Process.Kill()
+			return errors.New("server process did not stop in 30 s; killed")
+		}
+	}}, nil
+}
+
+func (b *bench) nodeConfig(dataDir string) node.Config {
+	return node.Config{Addr: "127.0.0.1:0", DataDir: dataDir, Registration: "open", SendRate: -1, PasswordCost: 4, NoSync: b.noSync}
+}
+
+// serve is `chatbench serve`: a chatserver node with the bench's settings (open
+// registration, no send rate limit, cheap bcrypt) that prints its URL, runs until
+// SIGTERM, and can profile itself.
+func serve(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("chatbench serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	dataDir := fs.String("data-dir", "", "data directory (required)")
+	addr := fs.String("addr", "127.0.0.1:0", "listen address")
+	noSync := fs.Bool("no-sync", false, "SQLite synchronous=NORMAL")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
+	pprofAddr := fs.String("pprof", "", "serve net/http/pprof on this address")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *dataDir == "" {
+		return errors.New("serve: --data-dir is required")
+	}
+	raiseFileLimit()
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			return err
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer func() { pprof.StopCPUProfile(); f.Close() }()
+	}
+	if *pprofAddr != "" {
+		go http.ListenAndServe(*pprofAddr, nil) // DefaultServeMux holds the pprof handlers
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	b := &bench{noSync: *noSync}
+	cfg := b.nodeConfig(*dataDir)
+	cfg.Addr = *addr
+	n, err := node.Start(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "listening %s\n", n.URL())
+	select {
+	case <-ctx.Done():
+	case err := <-n.Done():
+		fmt.Fprintln(stderr, "serve:", err)
+	}
+	return n.Close()
+}
+
+// raiseFileLimit lifts RLIMIT_NOFILE as far as allowed: idle runs hold a socket
+// per connection (two when the server is in this process).
+func raiseFileLimit() {
+	var lim syscall.Rlimit
+	if syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim) != nil {
+		return
+	}
+	want := uint64(1 << 20)
+	if b, err := os.ReadFile("/proc/sys/fs/nr_open"); err == nil {
+		if n, err := strconv.ParseUint(strings.TrimSpace(string(b)), 10, 64); err == nil {
+			want = n
+		}
+	}
+	// Raising the hard limit needs privilege; fall back to the soft one up to it.
+	if syscall.Setrlimit(syscall.RLIMIT_NOFILE, &syscall.Rlimit{Cur: want, Max: want}) != nil {
+		lim.Cur = lim.Max
+		syscall.Setrlimit(syscall.RLIMIT_NOFILE, &lim)
+	}
+}
+
+// procStat is what the bench reads about the server process.
+type procStat struct {
+	cpu        float64 // user+system seconds
+	rss        float64 // bytes
+	goroutines float64 // -1 when unknown
+}
+
+// readProc reads CPU and RSS from /proc/<pid> when the pid is known, else from the
+// server's /metrics; goroutines always come from /metrics (go_goroutines).
+func (b *bench) readProc(ctx context.Context, t *target) (procStat, error) {
+	st := procStat{goroutines: -1}
+	m, merr := b.scrape(ctx, t.url)
+	if v, ok := m["go_goroutines"]; ok {
+		st.goroutines = v
+	}
+	if t.pid > 0 {
+		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", t.pid))
+		if err != nil {
+			return st, err
+		}
+		// Fields after the command name (which may hold spaces) start at ") ".
+		rest := string(stat[strings.LastIndexByte(string(stat), ')')+2:])
+		f := strings.Fields(rest)
+		ut, _ := strconv.ParseFloat(f[11], 64)
+		stt, _ := strconv.ParseFloat(f[12], 64)
+		st.cpu = (ut + stt) / 100 // USER_HZ is 100 on Linux
+		status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", t.pid))
+		if err != nil {
+			return st, err
+		}
+		for line := range strings.Lines(string(status)) {
+			if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+				kb, _ := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 64)
+				st.rss = kb * 1024
+			}
+		}
+		return st, nil
+	}
+	if merr != nil {
+		return st, merr
+	}
+	st.cpu, st.rss = m["process_cpu_seconds_total"], m["process_resident_memory_bytes"]
+	return st, nil
+}
+
+// scrape reads the unlabelled samples of the server's /metrics.
+func (b *bench) scrape(ctx context.Context, base string) (map[string]float64, error) {
+	req, err := http.NewRequestWithContext(ctx, "GET", base+"/metrics", nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := b.dial.api.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("scrape metrics: %w", err)
+	}
+	defer resp.Body.Close()
+	out := map[string]float64{}
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if strings.HasPrefix(line, "#") || strings.ContainsRune(line, '{') {
+			continue
+		}
+		name, val, ok := strings.Cut(line, " ")
+		if !ok {
+			continue
+		}
+		if v, err := strconv.ParseFloat(strings.TrimSpace(val), 64); err == nil {
+			out[name] = v
+		}
+	}
+	return out, sc.Err()
+}
+
+func tempDir(base, name string) (string, func(), error) {
+	dir, err := os.MkdirTemp(base, "chatbench-"+name+"-")
+	if err != nil {
+		return "", nil, err
+	}
+	return filepath.Join(dir, "data"), func() { os.RemoveAll(dir) }, nil
+}
