@@ -47,6 +47,10 @@ type Session struct {
 	events chan Event
 	owns   bool // Close closes the store
 
+	// sendMu orders sends: an Enqueue and a connection's outbox resend never
+	// interleave, so messages leave in the order they were typed.
+	sendMu sync.Mutex
+
 	mu      sync.Mutex
 	link    *link                        // the live connection, nil when none
 	waiters map[string][]chan sendResult // message_id -> Send calls waiting for "sent"
@@ -231,11 +235,15 @@ type link struct {
 	conn   *Conn
 	out    chan wire.Frame
 	ctx    context.Context // ends when the connection does
-	sent   map[string]bool // message_ids sent on this connection (guarded by Session.mu)
-	syncs  map[string]bool // ids of sync requests in flight (serve goroutine only)
-	more   bool            // a sync answer in this round was cut short
-	acked  map[string]int64
 	cancel context.CancelCauseFunc
+	sent   map[string]bool // message_ids sent on this connection (guarded by Session.mu)
+
+	// Owned by the serve goroutine:
+	acked  map[string]int64 // per conversation, the last ack sent
+	syncs  map[string]bool  // ids of the sync requests of the round in flight
+	round  map[string]int64 // the round's conversations and their cursors when asked
+	more   bool             // an answer of this round was cut short
+	gapped map[string]bool  // conversations to sync once the round ends
 }
 
 // push queues a frame for the writer; false if the connection ended first.
@@ -255,7 +263,7 @@ func (s *Session) serve(ctx context.Context, conn *Conn) error {
 	lctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	l := &link{conn: conn, out: make(chan wire.Frame, 1024), ctx: lctx, cancel: cancel,
-		sent: map[string]bool{}, syncs: map[string]bool{}, acked: map[string]int64{}}
+		sent: map[string]bool{}, acked: map[string]int64{}, gapped: map[string]bool{}}
 	defer conn.CloseNow()
 
 	// The writer: the only goroutine writing to the socket, so frames keep the
@@ -264,6 +272,9 @@ func (s *Session) serve(ctx context.Context, conn *Conn) error {
 		for {
 			select {
 			case f := <-l.out:
+				if s.log.Enabled(lctx, slog.LevelDebug) {
+					s.log.Debug("frame out", "type", f.Type, "id", f.ID, "conversation", f.ConversationID, "seq", f.SeqNo)
+				}
 				wctx, wcancel := context.WithTimeout(lctx, s.cfg.WriteTimeout)
 				err := conn.Write(wctx, f)
 				wcancel()
@@ -291,6 +302,9 @@ func (s *Session) serve(ctx context.Context, conn *Conn) error {
 				cancel(err)
 				return
 			}
+			if s.log.Enabled(lctx, slog.LevelDebug) {
+				s.log.Debug("frame in", "type", f.Type, "id", f.ID, "seq", f.SeqNo, "err", f.Error)
+			}
 			select {
 			case frames <- f:
 			case <-lctx.Done():
@@ -299,11 +313,26 @@ func (s *Session) serve(ctx context.Context, conn *Conn) error {
 		}
 	}()
 
+	cursors, err := s.store.Cursors(ctx)
+	if err != nil {
+		return err
+	}
+	if err := s.startRound(ctx, l, cursors); err != nil {
+		return err
+	}
+	// The outbox goes before anything typed from now on: publishing the link
+	// under sendMu makes later Enqueues queue behind the resend.
+	s.sendMu.Lock()
+	err = s.resendOutbox(ctx, l)
 	s.mu.Lock()
 	s.link = l
 	reads := s.reads
 	s.reads = map[string]int64{}
 	s.mu.Unlock()
+	s.sendMu.Unlock()
+	if err != nil {
+		return err
+	}
 	defer func() {
 		s.mu.Lock()
 		if s.link == l {
@@ -313,13 +342,6 @@ func (s *Session) serve(ctx context.Context, conn *Conn) error {
 	}()
 	s.setState(func(st *State) { st.Status, st.Err, st.RetryAt = Connected, "", time.Time{} })
 	s.log.Info("connected", "server", s.api.Server(), "user", conn.UserID())
-
-	if err := s.startSync(ctx, l); err != nil {
-		return err
-	}
-	if err := s.resendOutbox(ctx, l); err != nil {
-		return err
-	}
 	for conv, seq := range reads {
 		l.push(ctx, wire.Frame{Type: wire.TypeRead, ConversationID: conv, SeqNo: seq})
 	}
@@ -372,21 +394,21 @@ func (s *Session) serve(ctx context.Context, conn *Conn) error {
 	}
 }
 
-// startSync asks for everything after our cursors (several frames when there
-// are more than wire.MaxCursors).
-func (s *Session) startSync(ctx context.Context, l *link) error {
-	cursors, err := s.store.Cursors(ctx)
-	if err != nil {
-		return err
-	}
+// startRound asks for every message after the given cursors (in several sync
+// frames when there are more than wire.MaxCursors); "synced" answers end it.
+func (s *Session) startRound(ctx context.Context, l *link, cursors []wire.Cursor) error {
+	l.syncs, l.round, l.more = map[string]bool{}, map[string]int64{}, false
 	if s.cfg.Filter != nil {
-		kept := cursors[:0]
+		kept := cursors[:0:0]
 		for _, c := range cursors {
 			if s.cfg.Filter(c.ConversationID) {
 				kept = append(kept, c)
 			}
 		}
 		cursors = kept
+	}
+	for _, c := range cursors {
+		l.round[c.ConversationID] = c.SeqNo
 	}
 	for len(cursors) > 0 || len(l.syncs) == 0 {
 		n := min(len(cursors), wire.MaxCursors)
@@ -403,12 +425,96 @@ func (s *Session) startSync(ctx context.Context, l *link) error {
 	return nil
 }
 
+// synced handles the answer that ends one sync request.
+func (s *Session) synced(ctx context.Context, l *link, f wire.Frame) error {
+	if !l.syncs[f.ID] {
+		return nil
+	}
+	delete(l.syncs, f.ID)
+	l.more = l.more || f.More
+	if len(l.syncs) > 0 {
+		return nil
+	}
+	if l.more {
+		// An answer was cut at the server's budget: ask again from the cursors
+		// we have now. Without progress (a hole in the server's numbering that
+		// the answer did not get past) stop; the next connect tries again.
+		var next []wire.Cursor
+		progress := false
+		for conv, was := range l.round {
+			cur, _, err := s.store.Cursor(ctx, conv)
+			if err != nil {
+				return err
+			}
+			progress = progress || cur > was
+			next = append(next, wire.Cursor{ConversationID: conv, SeqNo: cur})
+		}
+		if progress {
+			return s.startRound(ctx, l, next)
+		}
+		s.log.Warn("sync makes no progress; leaving the rest for the next connect", "conversations", len(next))
+		l.round = nil
+		return nil
+	}
+	// The round is complete: the server has sent every message after each
+	// cursor up to its newest, and every later one reaches this connection
+	// live, in order. So whatever is missing below our newest cached message
+	// does not exist (the server skipped that number), and the cursor may pass
+	// it.
+	round := l.round
+	l.round = nil
+	for conv := range round {
+		top, err := s.store.LatestSeq(ctx, conv)
+		if err != nil {
+			return err
+		}
+		if err := s.store.AdvanceCursor(ctx, conv, top); err != nil {
+			return err
+		}
+		if err := s.ack(ctx, l, conv); err != nil {
+			return err
+		}
+	}
+	if len(l.gapped) > 0 {
+		var cs []wire.Cursor
+		for conv := range l.gapped {
+			cur, _, err := s.store.Cursor(ctx, conv)
+			if err != nil {
+				return err
+			}
+			cs = append(cs, wire.Cursor{ConversationID: conv, SeqNo: cur})
+		}
+		l.gapped = map[string]bool{}
+		return s.startRound(ctx, l, cs)
+	}
+	return nil
+}
+
+// ack tells the server that a conversation is stored up to its cursor, unless
+// this connection already said so.
+func (s *Session) ack(ctx context.Context, l *link, conv string) error {
+	cur, ok, err := s.store.Cursor(ctx, conv)
+	if err != nil {
+		return err
+	}
+	if ok && cur > l.acked[conv] {
+		if !l.push(ctx, wire.Frame{Type: wire.TypeAck, ConversationID: conv, SeqNo: cur}) {
+			return context.Cause(l.ctx)
+		}
+		l.acked[conv] = cur
+	}
+	return nil
+}
+
 // resendOutbox sends every unsent message with its original message_id; the
 // server stores each once however often it arrives.
 func (s *Session) resendOutbox(ctx context.Context, l *link) error {
 	entries, err := s.store.Outbox(ctx, "")
 	if err != nil {
 		return err
+	}
+	if len(entries) > 0 {
+		s.log.Info("resending the outbox", "entries", len(entries))
 	}
 	for _, e := range entries {
 		if e.Err != nil {
@@ -446,7 +552,7 @@ func (s *Session) sendOn(ctx context.Context, l *link, e localstore.OutboxEntry)
 // in one transaction, and only then acked: an ack means "stored here".
 func (s *Session) handle(ctx context.Context, l *link, batch []wire.Frame) error {
 	var msgs []wire.Message
-	touched := map[string]bool{}
+	touched := map[string]int64{} // conversation -> highest seq_no received
 	flush := func() error {
 		if len(msgs) == 0 {
 			return nil
@@ -473,7 +579,7 @@ func (s *Session) handle(ctx context.Context, l *link, batch []wire.Frame) error
 				continue
 			}
 			msgs = append(msgs, m)
-			touched[m.ConversationID] = true
+			touched[m.ConversationID] = max(touched[m.ConversationID], m.SeqNo)
 			continue
 		}
 		if err := flush(); err != nil {
@@ -488,17 +594,31 @@ func (s *Session) handle(ctx context.Context, l *link, batch []wire.Frame) error
 	}
 	// Ack each touched conversation up to its cursor, duplicates included: a
 	// redelivery means the server missed our earlier ack.
-	for conv := range touched {
-		cur, ok, err := s.store.Cursor(ctx, conv)
-		if err != nil {
+	for conv, top := range touched {
+		if err := s.ack(ctx, l, conv); err != nil {
 			return err
 		}
-		if ok && cur > l.acked[conv] {
-			if !l.push(ctx, wire.Frame{Type: wire.TypeAck, ConversationID: conv, SeqNo: cur}) {
-				return context.Cause(l.ctx)
-			}
-			l.acked[conv] = cur
+		// A message beyond the cursor means a hole: a message this device
+		// missed, or a number the server skipped. A sync of that conversation
+		// tells which (after the round in flight, which may already cover it).
+		if _, inRound := l.round[conv]; inRound {
+			continue
 		}
+		if cur, _, err := s.store.Cursor(ctx, conv); err == nil && cur < top {
+			l.gapped[conv] = true
+		}
+	}
+	if len(l.gapped) > 0 && l.round == nil {
+		var cs []wire.Cursor
+		for conv := range l.gapped {
+			cur, _, err := s.store.Cursor(ctx, conv)
+			if err != nil {
+				return err
+			}
+			cs = append(cs, wire.Cursor{ConversationID: conv, SeqNo: cur})
+		}
+		l.gapped = map[string]bool{}
+		return s.startRound(ctx, l, cs)
 	}
 	return nil
 }
@@ -521,17 +641,7 @@ func (s *Session) handleOther(ctx context.Context, l *link, f wire.Frame) error 
 		}
 		s.resolve(f.MessageID, sendResult{resp: resp})
 	case wire.TypeSynced:
-		if !l.syncs[f.ID] {
-			return nil
-		}
-		delete(l.syncs, f.ID)
-		l.more = l.more || f.More
-		if l.more && len(l.syncs) == 0 {
-			// An answer was cut at the server's budget; our cursors moved, so
-			// asking again continues where it stopped.
-			l.more = false
-			return s.startSync(ctx, l)
-		}
+		return s.synced(ctx, l, f)
 	case wire.TypeStatus:
 		changed, err := s.store.ApplyStatus(ctx, f.ConversationID, *f.Status)
 		if err != nil {
@@ -574,6 +684,7 @@ func (s *Session) handleError(ctx context.Context, l *link, f wire.Frame) {
 		s.log.Warn("server error", "id", f.ID, "err", f.Error)
 		return
 	}
+	s.log.Info("send refused", "message_id", f.ID, "err", f.Error)
 	if f.Error.Code.Retryable() {
 		// Rate limited or overloaded: send it again after the hint, on whatever
 		// connection is up by then.
@@ -671,17 +782,20 @@ func (s *Session) Enqueue(ctx context.Context, conversationID, content string) (
 // EnqueueID is Enqueue with the caller's message_id (idempotent: the same id and
 // content again is the same message).
 func (s *Session) EnqueueID(ctx context.Context, conversationID, messageID, content string) (wire.Message, error) {
+	s.sendMu.Lock()
 	e, err := s.store.Enqueue(ctx, conversationID, messageID, content)
 	if err != nil {
+		s.sendMu.Unlock()
 		return wire.Message{}, err
 	}
-	s.refreshUnsent(ctx)
 	s.mu.Lock()
 	l := s.link
 	s.mu.Unlock()
 	if l != nil {
 		s.sendOn(ctx, l, e)
 	}
+	s.sendMu.Unlock()
+	s.refreshUnsent(ctx)
 	return wire.Message{ConversationID: conversationID, MessageID: messageID, SenderID: s.self, Content: content, Timestamp: e.CreatedAt}, nil
 }
 

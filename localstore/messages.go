@@ -184,6 +184,15 @@ func (s *Store) Message(ctx context.Context, conversationID string, seqNo int64)
 	return msgs[0], nil
 }
 
+// LatestSeq returns the highest cached seq_no of a conversation (0: none).
+func (s *Store) LatestSeq(ctx context.Context, conversationID string) (int64, error) {
+	var n sql.NullInt64
+	if err := s.db.QueryRowContext(ctx, `SELECT max(seq_no) FROM messages WHERE conversation_id = ?`, conversationID).Scan(&n); err != nil {
+		return 0, fmt.Errorf("latest cached seq of %s: %w", conversationID, err)
+	}
+	return n.Int64, nil
+}
+
 // Cursors returns every conversation's sync cursor, for a sync frame.
 func (s *Store) Cursors(ctx context.Context) ([]wire.Cursor, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT conversation_id, seq_no FROM cursors ORDER BY conversation_id`)

@@ -160,6 +160,9 @@ func TestPutMessages(t *testing.T) {
 		if c := cursor(t, s, dm); c != 6 {
 			t.Fatalf("cursor %d, want 6 while 7 is missing", c)
 		}
+		if n, err := s.LatestSeq(ctx, dm); err != nil || n != 9 {
+			t.Fatalf("latest %d %v, want 9", n, err)
+		}
 		if _, err := s.PutMessages(ctx, msg(dm, 7, "bob", "e")); err != nil {
 			t.Fatal(err)
 		}

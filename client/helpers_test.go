@@ -1,0 +1,232 @@
+package client_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chatterm/chat/client"
+	"github.com/chatterm/chat/localstore"
+	"github.com/chatterm/chat/server/servertest"
+	"github.com/chatterm/chat/wire"
+)
+
+const password = "correct horse battery"
+
+// httpClient is a client of the test's own whose idle connections close when
+// the test ends, before the server stops: the server's graceful shutdown waits
+// 5 s for a connection that never sent a request (net/http issue 22682), which
+// a shared transport's spare dials would be.
+func httpClient(t *testing.T) *http.Client {
+	tr := &http.Transport{}
+	t.Cleanup(tr.CloseIdleConnections)
+	return &http.Client{Transport: tr}
+}
+
+// register creates a user on the server and returns an API client with its token.
+func register(t *testing.T, srv *servertest.Server, user string) *client.API {
+	t.Helper()
+	hc := httpClient(t)
+	resp, err := client.NewAPI(srv.URL, "", hc).Register(context.Background(),
+		wire.RegisterRequest{UserID: user, Password: password})
+	if err != nil {
+		t.Fatalf("register %s: %v", user, err)
+	}
+	return client.NewAPI(srv.URL, resp.Token, hc)
+}
+
+// direct creates the direct conversation of two users, as clients do before
+// the first send (docs/protocol.md), and returns its id.
+func direct(t *testing.T, api *client.API, peer string) string {
+	t.Helper()
+	c, err := api.Direct(context.Background(), peer)
+	if err != nil {
+		t.Fatalf("create direct conversation with %s: %v", peer, err)
+	}
+	return c.ConversationID
+}
+
+// fastBackoff keeps reconnects quick in tests.
+var fastBackoff = client.Backoff{Base: 10 * time.Millisecond, Cap: 200 * time.Millisecond, Stable: time.Second}
+
+// device is a running session with its own cache and an event recorder.
+type device struct {
+	t     *testing.T
+	sess  *client.Session
+	store *localstore.Store
+
+	mu     sync.Mutex
+	events []client.Event
+	notify chan struct{}
+}
+
+// startDevice runs a session for user against server (a URL: the real server,
+// or a proxy in front of it) until the test ends.
+func startDevice(t *testing.T, api *client.API, server, user string) *device {
+	t.Helper()
+	d := newDevice(t, api, server, user)
+	d.run()
+	return d
+}
+
+func newDevice(t *testing.T, api *client.API, server, user string) *device {
+	t.Helper()
+	store := localstore.MustOpen(t, localstore.Options{UserID: user})
+	sess := client.NewSession(client.SessionConfig{
+		API:          client.NewAPI(server, api.Token(), httpClient(t)),
+		Store:        store,
+		Backoff:      fastBackoff,
+		PingInterval: time.Second,
+		Logger:       testLogger(t, user),
+	})
+	d := &device{t: t, sess: sess, store: store, notify: make(chan struct{}, 1)}
+	return d
+}
+
+// run starts the session and the event recorder; both stop when the test ends.
+func (d *device) run() {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		d.sess.Run(ctx)
+	}()
+	go func() {
+		for {
+			select {
+			case ev := <-d.sess.Events():
+				d.mu.Lock()
+				d.events = append(d.events, ev)
+				d.mu.Unlock()
+				select {
+				case d.notify <- struct{}{}:
+				default:
+				}
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	d.t.Cleanup(func() {
+		cancel()
+		<-done
+	})
+}
+
+// waitFor polls cond (on every event, and every 20ms) until it holds or the
+// deadline passes.
+func (d *device) waitFor(what string, cond func() bool) {
+	d.t.Helper()
+	deadline := time.After(10 * time.Second)
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for !cond() {
+		select {
+		case <-d.notify:
+		case <-tick.C:
+		case <-deadline:
+			d.t.Fatalf("timed out waiting for %s (state %v)", what, d.sess.State())
+		}
+	}
+}
+
+func (d *device) messageEvents() []wire.Message {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	var out []wire.Message
+	for _, ev := range d.events {
+		if m, ok := ev.(client.MessageEvent); ok {
+			out = append(out, m.Message)
+		}
+	}
+	return out
+}
+
+func (d *device) cached(conv string) []wire.Message {
+	d.t.Helper()
+	ms, err := d.store.MessagesAfter(context.Background(), conv, 0, 10000)
+	if err != nil {
+		d.t.Fatal(err)
+	}
+	return ms
+}
+
+// testLogger shows the session's log with -v when CLIENT_TEST_LOG is set.
+func testLogger(t *testing.T, user string) *slog.Logger {
+	if os.Getenv("CLIENT_TEST_LOG") == "" {
+		return nil
+	}
+	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug})).With("user", user)
+}
+
+// proxy is a TCP relay in front of the server that a test can take down
+// (closing every connection and refusing new ones) and bring back.
+type proxy struct {
+	ln     net.Listener
+	target string
+
+	mu    sync.Mutex
+	up    bool
+	conns []net.Conn
+}
+
+func newProxy(t *testing.T, target string) *proxy {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &proxy{ln: ln, target: target, up: true}
+	go p.serve()
+	t.Cleanup(func() {
+		ln.Close()
+		p.set(false)
+	})
+	return p
+}
+
+func (p *proxy) URL() string { return "http://" + p.ln.Addr().String() }
+
+func (p *proxy) serve() {
+	for {
+		c, err := p.ln.Accept()
+		if err != nil {
+			return
+		}
+		p.mu.Lock()
+		if !p.up {
+			p.mu.Unlock()
+			c.Close()
+			continue
+		}
+		s, err := net.Dial("tcp", p.target)
+		if err != nil {
+			p.mu.Unlock()
+			c.Close()
+			continue
+		}
+		p.conns = append(p.conns, c, s)
+		p.mu.Unlock()
+		go func() { io.Copy(s, c); s.Close() }()
+		go func() { io.Copy(c, s); c.Close() }()
+	}
+}
+
+// set brings the proxy up or down; down cuts every open connection.
+func (p *proxy) set(up bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.up = up
+	if !up {
+		for _, c := range p.conns {
+			c.Close()
+		}
+		p.conns = nil
+	}
+}

@@ -1,0 +1,385 @@
+package client_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chatterm/chat/client"
+	"github.com/chatterm/chat/localstore"
+	"github.com/chatterm/chat/server/node"
+	"github.com/chatterm/chat/server/servertest"
+	"github.com/chatterm/chat/wire"
+)
+
+var bg = context.Background()
+
+func hostport(t *testing.T, raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u.Host
+}
+
+func TestSessionDeliversAndMovesBoundaries(t *testing.T) {
+	srv := servertest.Start(t)
+	aliceAPI, bobAPI := register(t, srv, "alice"), register(t, srv, "bob")
+	alice := startDevice(t, aliceAPI, srv.URL, "alice")
+	bob := startDevice(t, bobAPI, srv.URL, "bob")
+	alice.waitFor("alice connected", func() bool { return alice.sess.State().Status == client.Connected })
+	bob.waitFor("bob connected", func() bool { return bob.sess.State().Status == client.Connected })
+	conv := direct(t, aliceAPI, "bob")
+
+	ctx, cancel := context.WithTimeout(bg, 10*time.Second)
+	defer cancel()
+	resp, err := alice.sess.Send(ctx, conv, "hello bob")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.SeqNo < 1 || resp.ConversationID != conv {
+		t.Fatalf("sent %+v", resp)
+	}
+	seq := resp.SeqNo
+	// Alice's cache holds her message; her outbox is empty.
+	if ms := alice.cached(conv); len(ms) != 1 || ms[0].Content != "hello bob" || ms[0].SenderID != "alice" {
+		t.Fatalf("alice's cache %+v", ms)
+	}
+	if st := alice.sess.State(); st.Unsent != 0 {
+		t.Fatalf("unsent %d after sent", st.Unsent)
+	}
+
+	// Bob's device stores it and says so (MessageEvent), then acks: alice's
+	// cached boundary for bob moves to delivered.
+	bob.waitFor("bob's message event", func() bool { return len(bob.messageEvents()) == 1 })
+	if m := bob.messageEvents()[0]; m.Content != "hello bob" || m.SeqNo != seq {
+		t.Fatalf("bob got %+v", m)
+	}
+	alice.waitFor("bob delivered in alice's cache", func() bool {
+		d, _, err := alice.store.PeerBoundaries(bg, conv)
+		return err == nil && d == seq
+	})
+	if _, r, _ := alice.store.PeerBoundaries(bg, conv); r != 0 {
+		t.Fatalf("read boundary %d before bob read", r)
+	}
+	if e, _ := bob.store.InboxEntry(bg, conv); e.Unread != 1 {
+		t.Fatalf("bob's unread %d, want 1", e.Unread)
+	}
+
+	// Bob reads: his unread drops at once; alice's cache sees the read.
+	if err := bob.sess.MarkRead(ctx, conv, seq); err != nil {
+		t.Fatal(err)
+	}
+	if e, _ := bob.store.InboxEntry(bg, conv); e.Unread != 0 {
+		t.Fatalf("bob's unread %d after read", e.Unread)
+	}
+	alice.waitFor("bob read in alice's cache", func() bool {
+		_, r, err := alice.store.PeerBoundaries(bg, conv)
+		return err == nil && r == seq
+	})
+}
+
+// Messages typed while offline go out once on reconnect, in order, and a
+// message the server stored without our hearing back is not stored twice.
+func TestSessionOfflineThenReconnectDeliversOnce(t *testing.T) {
+	srv := servertest.Start(t)
+	aliceAPI, _ := register(t, srv, "alice"), register(t, srv, "bob")
+	conv := direct(t, aliceAPI, "bob")
+	px := newProxy(t, hostport(t, srv.URL))
+	alice := newDevice(t, aliceAPI, px.URL(), "alice")
+
+	// The server already has "zero" (an earlier send whose answer was lost),
+	// and it is still in alice's outbox under the same message_id.
+	if _, err := alice.store.Enqueue(bg, conv, "id-zero", "zero"); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := aliceAPI.SendMessage(bg, conv, wire.SendRequest{MessageID: "id-zero", Content: "zero"}); err != nil {
+		t.Fatal(err)
+	}
+
+	px.set(false)
+	alice.run()
+	alice.waitFor("reconnecting", func() bool { return alice.sess.State().Status == client.Reconnecting })
+	for i, text := range []string{"one", "two", "three"} {
+		m, err := alice.sess.Enqueue(bg, conv, text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.SeqNo != 0 || m.MessageID == "" {
+			t.Fatalf("pending message %d: %+v", i, m)
+		}
+	}
+	if st := alice.sess.State(); st.Unsent != 4 || !strings.Contains(st.String(), "4 unsent") {
+		t.Fatalf("offline state %+v %q", st, st.String())
+	}
+
+	px.set(true)
+	alice.waitFor("outbox drained", func() bool { return alice.sess.State().Unsent == 0 })
+
+	hist, err := aliceAPI.History(bg, conv, 0, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for i := len(hist.Messages) - 1; i >= 0; i-- {
+		got = append(got, hist.Messages[i].Content)
+	}
+	if strings.Join(got, ",") != "zero,one,two,three" {
+		t.Fatalf("server history %v, want each message once, in typing order", got)
+	}
+	ms := alice.cached(conv)
+	if len(ms) != 4 {
+		t.Fatalf("alice's cache has %d messages, want 4: %+v", len(ms), ms)
+	}
+	out, _ := alice.store.Outbox(bg, "")
+	if len(out) != 0 {
+		t.Fatalf("outbox %+v", out)
+	}
+}
+
+// A server restart kills every connection mid-stream; the sessions resume and
+// every message arrives exactly once, in order.
+func TestSessionSurvivesServerRestart(t *testing.T) {
+	srv := servertest.Start(t)
+	aliceAPI, bobAPI := register(t, srv, "alice"), register(t, srv, "bob")
+	conv := direct(t, aliceAPI, "bob")
+	alice := startDevice(t, aliceAPI, srv.URL, "alice")
+	bob := startDevice(t, bobAPI, srv.URL, "bob")
+	alice.waitFor("alice connected", func() bool { return alice.sess.State().Status == client.Connected })
+
+	const n = 60
+	errc := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(bg, 30*time.Second)
+		defer cancel()
+		for i := 1; i <= n; i++ {
+			// Enqueue without waiting, so messages are in flight when the
+			// connection dies; every 10th waits, to spread them over the restarts.
+			if i%10 == 0 {
+				if _, err := alice.sess.Send(ctx, conv, fmt.Sprintf("m%02d", i)); err != nil {
+					errc <- err
+					return
+				}
+				continue
+			}
+			if _, err := alice.sess.Enqueue(ctx, conv, fmt.Sprintf("m%02d", i)); err != nil {
+				errc <- err
+				return
+			}
+		}
+		errc <- nil
+	}()
+	time.Sleep(20 * time.Millisecond)
+	srv.Restart(t)
+	time.Sleep(50 * time.Millisecond)
+	srv.Restart(t)
+	if err := <-errc; err != nil {
+		t.Fatal(err)
+	}
+	alice.waitFor("alice's outbox drained", func() bool { return alice.sess.State().Unsent == 0 })
+	bob.waitFor("bob has every message", func() bool { return len(bob.cached(conv)) >= n })
+
+	hist, err := bobAPI.History(bg, conv, 0, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(hist.Messages) != n {
+		t.Fatalf("server has %d messages, want %d", len(hist.Messages), n)
+	}
+	check := func(who string, ms []wire.Message) {
+		t.Helper()
+		if len(ms) != n {
+			t.Fatalf("%s has %d messages, want %d", who, len(ms), n)
+		}
+		for i, m := range ms {
+			want := hist.Messages[n-1-i] // the server pages newest first
+			if m.SeqNo != want.SeqNo || m.MessageID != want.MessageID || m.Content != fmt.Sprintf("m%02d", i+1) {
+				t.Fatalf("%s: message %d is seq %d %q; the server has seq %d %q, typed m%02d (lost, duplicated or reordered)",
+					who, i, m.SeqNo, m.Content, want.SeqNo, want.Content, i+1)
+			}
+		}
+	}
+	check("bob's cache", bob.cached(conv))
+	check("alice's cache", alice.cached(conv))
+	last := hist.Messages[0].SeqNo
+	// Each new message was announced to bob once.
+	seen := map[int64]int{}
+	for _, m := range bob.messageEvents() {
+		seen[m.SeqNo]++
+	}
+	for seq, k := range seen {
+		if k != 1 {
+			t.Fatalf("bob was told of seq %d %d times", seq, k)
+		}
+	}
+	// Bob's acks reach the server after the restarts: alice sees all delivered.
+	alice.waitFor("all delivered", func() bool {
+		d, _, _ := alice.store.PeerBoundaries(bg, conv)
+		return d == last
+	})
+}
+
+// A device that was offline catches up by sync, from its cursors.
+func TestSessionSyncsMissedMessages(t *testing.T) {
+	srv := servertest.Start(t)
+	aliceAPI, bobAPI := register(t, srv, "alice"), register(t, srv, "bob")
+	conv := direct(t, aliceAPI, "bob")
+	// bob's first device receives and acks 1..3 (pending is then empty).
+	bob1 := startDevice(t, bobAPI, srv.URL, "bob")
+	for i := 1; i <= 3; i++ {
+		if _, _, err := aliceAPI.SendMessage(bg, conv, wire.SendRequest{MessageID: fmt.Sprintf("a%d", i), Content: fmt.Sprint(i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	bob1.waitFor("bob1 has 3", func() bool { return len(bob1.cached(conv)) == 3 })
+	// bob's second device saw message 1 once, then was away while 2..5 came.
+	bob2 := newDevice(t, bobAPI, srv.URL, "bob")
+	all3, err := bobAPI.History(bg, conv, 0, 3)
+	if err != nil || len(all3.Messages) != 3 {
+		t.Fatalf("history: %+v %v", all3, err)
+	}
+	if _, err := bob2.store.PutMessages(bg, all3.Messages[2]); err != nil { // the oldest
+		t.Fatal(err)
+	}
+	for i := 4; i <= 5; i++ {
+		if _, _, err := aliceAPI.SendMessage(bg, conv, wire.SendRequest{MessageID: fmt.Sprintf("a%d", i), Content: fmt.Sprint(i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	bob1.waitFor("bob1 has 5", func() bool { return len(bob1.cached(conv)) == 5 })
+	bob2.run()
+	bob2.waitFor("bob2 synced 2..5", func() bool { return len(bob2.cached(conv)) == 5 })
+	if c, _, _ := bob2.store.Cursor(bg, conv); c != bob1.cached(conv)[4].SeqNo {
+		t.Fatalf("bob2's cursor %d, want the newest seq_no", c)
+	}
+}
+
+func TestSessionHistory(t *testing.T) {
+	srv := servertest.Start(t)
+	aliceAPI, bobAPI := register(t, srv, "alice"), register(t, srv, "bob")
+	conv := direct(t, aliceAPI, "bob")
+	for i := 1; i <= 30; i++ {
+		if _, _, err := aliceAPI.SendMessage(bg, conv, wire.SendRequest{MessageID: fmt.Sprintf("m%d", i), Content: fmt.Sprint(i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	bob := newDevice(t, bobAPI, srv.URL, "bob") // not running: history is HTTP and cache
+
+	full, err := bobAPI.History(bg, conv, 0, 100)
+	if err != nil || len(full.Messages) != 30 {
+		t.Fatalf("server history: %d, %v", len(full.Messages), err)
+	}
+	seqOf := func(i int) int64 { return full.Messages[30-i].SeqNo } // seq_no of the i-th message, from 1
+	t.Run("OK", func(t *testing.T) {
+		p, err := bob.sess.History(bg, conv, 0, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(p.Messages) != 10 || p.Messages[0].SeqNo != seqOf(21) || p.Messages[9].SeqNo != seqOf(30) || !p.More || p.Stale {
+			t.Fatalf("newest page: %d messages, %+v", len(p.Messages), p)
+		}
+		p, err = bob.sess.History(bg, conv, seqOf(21), 10)
+		if err != nil || len(p.Messages) != 10 || p.Messages[0].SeqNo != seqOf(11) {
+			t.Fatalf("older page: %+v %v", p, err)
+		}
+		// Both pages are now cached: with the server gone they still come whole.
+		srv.Close()
+		p, err = bob.sess.History(bg, conv, 0, 10)
+		if err != nil || p.Stale || len(p.Messages) != 10 || p.Messages[9].SeqNo != seqOf(30) {
+			t.Fatalf("cached newest page: %+v %v", p, err)
+		}
+		p, err = bob.sess.History(bg, conv, seqOf(21), 10)
+		if err != nil || p.Stale || len(p.Messages) != 10 {
+			t.Fatalf("cached older page: %+v %v", p, err)
+		}
+	})
+	t.Run("OKStaleWhenOffline", func(t *testing.T) {
+		p, err := bob.sess.History(bg, conv, seqOf(11), 10) // not cached, server down
+		if err != nil || !p.Stale || len(p.Messages) != 0 {
+			t.Fatalf("offline uncached page: %+v %v", p, err)
+		}
+	})
+	t.Run("ErrInvalid", func(t *testing.T) {
+		if _, err := bob.sess.History(bg, "nope", 0, 10); wire.ErrorCode(err) != wire.CodeInvalid {
+			t.Fatalf("err = %v", err)
+		}
+	})
+}
+
+func TestSessionRefusedMessageFails(t *testing.T) {
+	srv := servertest.Start(t, servertest.WithConfig(func(c *node.Config) { c.MaxMessageBytes = 10 }))
+	aliceAPI, _ := register(t, srv, "alice"), register(t, srv, "bob")
+	alice := startDevice(t, aliceAPI, srv.URL, "alice")
+	conv := direct(t, aliceAPI, "bob")
+	ctx, cancel := context.WithTimeout(bg, 10*time.Second)
+	defer cancel()
+	_, err := alice.sess.Send(ctx, conv, "this message is far too long")
+	if wire.ErrorCode(err) != wire.CodeTooLarge {
+		t.Fatalf("err = %v, want too_large", err)
+	}
+	out, _ := alice.store.Outbox(bg, conv)
+	if len(out) != 1 || out[0].Err == nil || alice.sess.State().Unsent != 0 {
+		t.Fatalf("outbox %+v, state %+v", out, alice.sess.State())
+	}
+}
+
+func TestSessionTokenRefused(t *testing.T) {
+	srv := servertest.Start(t)
+	api := register(t, srv, "alice")
+	if err := api.Logout(bg); err != nil {
+		t.Fatal(err)
+	}
+	store := localstore.MustOpen(t, localstore.Options{UserID: "alice"})
+	sess := client.NewSession(client.SessionConfig{API: api, Store: store, Backoff: fastBackoff})
+	ctx, cancel := context.WithTimeout(bg, 10*time.Second)
+	defer cancel()
+	err := sess.Run(ctx)
+	if !errors.Is(err, client.ErrNotLoggedIn) {
+		t.Fatalf("Run = %v, want ErrNotLoggedIn", err)
+	}
+	if st := sess.State(); st.Status != client.Offline || !st.LoggedOut {
+		t.Fatalf("state %+v", st)
+	}
+}
+
+func TestWaitPassed(t *testing.T) {
+	srv := servertest.Start(t)
+	aliceAPI, bobAPI := register(t, srv, "alice"), register(t, srv, "bob")
+	conv := direct(t, aliceAPI, "bob")
+	resp, _, err := aliceAPI.SendMessage(bg, conv, wire.SendRequest{MessageID: "w1", Content: "hi"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Run("ErrTimeout", func(t *testing.T) {
+		ctx, cancel := context.WithTimeout(bg, 200*time.Millisecond)
+		defer cancel()
+		if err := client.WaitPassed(ctx, aliceAPI, conv, resp.SeqNo, true); !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("err = %v, want deadline", err)
+		}
+	})
+	t.Run("OK", func(t *testing.T) {
+		done := make(chan error, 1)
+		go func() {
+			ctx, cancel := context.WithTimeout(bg, 10*time.Second)
+			defer cancel()
+			done <- client.WaitPassed(ctx, aliceAPI, conv, resp.SeqNo, true)
+		}()
+		time.Sleep(100 * time.Millisecond)
+		if _, err := bobAPI.MarkRead(bg, conv, resp.SeqNo); err != nil {
+			t.Fatal(err)
+		}
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		// Already read: returns at once.
+		ctx, cancel := context.WithTimeout(bg, 2*time.Second)
+		defer cancel()
+		if err := client.WaitPassed(ctx, aliceAPI, conv, resp.SeqNo, true); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
