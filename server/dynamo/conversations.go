@@ -1,0 +1,381 @@
+package dynamo
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/chatterm/chat/server"
+)
+
+// maxTxItems is DynamoDB's limit on the items of one transaction.
+const maxTxItems = 100
+
+func convItem(c server.Conversation) item {
+	return item{
+		"conversation_id":     sv(c.ID),
+		"type":                sv(c.Type),
+		"name":                sv(c.Name),
+		"last_seq":            nv(c.LastSeq),
+		"counter":             nv(0),
+		"last_message_body":   sv(c.LastMessageBody),
+		"last_message_sender": sv(c.LastMessageSender),
+		"last_message_at":     tv(c.LastMessageAt),
+		"created_at":          tv(c.CreatedAt),
+	}
+}
+
+func convFrom(it item) server.Conversation {
+	return server.Conversation{
+		ID:                getS(it, "conversation_id"),
+		Type:              getS(it, "type"),
+		Name:              getS(it, "name"),
+		LastSeq:           getN(it, "last_seq"),
+		LastMessageBody:   getS(it, "last_message_body"),
+		LastMessageSender: getS(it, "last_message_sender"),
+		LastMessageAt:     getT(it, "last_message_at"),
+		CreatedAt:         getT(it, "created_at"),
+	}
+}
+
+// activity is what the participants index sorts a conversation by: its last
+// message, or its creation before it has one (as the SQLite store orders).
+func activity(c server.Conversation) int64 { return max(ns(c.LastMessageAt), ns(c.CreatedAt)) }
+
+func (s *Store) participantPut(p server.Participant, act int64) *types.Put {
+	return &types.Put{
+		TableName: aws.String(s.t.participants),
+		Item: item{
+			"conversation_id": sv(p.ConversationID), "user_id": sv(p.UserID),
+			"role": sv(p.Role), "joined_at": tv(p.JoinedAt), "activity": nv(act),
+		},
+		ConditionExpression: aws.String("attribute_not_exists(user_id)"),
+	}
+}
+
+// CreateConversation writes the conversation and its members in one transaction
+// (the first 99 members; a larger group's others follow in further writes).
+func (s *Store) CreateConversation(ctx context.Context, c server.Conversation, members []server.Participant) error {
+	if c.ID == "" {
+		return fmt.Errorf("dynamo create conversation: empty id")
+	}
+	members = uniqueMembers(c.ID, members)
+	act := activity(c)
+	items := []types.TransactWriteItem{{Put: &types.Put{
+		TableName: aws.String(s.t.conversations), Item: convItem(c),
+		ConditionExpression: aws.String("attribute_not_exists(conversation_id)"),
+	}}}
+	first := members[:min(len(members), maxTxItems-1)]
+	for _, p := range first {
+		items = append(items, types.TransactWriteItem{Put: s.participantPut(p, act)})
+	}
+	return s.do(ctx, "create conversation", func(ctx context.Context) error {
+		_, err := s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: items})
+		if r := cancelReasons(err); r != nil && r[0] == "ConditionalCheckFailed" {
+			return server.ErrExists
+		}
+		if err != nil {
+			return err
+		}
+		return s.putParticipants(ctx, members[len(first):], act)
+	})
+}
+
+// uniqueMembers sets the conversation id and keeps the first of each user.
+func uniqueMembers(convID string, members []server.Participant) []server.Participant {
+	out := make([]server.Participant, 0, len(members))
+	seen := make(map[string]bool, len(members))
+	for _, p := range members {
+		if p.UserID == "" || seen[p.UserID] {
+			continue
+		}
+		seen[p.UserID] = true
+		p.ConversationID = convID
+		out = append(out, p)
+	}
+	return out
+}
+
+// putParticipants adds members that are not there yet, a conditional PutItem
+// each (a few at a time): existing members keep their role and join time.
+func (s *Store) putParticipants(ctx context.Context, members []server.Participant, act int64) error {
+	g, ctx := errgroup.WithContext(ctx)
+	g.SetLimit(8)
+	for _, p := range members {
+		g.Go(func() error {
+			put := s.participantPut(p, act)
+			_, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: put.TableName, Item: put.Item, ConditionExpression: put.ConditionExpression})
+			if err != nil && !isCondFailed(err) {
+				return fmt.Errorf("add participant %s: %w", p.UserID, err)
+			}
+			return nil
+		})
+	}
+	return g.Wait()
+}
+
+func (s *Store) getConversation(ctx context.Context, id string, consistent bool) (server.Conversation, error) {
+	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
+		TableName: aws.String(s.t.conversations), Key: item{"conversation_id": sv(id)}, ConsistentRead: aws.Bool(consistent),
+	})
+	if err != nil {
+		return server.Conversation{}, err
+	}
+	if out.Item == nil {
+		return server.Conversation{}, server.ErrNotFound
+	}
+	return convFrom(out.Item), nil
+}
+
+// GetConversation reads strongly consistently: callers check last_seq and
+// membership right after writes.
+func (s *Store) GetConversation(ctx context.Context, id string) (server.Conversation, error) {
+	var c server.Conversation
+	err := s.do(ctx, "get conversation", func(ctx context.Context) (err error) {
+		c, err = s.getConversation(ctx, id, true)
+		return err
+	})
+	return c, err
+}
+
+func participantFrom(it item) server.Participant {
+	return server.Participant{
+		ConversationID: getS(it, "conversation_id"), UserID: getS(it, "user_id"),
+		Role: getS(it, "role"), JoinedAt: getT(it, "joined_at"),
+	}
+}
+
+func (s *Store) GetParticipant(ctx context.Context, convID, userID string) (server.Participant, error) {
+	var p server.Participant
+	err := s.do(ctx, "get participant", func(ctx context.Context) error {
+		out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
+			TableName: aws.String(s.t.participants), ConsistentRead: aws.Bool(true),
+			Key: item{"conversation_id": sv(convID), "user_id": sv(userID)},
+		})
+		if err != nil {
+			return err
+		}
+		if out.Item == nil {
+			return server.ErrNotFound
+		}
+		p = participantFrom(out.Item)
+		return nil
+	})
+	return p, err
+}
+
+// ListParticipants is a Query on the conversation's partition, in user id order.
+func (s *Store) ListParticipants(ctx context.Context, convID string) ([]server.Participant, error) {
+	var out []server.Participant
+	err := s.do(ctx, "list participants", func(ctx context.Context) error {
+		out = out[:0]
+		p := dynamodb.NewQueryPaginator(s.db, &dynamodb.QueryInput{
+			TableName:                 aws.String(s.t.participants),
+			KeyConditionExpression:    aws.String("conversation_id = :c"),
+			ExpressionAttributeValues: item{":c": sv(convID)},
+			ConsistentRead:            aws.Bool(true),
+		})
+		for p.HasMorePages() {
+			page, err := p.NextPage(ctx)
+			if err != nil {
+				return err
+			}
+			for _, it := range page.Items {
+				out = append(out, participantFrom(it))
+			}
+		}
+		return nil
+	})
+	return out, err
+}
+
+// AddParticipants reads the conversation (ErrNotFound, and the activity the new
+// members' index entries start at) and adds the members not there yet.
+func (s *Store) AddParticipants(ctx context.Context, convID string, members []server.Participant) error {
+	return s.do(ctx, "add participants", func(ctx context.Context) error {
+		c, err := s.getConversation(ctx, convID, true)
+		if err != nil {
+			return err
+		}
+		return s.putParticipants(ctx, uniqueMembers(convID, members), activity(c))
+	})
+}
+
+// RemoveParticipant deletes the membership and the user's pending row in one
+// transaction.
+func (s *Store) RemoveParticipant(ctx context.Context, convID, userID string) error {
+	return s.do(ctx, "remove participant", func(ctx context.Context) error {
+		_, err := s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
+			{Delete: &types.Delete{
+				TableName:           aws.String(s.t.participants),
+				Key:                 item{"conversation_id": sv(convID), "user_id": sv(userID)},
+				ConditionExpression: aws.String("attribute_exists(user_id)"),
+			}},
+			{Delete: &types.Delete{
+				TableName: aws.String(s.t.pending),
+				Key:       item{"receiver_id": sv(userID), "conversation_id": sv(convID)},
+			}},
+		}})
+		if r := cancelReasons(err); r != nil && r[0] == "ConditionalCheckFailed" {
+			return server.ErrNotFound
+		}
+		return err
+	})
+}
+
+// Inbox queries the participants index newest first, then reads the
+// conversations and the user's statuses by key (BatchGetItem).
+func (s *Store) Inbox(ctx context.Context, userID string, limit int) ([]server.InboxEntry, error) {
+	if limit < 1 {
+		return nil, fmt.Errorf("dynamo inbox: limit %d must be at least 1", limit)
+	}
+	var out []server.InboxEntry
+	err := s.do(ctx, "inbox", func(ctx context.Context) error {
+		var ids []string
+		p := dynamodb.NewQueryPaginator(s.db, &dynamodb.QueryInput{
+			TableName:                 aws.String(s.t.participants),
+			IndexName:                 aws.String(byUserIndex),
+			KeyConditionExpression:    aws.String("user_id = :u"),
+			ExpressionAttributeValues: item{":u": sv(userID)},
+			ScanIndexForward:          aws.Bool(false),
+			Limit:                     aws.Int32(int32(min(limit, 1000))),
+		})
+		for p.HasMorePages() && len(ids) < limit {
+			page, err := p.NextPage(ctx)
+			if err != nil {
+				return err
+			}
+			for _, it := range page.Items {
+				if len(ids) < limit {
+					ids = append(ids, getS(it, "conversation_id"))
+				}
+			}
+		}
+		var err error
+		out, err = s.entries(ctx, userID, ids, false)
+		return err
+	})
+	return out, err
+}
+
+// InboxEntries reads the memberships, conversations and statuses by key.
+func (s *Store) InboxEntries(ctx context.Context, userID string, convIDs []string) ([]server.InboxEntry, error) {
+	var out []server.InboxEntry
+	err := s.do(ctx, "inbox entries", func(ctx context.Context) (err error) {
+		out, err = s.entries(ctx, userID, convIDs, true)
+		return err
+	})
+	return out, err
+}
+
+// entries builds inbox entries in the order of convIDs, skipping conversations
+// that are gone and, if checkMember, those the user is not in.
+func (s *Store) entries(ctx context.Context, userID string, convIDs []string, checkMember bool) ([]server.InboxEntry, error) {
+	convIDs = uniqueStrings(slices.Clone(convIDs)) // BatchGetItem refuses duplicate keys
+	if len(convIDs) == 0 {
+		return nil, nil
+	}
+	keys := map[string][]item{}
+	for _, id := range convIDs {
+		keys[s.t.conversations] = append(keys[s.t.conversations], item{"conversation_id": sv(id)})
+		keys[s.t.status] = append(keys[s.t.status], item{"user_id": sv(userID), "conversation_id": sv(id)})
+		if checkMember {
+			keys[s.t.participants] = append(keys[s.t.participants], item{"conversation_id": sv(id), "user_id": sv(userID)})
+		}
+	}
+	got, err := s.batchGet(ctx, keys)
+	if err != nil {
+		return nil, err
+	}
+	convs := map[string]item{}
+	for _, it := range got[s.t.conversations] {
+		convs[getS(it, "conversation_id")] = it
+	}
+	statuses := map[string]item{}
+	for _, it := range got[s.t.status] {
+		statuses[getS(it, "conversation_id")] = it
+	}
+	member := map[string]bool{}
+	for _, it := range got[s.t.participants] {
+		member[getS(it, "conversation_id")] = true
+	}
+	out := make([]server.InboxEntry, 0, len(convIDs))
+	for _, id := range convIDs {
+		c, ok := convs[id]
+		if !ok || (checkMember && !member[id]) {
+			continue
+		}
+		st := statuses[id]
+		out = append(out, server.InboxEntry{
+			Conversation: convFrom(c),
+			Status: server.Status{UserID: userID, ConversationID: id,
+				LastDeliveredSeq: getN(st, "last_delivered_seq"), LastReadSeq: getN(st, "last_read_seq")},
+		})
+	}
+	return out, nil
+}
+
+func uniqueStrings(ss []string) []string {
+	seen := make(map[string]bool, len(ss))
+	out := ss[:0]
+	for _, s := range ss {
+		if !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// batchGet reads keys from several tables, 100 keys per request, retrying
+// unprocessed keys with backoff. Reads are strongly consistent.
+func (s *Store) batchGet(ctx context.Context, keys map[string][]item) (map[string][]item, error) {
+	type tk struct {
+		table string
+		key   item
+	}
+	var all []tk
+	for table, ks := range keys {
+		for _, k := range ks {
+			all = append(all, tk{table, k})
+		}
+	}
+	slices.SortFunc(all, func(a, b tk) int { return strings.Compare(a.table, b.table) })
+	out := map[string][]item{}
+	for len(all) > 0 {
+		chunk := all[:min(len(all), 100)]
+		all = all[len(chunk):]
+		req := map[string]types.KeysAndAttributes{}
+		for _, c := range chunk {
+			ka := req[c.table]
+			ka.Keys = append(ka.Keys, c.key)
+			ka.ConsistentRead = aws.Bool(true)
+			req[c.table] = ka
+		}
+		for attempt := 1; len(req) > 0; attempt++ {
+			res, err := s.db.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{RequestItems: req})
+			if err != nil {
+				return nil, err
+			}
+			for table, items := range res.Responses {
+				out[table] = append(out[table], items...)
+			}
+			req = res.UnprocessedKeys
+			if len(req) > 0 {
+				if attempt > 8 {
+					return nil, fmt.Errorf("batch get: keys still unprocessed after %d attempts", attempt)
+				}
+				if err := backoff(ctx, attempt); err != nil {
+					return nil, err
+				}
+			}
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,296 @@
+// Package dynamo is the production server.Store on Amazon DynamoDB (DESIGN.md's
+// data model; docs/dynamodb.md lists every access pattern and what a message
+// costs). Every method is GetItem, BatchGetItem, a Query on a key or index, or
+// (Transact)WriteItems; nothing scans.
+//
+// Calls go through a circuit breaker (seed 003: open at 1% errors over 30 s,
+// half-open probes), whose state is exported as a Prometheus gauge.
+package dynamo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
+	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/smithy-go"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/sony/gobreaker/v2"
+
+	"github.com/chatterm/chat/server"
+)
+
+var _ server.Store = (*Store)(nil)
+
+// Options configure a Store. Zero fields take the defaults in brackets.
+type Options struct {
+	// TablePrefix starts every table name, e.g. "chat-" [none].
+	TablePrefix string
+	// Region [from the environment / shared config]; Endpoint overrides the
+	// service URL (moto, DynamoDB Local) [AWS's].
+	Region   string
+	Endpoint string
+	// AccessKeyID and SecretAccessKey set static credentials (for local test
+	// servers); empty uses the SDK's default chain (env, profile, IAM role).
+	AccessKeyID     string
+	SecretAccessKey string
+
+	// CallTimeout bounds one Store call, retries included [3s]. DialTimeout
+	// bounds connecting [300ms], so an unreachable endpoint fails fast.
+	CallTimeout time.Duration
+	DialTimeout time.Duration
+	// MaxAttempts per SDK request, the first included [3].
+	MaxAttempts int
+
+	// SkipResponseChecksum turns off the CRC32 check of responses, which moto
+	// gets wrong on some answers (tests only).
+	SkipResponseChecksum bool
+
+	// IdempotencyTTL is how long a message_id is remembered after its message is
+	// stored [30 days]: a resend after that stores a second copy.
+	IdempotencyTTL time.Duration
+
+	Breaker    BreakerOptions
+	Registerer prometheus.Registerer // breaker state gauge (nil: not exported)
+	Logger     *slog.Logger          // [slog.Default()]
+	Now        func() time.Time      // token expiry, TTL attributes [time.Now]
+}
+
+// Store is the DynamoDB server.Store.
+type Store struct {
+	db  *dynamodb.Client
+	t   tables
+	o   Options
+	cb  *gobreaker.TwoStepCircuitBreaker[struct{}]
+	log *slog.Logger
+}
+
+// Open builds a Store. It does not contact DynamoDB: call CreateTables, or any
+// method, for that.
+func Open(ctx context.Context, o Options) (*Store, error) {
+	if o.CallTimeout <= 0 {
+		o.CallTimeout = 3 * time.Second
+	}
+	if o.DialTimeout <= 0 {
+		o.DialTimeout = 300 * time.Millisecond
+	}
+	if o.MaxAttempts <= 0 {
+		o.MaxAttempts = 3
+	}
+	if o.IdempotencyTTL <= 0 {
+		o.IdempotencyTTL = 30 * 24 * time.Hour
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	// The SDK's buildable client, so settings from the environment (a CA bundle)
+	// still apply.
+	httpClient := awshttp.NewBuildableClient().
+		WithDialerOptions(func(d *net.Dialer) { d.Timeout = o.DialTimeout }).
+		WithTransportOptions(func(tr *http.Transport) {
+			tr.MaxIdleConns, tr.MaxIdleConnsPerHost = 256, 256
+			tr.TLSHandshakeTimeout = 2 * time.Second
+			tr.ResponseHeaderTimeout = o.CallTimeout
+		})
+	loadOpts := []func(*config.LoadOptions) error{
+		config.WithHTTPClient(httpClient),
+		config.WithRetryer(func() aws.Retryer {
+			return retry.NewStandard(func(so *retry.StandardOptions) {
+				so.MaxAttempts = o.MaxAttempts
+				so.MaxBackoff = 200 * time.Millisecond
+			})
+		}),
+	}
+	if o.Region != "" {
+		loadOpts = append(loadOpts, config.WithRegion(o.Region))
+	}
+	if o.AccessKeyID != "" {
+		loadOpts = append(loadOpts, config.WithCredentialsProvider(
+			credentials.NewStaticCredentialsProvider(o.AccessKeyID, o.SecretAccessKey, "")))
+	}
+	cfg, err := config.LoadDefaultConfig(ctx, loadOpts...)
+	if err != nil {
+		return nil, fmt.Errorf("dynamo: aws config: %w", err)
+	}
+	s := &Store{t: newTables(o.TablePrefix), o: o, log: o.Logger}
+	s.db = dynamodb.NewFromConfig(cfg, func(do *dynamodb.Options) {
+		if o.Endpoint != "" {
+			do.BaseEndpoint = aws.String(o.Endpoint)
+		}
+		do.DisableValidateResponseChecksum = o.SkipResponseChecksum
+	})
+	if s.cb, err = newBreaker("dynamodb", o.Breaker, o.Registerer, isFailure, isExcluded); err != nil {
+		return nil, fmt.Errorf("dynamo: %w", err)
+	}
+	return s, nil
+}
+
+// Close releases nothing: the SDK client holds only idle connections.
+func (s *Store) Close() error { return nil }
+
+// Client is the SDK client, for tests and tools.
+func (s *Store) Client() *dynamodb.Client { return s.db }
+
+// BreakerState is the circuit breaker's state, for tests and health checks.
+func (s *Store) BreakerState() gobreaker.State { return s.cb.State() }
+
+// ErrUnavailable wraps errors caused by DynamoDB being unreachable, throttling or
+// failing, or the circuit being open.
+var ErrUnavailable = errors.New("dynamodb unavailable")
+
+// do runs one Store call through the breaker with the call timeout.
+func (s *Store) do(ctx context.Context, op string, f func(ctx context.Context) error) error {
+	done, err := s.cb.Allow()
+	if err != nil {
+		return fmt.Errorf("dynamo %s: %w: %w", op, ErrUnavailable, err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.o.CallTimeout)
+	err = f(ctx)
+	cancel()
+	done(err)
+	if err == nil || isDomainErr(err) {
+		return err
+	}
+	if isFailure(err) {
+		return fmt.Errorf("dynamo %s: %w: %w", op, ErrUnavailable, err)
+	}
+	return fmt.Errorf("dynamo %s: %w", op, err)
+}
+
+func isDomainErr(err error) bool {
+	var dup *server.DuplicateError
+	return errors.Is(err, server.ErrNotFound) || errors.Is(err, server.ErrExists) || errors.Is(err, server.ErrNotFirst) ||
+		errors.Is(err, server.ErrBadInvite) || errors.Is(err, server.ErrSeqTaken) || errors.As(err, &dup)
+}
+
+// isFailure says whether err means DynamoDB is in trouble (not that the request
+// was refused on its merits): network errors, timeouts, 5xx, throttling.
+func isFailure(err error) bool {
+	if err == nil || isDomainErr(err) || errors.Is(err, context.Canceled) {
+		return false
+	}
+	var ae smithy.APIError
+	if errors.As(err, &ae) {
+		switch ae.ErrorCode() {
+		case "ProvisionedThroughputExceededException", "ThrottlingException", "RequestLimitExceeded",
+			"InternalServerError", "ServiceUnavailable", "LimitExceededException":
+			return true
+		}
+		// Any other answer with a 4xx fault is about the request; DynamoDB is up.
+		return ae.ErrorFault() != smithy.FaultClient
+	}
+	return true
+}
+
+func isExcluded(err error) bool { return errors.Is(err, context.Canceled) }
+
+// Attribute helpers. Times are stored as unix nanoseconds (N), zero as 0, as the
+// SQLite store does.
+
+func sv(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
+func nv(v int64) types.AttributeValue {
+	return &types.AttributeValueMemberN{Value: strconv.FormatInt(v, 10)}
+}
+func bv(v bool) types.AttributeValue { return &types.AttributeValueMemberBOOL{Value: v} }
+
+func tv(t time.Time) types.AttributeValue { return nv(ns(t)) }
+
+func ns(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixNano()
+}
+
+func fromNS(n int64) time.Time {
+	if n == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, n).UTC()
+}
+
+type item = map[string]types.AttributeValue
+
+func getS(it item, name string) string {
+	if v, ok := it[name].(*types.AttributeValueMemberS); ok {
+		return v.Value
+	}
+	return ""
+}
+
+func getN(it item, name string) int64 {
+	if v, ok := it[name].(*types.AttributeValueMemberN); ok {
+		n, _ := strconv.ParseInt(v.Value, 10, 64)
+		return n
+	}
+	return 0
+}
+
+func getB(it item, name string) []byte {
+	if v, ok := it[name].(*types.AttributeValueMemberB); ok {
+		return v.Value
+	}
+	return nil
+}
+
+func getBool(it item, name string) bool {
+	if v, ok := it[name].(*types.AttributeValueMemberBOOL); ok {
+		return v.Value
+	}
+	return false
+}
+
+func getT(it item, name string) time.Time { return fromNS(getN(it, name)) }
+
+// isCondFailed reports a ConditionalCheckFailedException of a single write.
+func isCondFailed(err error) bool {
+	var ccf *types.ConditionalCheckFailedException
+	return errors.As(err, &ccf)
+}
+
+// cancelReasons returns the per-item codes of a cancelled transaction ("None"
+// for items that passed), or nil if err is not a cancellation.
+func cancelReasons(err error) []string {
+	var tce *types.TransactionCanceledException
+	if !errors.As(err, &tce) {
+		return nil
+	}
+	codes := make([]string, len(tce.CancellationReasons))
+	for i, r := range tce.CancellationReasons {
+		codes[i] = "None"
+		if r.Code != nil {
+			codes[i] = *r.Code
+		}
+	}
+	if len(codes) == 0 {
+		// Some servers omit the list; treat it as a conflict so the caller retries
+		// after re-reading.
+		return []string{"TransactionConflict"}
+	}
+	return codes
+}
+
+// backoff sleeps before retry attempt n (1-based) of a conflicting transaction.
+func backoff(ctx context.Context, n int) error {
+	d := time.Duration(1<<min(n, 6)) * 2 * time.Millisecond
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(d/2 + time.Duration(time.Now().UnixNano()%int64(d/2+1))):
+		return nil
+	}
+}

@@ -1,0 +1,66 @@
+package dynamo_test
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/chatterm/chat/server"
+	"github.com/chatterm/chat/server/dynamo"
+	"github.com/chatterm/chat/server/storetest"
+)
+
+// endpoint is the DynamoDB API the tests use (moto; scripts/services.sh starts
+// it). Without it the tests skip, except on CI, where that is a failure.
+func endpoint(t testing.TB) string {
+	t.Helper()
+	e := os.Getenv("CHAT_TEST_DYNAMO_ENDPOINT")
+	if e == "" {
+		if os.Getenv("CI") != "" {
+			t.Fatal("CHAT_TEST_DYNAMO_ENDPOINT is not set (CI is): run scripts/services.sh")
+		}
+		t.Skip("CHAT_TEST_DYNAMO_ENDPOINT is not set: run eval \"$(scripts/services.sh)\" to test against moto")
+	}
+	return e
+}
+
+func prefix() string {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	return "t" + hex.EncodeToString(b[:]) + "-"
+}
+
+// open returns a Store on fresh tables of its own, dropped after the test.
+func open(t testing.TB, o dynamo.Options) *dynamo.Store {
+	t.Helper()
+	if o.Endpoint == "" {
+		o.Endpoint = endpoint(t)
+	}
+	o.TablePrefix = prefix()
+	o.Region, o.AccessKeyID, o.SecretAccessKey = "us-east-1", "test", "test"
+	o.SkipResponseChecksum = true
+	s, err := dynamo.Open(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := s.CreateTables(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := s.DeleteTables(context.Background()); err != nil {
+			t.Logf("dropping tables: %v", err)
+		}
+		s.Close()
+	})
+	return s
+}
+
+func TestStore(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) server.Store { return open(t, dynamo.Options{}) },
+		storetest.Options{Concurrency: 4, PerWorker: 10})
+}

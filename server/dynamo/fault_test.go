@@ -1,0 +1,190 @@
+package dynamo_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net"
+	"net/url"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/sony/gobreaker/v2"
+
+	"github.com/chatterm/chat/server"
+	"github.com/chatterm/chat/server/dynamo"
+)
+
+// proxy forwards a local port to the test endpoint and can be taken down and
+// brought back on the same port: DynamoDB becoming unreachable and returning.
+type proxy struct {
+	t      *testing.T
+	target string
+	addr   string
+	mu     sync.Mutex
+	ln     net.Listener
+	conns  map[net.Conn]bool
+}
+
+func newProxy(t *testing.T, endpoint string) *proxy {
+	u, err := url.Parse(endpoint)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &proxy{t: t, target: u.Host, addr: "127.0.0.1:0", conns: map[net.Conn]bool{}}
+	p.start()
+	t.Cleanup(p.stop)
+	return p
+}
+
+func (p *proxy) url() string { return "http://" + p.addr }
+
+func (p *proxy) start() {
+	ln, err := net.Listen("tcp", p.addr)
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	p.mu.Lock()
+	p.ln, p.addr = ln, ln.Addr().String()
+	p.mu.Unlock()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go p.pipe(c)
+		}
+	}()
+}
+
+func (p *proxy) pipe(c net.Conn) {
+	up, err := net.Dial("tcp", p.target)
+	if err != nil {
+		c.Close()
+		return
+	}
+	p.mu.Lock()
+	p.conns[c], p.conns[up] = true, true
+	p.mu.Unlock()
+	go func() { _, _ = io.Copy(up, c); up.Close() }()
+	_, _ = io.Copy(c, up)
+	c.Close()
+}
+
+// stop closes the port and every open connection.
+func (p *proxy) stop() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.ln != nil {
+		p.ln.Close()
+		p.ln = nil
+	}
+	for c := range p.conns {
+		c.Close()
+	}
+	clear(p.conns)
+}
+
+// TestEndpointDown: with DynamoDB unreachable every call fails fast with
+// ErrUnavailable, the breaker opens and then refuses at once, and the store
+// recovers when the endpoint returns.
+func TestEndpointDown(t *testing.T) {
+	p := newProxy(t, endpoint(t))
+	reg := prometheus.NewRegistry()
+	s := open(t, dynamo.Options{Endpoint: p.url(), Registerer: reg,
+		Breaker: dynamo.BreakerOptions{OpenFor: 300 * time.Millisecond, Probes: 1}})
+	ctx := context.Background()
+	must(t, s.PutToken(ctx, server.Token{Hash: "h", UserID: "ann", ExpiresAt: time.Now().Add(time.Hour)}))
+
+	p.stop()
+	var slowest time.Duration
+	for i := 0; s.BreakerState() != gobreaker.StateOpen; i++ {
+		if i == 20 {
+			t.Fatal("breaker still closed after 20 failed calls")
+		}
+		start := time.Now()
+		_, err := s.GetToken(ctx, "h")
+		slowest = max(slowest, time.Since(start))
+		if !errors.Is(err, dynamo.ErrUnavailable) {
+			t.Fatalf("GetToken with the endpoint down: %v, want ErrUnavailable", err)
+		}
+	}
+	t.Logf("slowest call with the endpoint down: %v", slowest)
+	if slowest > time.Second {
+		t.Errorf("a call with the endpoint down took %v", slowest)
+	}
+	if g := gauge(t, reg); g != 2 {
+		t.Errorf("breaker gauge %v while open, want 2", g)
+	}
+	start := time.Now()
+	if _, err := s.GetUser(ctx, "ann"); !errors.Is(err, gobreaker.ErrOpenState) {
+		t.Fatalf("GetUser with the circuit open: %v", err)
+	}
+	if d := time.Since(start); d > 5*time.Millisecond {
+		t.Errorf("refusal with the circuit open took %v", d)
+	}
+
+	p.start()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		tok, err := s.GetToken(ctx, "h")
+		if err == nil {
+			if tok.UserID != "ann" {
+				t.Fatalf("token %+v", tok)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("still failing 5s after the endpoint returned: %v", err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if st := s.BreakerState(); st != gobreaker.StateClosed {
+		t.Errorf("breaker %v after recovery", st)
+	}
+	if g := gauge(t, reg); g != 0 {
+		t.Errorf("breaker gauge %v after recovery, want 0", g)
+	}
+}
+
+// TestDomainErrorsDoNotTrip: refusals on the request's merits (conditions,
+// missing items) are answers from a healthy DynamoDB.
+func TestDomainErrorsDoNotTrip(t *testing.T) {
+	s := open(t, dynamo.Options{Breaker: dynamo.BreakerOptions{ConsecutiveFailures: 2, MinRequests: 2}})
+	ctx := context.Background()
+	for range 10 {
+		if _, err := s.GetUser(ctx, "nobody"); !errors.Is(err, server.ErrNotFound) {
+			t.Fatal(err)
+		}
+		if err := s.AppendMessage(ctx, msg("g:none", 1, "ann"), nil); !errors.Is(err, server.ErrNotFound) {
+			t.Fatal(err)
+		}
+	}
+	if st := s.BreakerState(); st != gobreaker.StateClosed {
+		t.Fatalf("breaker %v after domain errors", st)
+	}
+}
+
+func gauge(t *testing.T, reg *prometheus.Registry) float64 {
+	t.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() == "chat_circuit_breaker_state" {
+			for _, m := range mf.GetMetric() {
+				for _, l := range m.GetLabel() {
+					if l.GetValue() == "dynamodb" {
+						return m.GetGauge().GetValue()
+					}
+				}
+			}
+		}
+	}
+	t.Fatal("no chat_circuit_breaker_state{service=dynamodb}")
+	return -1
+}

@@ -1,0 +1,598 @@
+package dynamo
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/chatterm/chat/server"
+)
+
+// The send transaction (seed 002 AP7, seed 004). DynamoDB has no MAX in update
+// expressions, and inside a transaction a failed condition cancels everything,
+// so each "move forward" write is first tried in the shape of the common case
+// (this message is the newest), guarded by a condition saying so. If the
+// transaction is cancelled, the cancellation reasons say which items' conditions
+// failed; those are re-read and rewritten in the shape their current state
+// needs, and the transaction is retried. Out-of-order commits are rare (two
+// sends in one conversation finishing in the opposite order), so the common
+// case is one round trip.
+
+type senderPlan int
+
+const (
+	senderBoth     senderPlan = iota // delivered and read up to seq
+	senderReadOnly                   // delivered already past seq: read up to seq
+	senderNone                       // both already past seq
+)
+
+type pendingPlan int
+
+const (
+	pendingNewest pendingPlan = iota // first kept (or seq), last = seq
+	pendingLower                     // last already past seq, first above it: first = seq
+	pendingNone                      // seq already inside the pending range
+)
+
+type appendPlan struct {
+	newest  bool // the conversation's last_seq and preview move to m
+	sender  senderPlan
+	pending map[string]pendingPlan
+	members []string // participants whose index activity moves to m.Timestamp
+}
+
+type itemKind int
+
+const (
+	kindMessage itemKind = iota
+	kindMessageID
+	kindConversation
+	kindSender
+	kindPending
+	kindActivity
+)
+
+type planned struct {
+	kind itemKind
+	user string
+	tx   types.TransactWriteItem
+}
+
+func (s *Store) AppendMessage(ctx context.Context, m server.Message, receivers []string) error {
+	if m.ConversationID == "" || m.MessageID == "" || m.SenderID == "" || m.SeqNo < 1 {
+		return fmt.Errorf("dynamo append: message %q seq %d of %q: missing conversation, message id, sender or seq", m.MessageID, m.SeqNo, m.SenderID)
+	}
+	rcv := make([]string, 0, len(receivers))
+	for _, r := range receivers {
+		if r != "" && r != m.SenderID && !slices.Contains(rcv, r) {
+			rcv = append(rcv, r)
+		}
+	}
+	plan := appendPlan{newest: true, sender: senderBoth, pending: make(map[string]pendingPlan, len(rcv))}
+	for _, r := range rcv {
+		plan.pending[r] = pendingNewest
+	}
+	if !m.Timestamp.IsZero() {
+		plan.members = append([]string{m.SenderID}, rcv...)
+	}
+	return s.do(ctx, "append message", func(ctx context.Context) error {
+		for attempt := 1; ; attempt++ {
+			items, later := s.appendItems(m, plan)
+			txItems := make([]types.TransactWriteItem, len(items))
+			for i, it := range items {
+				txItems[i] = it.tx
+			}
+			_, err := s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: txItems})
+			if err == nil {
+				return s.applyLater(ctx, m, later)
+			}
+			reasons := cancelReasons(err)
+			if reasons == nil {
+				return err
+			}
+			if attempt == 10 {
+				return fmt.Errorf("append %s seq %d: still cancelled after %d attempts: %w", m.ConversationID, m.SeqNo, attempt, err)
+			}
+			conflict, err := s.resolve(ctx, m, items, reasons, &plan)
+			if err != nil {
+				return err
+			}
+			if conflict {
+				if err := backoff(ctx, attempt); err != nil {
+					return err
+				}
+			}
+		}
+	})
+}
+
+// appendItems builds the transaction for plan. Items past DynamoDB's 100 go to
+// later, written after the commit: the index activity first, then pending rows
+// (only a group of more than 47 receivers needs that).
+func (s *Store) appendItems(m server.Message, plan appendPlan) (items, later []planned) {
+	msg := item{
+		"conversation_id": sv(m.ConversationID), "seq_no": nv(m.SeqNo), "message_id": sv(m.MessageID),
+		"sender_id": sv(m.SenderID), "content": sv(m.Content), "ts": tv(m.Timestamp),
+	}
+	if m.ReceiverID != "" {
+		msg["receiver_id"] = sv(m.ReceiverID)
+	}
+	if m.S3Ref != "" {
+		msg["s3_ref"] = sv(m.S3Ref)
+	}
+	items = append(items,
+		planned{kind: kindMessage, tx: types.TransactWriteItem{Put: &types.Put{
+			TableName: aws.String(s.t.messages), Item: msg,
+			ConditionExpression: aws.String("attribute_not_exists(seq_no)"),
+		}}},
+		planned{kind: kindMessageID, tx: types.TransactWriteItem{Put: &types.Put{
+			TableName: aws.String(s.t.messageIDs),
+			Item: item{"conversation_id": sv(m.ConversationID), "message_id": sv(m.MessageID), "seq_no": nv(m.SeqNo),
+				ttlAttr: nv(s.o.Now().Add(s.o.IdempotencyTTL).Unix())},
+			ConditionExpression: aws.String("attribute_not_exists(message_id)"),
+		}}},
+	)
+	convKey := item{"conversation_id": sv(m.ConversationID)}
+	if plan.newest {
+		items = append(items, planned{kind: kindConversation, tx: types.TransactWriteItem{Update: &types.Update{
+			TableName: aws.String(s.t.conversations), Key: convKey,
+			UpdateExpression:          aws.String("SET last_seq = :seq, last_message_body = :b, last_message_sender = :snd, last_message_at = :t"),
+			ConditionExpression:       aws.String("attribute_exists(conversation_id) AND last_seq < :seq"),
+			ExpressionAttributeValues: item{":seq": nv(m.SeqNo), ":b": sv(m.Content), ":snd": sv(m.SenderID), ":t": tv(m.Timestamp)},
+		}}})
+	} else {
+		items = append(items, planned{kind: kindConversation, tx: types.TransactWriteItem{ConditionCheck: &types.ConditionCheck{
+			TableName: aws.String(s.t.conversations), Key: convKey,
+			ConditionExpression: aws.String("attribute_exists(conversation_id)"),
+		}}})
+	}
+	if u := s.senderUpdate(m, plan.sender); u != nil {
+		items = append(items, planned{kind: kindSender, user: m.SenderID, tx: types.TransactWriteItem{Update: u}})
+	}
+	var pend, act []planned
+	for r, p := range plan.pending {
+		if u := s.pendingUpdate(m, r, p); u != nil {
+			pend = append(pend, planned{kind: kindPending, user: r, tx: types.TransactWriteItem{Update: u}})
+		}
+	}
+	slices.SortFunc(pend, func(a, b planned) int { return cmpString(a.user, b.user) })
+	for _, u := range plan.members {
+		act = append(act, planned{kind: kindActivity, user: u, tx: types.TransactWriteItem{Update: s.activityUpdate(m, u)}})
+	}
+	if len(items)+len(pend)+len(act) <= maxTxItems {
+		return append(append(items, pend...), act...), nil
+	}
+	later = act
+	n := min(len(pend), maxTxItems-len(items))
+	return append(items, pend[:n]...), append(later, pend[n:]...)
+}
+
+func cmpString(a, b string) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+func (s *Store) senderUpdate(m server.Message, p senderPlan) *types.Update {
+	key := item{"user_id": sv(m.SenderID), "conversation_id": sv(m.ConversationID)}
+	switch p {
+	case senderBoth:
+		return &types.Update{TableName: aws.String(s.t.status), Key: key,
+			UpdateExpression:          aws.String("SET last_delivered_seq = :seq, last_read_seq = :seq"),
+			ConditionExpression:       aws.String("attribute_not_exists(last_delivered_seq) OR last_delivered_seq < :seq"),
+			ExpressionAttributeValues: item{":seq": nv(m.SeqNo)}}
+	case senderReadOnly:
+		return &types.Update{TableName: aws.String(s.t.status), Key: key,
+			UpdateExpression:          aws.String("SET last_read_seq = :seq"),
+			ConditionExpression:       aws.String("last_delivered_seq >= :seq AND last_read_seq < :seq"),
+			ExpressionAttributeValues: item{":seq": nv(m.SeqNo)}}
+	}
+	return nil
+}
+
+func (s *Store) pendingUpdate(m server.Message, receiver string, p pendingPlan) *types.Update {
+	key := item{"receiver_id": sv(receiver), "conversation_id": sv(m.ConversationID)}
+	switch p {
+	case pendingNewest:
+		return &types.Update{TableName: aws.String(s.t.pending), Key: key,
+			UpdateExpression:          aws.String("SET first_undelivered_seq = if_not_exists(first_undelivered_seq, :seq), last_pending_seq = :seq"),
+			ConditionExpression:       aws.String("attribute_not_exists(receiver_id) OR last_pending_seq < :seq"),
+			ExpressionAttributeValues: item{":seq": nv(m.SeqNo)}}
+	case pendingLower:
+		return &types.Update{TableName: aws.String(s.t.pending), Key: key,
+			UpdateExpression:          aws.String("SET first_undelivered_seq = :seq"),
+			ConditionExpression:       aws.String("first_undelivered_seq > :seq"),
+			ExpressionAttributeValues: item{":seq": nv(m.SeqNo)}}
+	}
+	return nil
+}
+
+// activityUpdate moves a member's participants-index entry to the message's
+// time; its condition also keeps it from creating an entry for a non-member.
+func (s *Store) activityUpdate(m server.Message, user string) *types.Update {
+	return &types.Update{TableName: aws.String(s.t.participants),
+		Key:                       item{"conversation_id": sv(m.ConversationID), "user_id": sv(user)},
+		UpdateExpression:          aws.String("SET activity = :t"),
+		ConditionExpression:       aws.String("attribute_exists(user_id) AND activity < :t"),
+		ExpressionAttributeValues: item{":t": tv(m.Timestamp)}}
+}
+
+// resolve turns a cancelled transaction into the domain error, or adjusts plan
+// for a retry. conflict says another transaction held an item (retry after a
+// pause).
+func (s *Store) resolve(ctx context.Context, m server.Message, items []planned, reasons []string, plan *appendPlan) (conflict bool, err error) {
+	failed := map[itemKind][]string{}
+	for i, code := range reasons {
+		switch {
+		case code == "ConditionalCheckFailed" && i < len(items):
+			failed[items[i].kind] = append(failed[items[i].kind], items[i].user)
+		case code == "TransactionConflict", code == "ThrottlingError", code == "ProvisionedThroughputExceeded":
+			conflict = true
+		case code != "None" && code != "":
+			return false, fmt.Errorf("append cancelled: item %d: %s", i, code)
+		}
+	}
+	if _, ok := failed[kindMessageID]; ok {
+		dup, err := s.original(ctx, m)
+		if err != nil {
+			return false, err
+		}
+		if dup != nil {
+			return false, dup
+		}
+		return true, nil // the idempotency record expired meanwhile: try again
+	}
+	if _, ok := failed[kindConversation]; ok {
+		c, err := s.getConversation(ctx, m.ConversationID, true)
+		if err != nil {
+			return false, err // ErrNotFound included
+		}
+		plan.newest = c.LastSeq < m.SeqNo
+	}
+	if _, ok := failed[kindMessage]; ok {
+		return false, server.ErrSeqTaken
+	}
+	if _, ok := failed[kindSender]; ok {
+		st, ok, err := s.getItem(ctx, s.t.status, item{"user_id": sv(m.SenderID), "conversation_id": sv(m.ConversationID)})
+		if err != nil {
+			return false, err
+		}
+		switch d, r := getN(st, "last_delivered_seq"), getN(st, "last_read_seq"); {
+		case !ok || d < m.SeqNo:
+			plan.sender = senderBoth
+		case r < m.SeqNo:
+			plan.sender = senderReadOnly
+		default:
+			plan.sender = senderNone
+		}
+	}
+	for _, r := range failed[kindPending] {
+		p, err := s.pendingPlanFor(ctx, m, r)
+		if err != nil {
+			return false, err
+		}
+		plan.pending[r] = p
+	}
+	// A member whose entry is already as recent (or who is not a member) is left out.
+	for _, u := range failed[kindActivity] {
+		plan.members = slices.DeleteFunc(plan.members, func(x string) bool { return x == u })
+	}
+	return conflict, nil
+}
+
+func (s *Store) pendingPlanFor(ctx context.Context, m server.Message, receiver string) (pendingPlan, error) {
+	row, ok, err := s.getItem(ctx, s.t.pending, item{"receiver_id": sv(receiver), "conversation_id": sv(m.ConversationID)})
+	if err != nil {
+		return 0, err
+	}
+	switch {
+	case !ok || getN(row, "last_pending_seq") < m.SeqNo:
+		return pendingNewest, nil
+	case getN(row, "first_undelivered_seq") > m.SeqNo:
+		return pendingLower, nil
+	}
+	return pendingNone, nil
+}
+
+// original reads the message a message_id was first stored as.
+func (s *Store) original(ctx context.Context, m server.Message) (*server.DuplicateError, error) {
+	rec, ok, err := s.getItem(ctx, s.t.messageIDs, item{"conversation_id": sv(m.ConversationID), "message_id": sv(m.MessageID)})
+	if err != nil || !ok {
+		return nil, err
+	}
+	orig, ok, err := s.getItem(ctx, s.t.messages, item{"conversation_id": sv(m.ConversationID), "seq_no": rec["seq_no"]})
+	if err != nil || !ok {
+		return nil, err
+	}
+	return &server.DuplicateError{Original: messageFrom(orig)}, nil
+}
+
+func (s *Store) getItem(ctx context.Context, table string, key item) (item, bool, error) {
+	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(table), Key: key, ConsistentRead: aws.Bool(true)})
+	if err != nil {
+		return nil, false, err
+	}
+	return out.Item, out.Item != nil, nil
+}
+
+// applyLater writes what did not fit in the transaction: index activity
+// (a failed condition means nothing to do) and pending rows (re-planned from
+// their current state when the condition fails).
+func (s *Store) applyLater(ctx context.Context, m server.Message, later []planned) error {
+	if len(later) == 0 {
+		return nil
+	}
+	g, ctx := errgroup.WithContext(ctx)
+	g.SetLimit(8)
+	for _, p := range later {
+		g.Go(func() error {
+			u := p.tx.Update
+			for attempt := 1; u != nil; attempt++ {
+				_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+					TableName: u.TableName, Key: u.Key, UpdateExpression: u.UpdateExpression,
+					ConditionExpression: u.ConditionExpression, ExpressionAttributeValues: u.ExpressionAttributeValues,
+				})
+				if err == nil || (isCondFailed(err) && p.kind == kindActivity) {
+					return nil
+				}
+				if !isCondFailed(err) || attempt == 5 {
+					return fmt.Errorf("append %s seq %d: %v of %s: %w", m.ConversationID, m.SeqNo, p.kind, p.user, err)
+				}
+				plan, err := s.pendingPlanFor(ctx, m, p.user)
+				if err != nil {
+					return err
+				}
+				u = s.pendingUpdate(m, p.user, plan)
+			}
+			return nil
+		})
+	}
+	return g.Wait()
+}
+
+func messageFrom(it item) server.Message {
+	return server.Message{
+		ConversationID: getS(it, "conversation_id"),
+		SeqNo:          getN(it, "seq_no"),
+		MessageID:      getS(it, "message_id"),
+		SenderID:       getS(it, "sender_id"),
+		ReceiverID:     getS(it, "receiver_id"),
+		Content:        getS(it, "content"),
+		Timestamp:      getT(it, "ts"),
+		S3Ref:          getS(it, "s3_ref"),
+	}
+}
+
+// NextSeq is the fallback counter: ADD 1 to the conversation's counter; if that
+// is not above last_seq (the Sequencer handed out numbers meanwhile), jump it to
+// last_seq+1 with a conditional write.
+func (s *Store) NextSeq(ctx context.Context, convID string) (int64, error) {
+	var seq int64
+	err := s.do(ctx, "next seq", func(ctx context.Context) error {
+		for attempt := 1; ; attempt++ {
+			out, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+				TableName: aws.String(s.t.conversations), Key: item{"conversation_id": sv(convID)},
+				UpdateExpression:          aws.String("ADD #c :one"),
+				ConditionExpression:       aws.String("attribute_exists(conversation_id)"),
+				ExpressionAttributeNames:  map[string]string{"#c": "counter"},
+				ExpressionAttributeValues: item{":one": nv(1)},
+				ReturnValues:              types.ReturnValueAllNew,
+			})
+			if isCondFailed(err) {
+				return server.ErrNotFound
+			}
+			if err != nil {
+				return err
+			}
+			c, last := getN(out.Attributes, "counter"), getN(out.Attributes, "last_seq")
+			if c > last {
+				seq = c
+				return nil
+			}
+			_, err = s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+				TableName: aws.String(s.t.conversations), Key: item{"conversation_id": sv(convID)},
+				UpdateExpression:          aws.String("SET #c = :next"),
+				ConditionExpression:       aws.String("#c = :seen"),
+				ExpressionAttributeNames:  map[string]string{"#c": "counter"},
+				ExpressionAttributeValues: item{":next": nv(last + 1), ":seen": nv(c)},
+			})
+			if err == nil {
+				seq = last + 1
+				return nil
+			}
+			if !isCondFailed(err) || attempt == 10 {
+				return err
+			}
+		}
+	})
+	return seq, err
+}
+
+// ListMessages queries the conversation's partition below beforeSeq, newest
+// first, following LastEvaluatedKey until limit. Strongly consistent: a client
+// catching up right after a push must see the message.
+func (s *Store) ListMessages(ctx context.Context, convID string, beforeSeq int64, limit int) ([]server.Message, error) {
+	if beforeSeq <= 0 {
+		beforeSeq = 1<<63 - 1
+	}
+	return s.queryMessages(ctx, "list messages", &dynamodb.QueryInput{
+		KeyConditionExpression:    aws.String("conversation_id = :c AND seq_no < :s"),
+		ExpressionAttributeValues: item{":c": sv(convID), ":s": nv(beforeSeq)},
+		ScanIndexForward:          aws.Bool(false),
+	}, limit)
+}
+
+// ListMessagesAfter queries above afterSeq, oldest first.
+func (s *Store) ListMessagesAfter(ctx context.Context, convID string, afterSeq int64, limit int) ([]server.Message, error) {
+	return s.queryMessages(ctx, "list messages after", &dynamodb.QueryInput{
+		KeyConditionExpression:    aws.String("conversation_id = :c AND seq_no > :s"),
+		ExpressionAttributeValues: item{":c": sv(convID), ":s": nv(afterSeq)},
+		ScanIndexForward:          aws.Bool(true),
+	}, limit)
+}
+
+func (s *Store) queryMessages(ctx context.Context, op string, in *dynamodb.QueryInput, limit int) ([]server.Message, error) {
+	if limit < 1 {
+		return nil, nil
+	}
+	in.TableName = aws.String(s.t.messages)
+	in.ConsistentRead = aws.Bool(true)
+	var out []server.Message
+	err := s.do(ctx, op, func(ctx context.Context) error {
+		out = out[:0]
+		q := *in
+		for {
+			q.Limit = aws.Int32(int32(min(limit-len(out), 1000)))
+			page, err := s.db.Query(ctx, &q)
+			if err != nil {
+				return err
+			}
+			for _, it := range page.Items {
+				out = append(out, messageFrom(it))
+			}
+			if len(out) >= limit || len(page.LastEvaluatedKey) == 0 {
+				return nil
+			}
+			q.ExclusiveStartKey = page.LastEvaluatedKey
+		}
+	})
+	return out, err
+}
+
+// ListStatuses reads the users' rows by key (BatchGetItem).
+func (s *Store) ListStatuses(ctx context.Context, convID string, userIDs []string) ([]server.Status, error) {
+	out := make([]server.Status, len(userIDs))
+	for i, u := range userIDs {
+		out[i] = server.Status{UserID: u, ConversationID: convID}
+	}
+	if len(userIDs) == 0 {
+		return out, nil
+	}
+	err := s.do(ctx, "list statuses", func(ctx context.Context) error {
+		var keys []item
+		for _, u := range uniqueStrings(slices.Clone(userIDs)) {
+			keys = append(keys, item{"user_id": sv(u), "conversation_id": sv(convID)})
+		}
+		got, err := s.batchGet(ctx, map[string][]item{s.t.status: keys})
+		if err != nil {
+			return err
+		}
+		byUser := map[string]item{}
+		for _, it := range got[s.t.status] {
+			byUser[getS(it, "user_id")] = it
+		}
+		for i := range out {
+			if it, ok := byUser[out[i].UserID]; ok {
+				out[i].LastDeliveredSeq, out[i].LastReadSeq = getN(it, "last_delivered_seq"), getN(it, "last_read_seq")
+			}
+		}
+		return nil
+	})
+	return out, err
+}
+
+// AdvanceStatus reads the row, writes the raised boundaries conditioned on the
+// values read (retrying on a race), then, if delivery moved, deletes the pending
+// row when nothing newer is pending or else moves its start past the boundary.
+// The pending write is separate from the status write: it is a hint for
+// redelivery, and a crash between the two only causes a redundant redelivery.
+func (s *Store) AdvanceStatus(ctx context.Context, userID, convID string, delivered, read int64) (server.Status, bool, error) {
+	st := server.Status{UserID: userID, ConversationID: convID}
+	delivered = max(delivered, read)
+	var changed bool
+	err := s.do(ctx, "advance status", func(ctx context.Context) error {
+		key := item{"user_id": sv(userID), "conversation_id": sv(convID)}
+		for attempt := 1; ; attempt++ {
+			row, exists, err := s.getItem(ctx, s.t.status, key)
+			if err != nil {
+				return err
+			}
+			d0, r0 := getN(row, "last_delivered_seq"), getN(row, "last_read_seq")
+			st.LastDeliveredSeq, st.LastReadSeq = max(d0, delivered), max(r0, read)
+			if changed = st.LastDeliveredSeq != d0 || st.LastReadSeq != r0; !changed {
+				return nil
+			}
+			in := &dynamodb.UpdateItemInput{
+				TableName: aws.String(s.t.status), Key: key,
+				UpdateExpression:          aws.String("SET last_delivered_seq = :d, last_read_seq = :r"),
+				ExpressionAttributeValues: item{":d": nv(st.LastDeliveredSeq), ":r": nv(st.LastReadSeq)},
+			}
+			if exists {
+				in.ConditionExpression = aws.String("last_delivered_seq = :d0 AND last_read_seq = :r0")
+				in.ExpressionAttributeValues[":d0"], in.ExpressionAttributeValues[":r0"] = nv(d0), nv(r0)
+			} else {
+				in.ConditionExpression = aws.String("attribute_not_exists(user_id)")
+			}
+			_, err = s.db.UpdateItem(ctx, in)
+			if err == nil {
+				if st.LastDeliveredSeq == d0 {
+					return nil
+				}
+				return s.clearPending(ctx, userID, convID, st.LastDeliveredSeq)
+			}
+			if !isCondFailed(err) || attempt == 10 {
+				return err
+			}
+		}
+	})
+	return st, changed, err
+}
+
+func (s *Store) clearPending(ctx context.Context, userID, convID string, delivered int64) error {
+	key := item{"receiver_id": sv(userID), "conversation_id": sv(convID)}
+	_, err := s.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{
+		TableName: aws.String(s.t.pending), Key: key,
+		ConditionExpression:       aws.String("last_pending_seq <= :d"),
+		ExpressionAttributeValues: item{":d": nv(delivered)},
+	})
+	if !isCondFailed(err) {
+		return err
+	}
+	// Something newer is pending (or there is no row): move the start past what
+	// is delivered, if the row is there and behind.
+	_, err = s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName: aws.String(s.t.pending), Key: key,
+		UpdateExpression:          aws.String("SET first_undelivered_seq = :next"),
+		ConditionExpression:       aws.String("first_undelivered_seq <= :d"),
+		ExpressionAttributeValues: item{":d": nv(delivered), ":next": nv(delivered + 1)},
+	})
+	if isCondFailed(err) {
+		return nil
+	}
+	return err
+}
+
+// ListPending queries the user's partition of pending_deliveries.
+func (s *Store) ListPending(ctx context.Context, userID string) ([]server.Pending, error) {
+	var out []server.Pending
+	err := s.do(ctx, "list pending", func(ctx context.Context) error {
+		out = out[:0]
+		p := dynamodb.NewQueryPaginator(s.db, &dynamodb.QueryInput{
+			TableName:                 aws.String(s.t.pending),
+			KeyConditionExpression:    aws.String("receiver_id = :u"),
+			ExpressionAttributeValues: item{":u": sv(userID)},
+			ConsistentRead:            aws.Bool(true),
+		})
+		for p.HasMorePages() {
+			page, err := p.NextPage(ctx)
+			if err != nil {
+				return err
+			}
+			for _, it := range page.Items {
+				out = append(out, server.Pending{ReceiverID: userID, ConversationID: getS(it, "conversation_id"),
+					FirstUndeliveredSeq: getN(it, "first_undelivered_seq")})
+			}
+		}
+		return nil
+	})
+	return out, err
+}
