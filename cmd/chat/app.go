@@ -280,11 +280,16 @@ func (a *app) flags(name, usage string) *flag.FlagSet {
 // --members a,b"); "--" ends the flags. A bad flag is a usage error; --help
 // prints the usage and returns flag.ErrHelp.
 func parse(fs *flag.FlagSet, args []string) ([]string, error) {
+	// The flag package prints the usage on every error; we print it only for
+	// --help, and a mistake gets one line.
+	usage := fs.Usage
+	fs.Usage = func() {}
+	defer func() { fs.Usage = usage }()
 	var pos []string
 	for {
 		if err := fs.Parse(args); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
-				fs.Usage()
+				usage()
 				return nil, flag.ErrHelp
 			}
 			return nil, usagef("%v", err)
