@@ -1,0 +1,90 @@
+package sqlite_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chatterm/chat/server"
+	"github.com/chatterm/chat/wire"
+)
+
+// TestBatchWithFailingJobs sends many appends at once, a third of them bound to
+// fail (a taken seq_no or a resent message_id), so group-commit batches mix
+// failing and good jobs: every good one must be stored and every failing one
+// must change nothing.
+func TestBatchWithFailingJobs(t *testing.T) {
+	s := MustOpen(t)
+	ctx := context.Background()
+	now := time.Now()
+	conv := wire.DirectConversationID("a", "b")
+	if err := s.CreateConversation(ctx, server.Conversation{ID: conv, Type: wire.Direct, CreatedAt: now}, []server.Participant{
+		{ConversationID: conv, UserID: "a", Role: wire.RoleMember, JoinedAt: now},
+		{ConversationID: conv, UserID: "b", Role: wire.RoleMember, JoinedAt: now}}); err != nil {
+		t.Fatal(err)
+	}
+	msg := func(seq int64, id string) server.Message {
+		return server.Message{ConversationID: conv, SeqNo: seq, MessageID: id, SenderID: "a", ReceiverID: "b", Content: id, Timestamp: now}
+	}
+	// Seed 1..100 so that later jobs can collide with them.
+	for seq := int64(1); seq <= 100; seq++ {
+		if err := s.AppendMessage(ctx, msg(seq, fmt.Sprint("m", seq)), []string{"b"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const n = 600
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			switch i % 3 {
+			case 0: // good: a new seq and a new id
+				errs[i] = s.AppendMessage(ctx, msg(int64(101+i), fmt.Sprint("new", i)), []string{"b"})
+			case 1: // taken seq_no
+				errs[i] = s.AppendMessage(ctx, msg(int64(1+i%100), fmt.Sprint("clash", i)), []string{"b"})
+			case 2: // resent message_id
+				errs[i] = s.AppendMessage(ctx, msg(int64(5000+i), fmt.Sprint("m", 1+i%100)), []string{"b"})
+			}
+		})
+	}
+	wg.Wait()
+	for i, err := range errs {
+		var dup *server.DuplicateError
+		switch i % 3 {
+		case 0:
+			if err != nil {
+				t.Fatalf("good append %d: %v", i, err)
+			}
+		case 1:
+			if !errors.Is(err, server.ErrSeqTaken) {
+				t.Fatalf("append on a taken seq_no %d: got %v, want ErrSeqTaken", i, err)
+			}
+		case 2:
+			if !errors.As(err, &dup) || dup.Original.SeqNo != int64(1+i%100) {
+				t.Fatalf("resend %d: got %v, want the original at seq %d", i, err, 1+i%100)
+			}
+		}
+	}
+	msgs, err := s.ListMessagesAfter(ctx, conv, 0, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(msgs) != 100+n/3 {
+		t.Fatalf("stored %d messages, want %d", len(msgs), 100+n/3)
+	}
+	for _, m := range msgs {
+		if m.SeqNo >= 5000 || m.MessageID[:1] == "c" {
+			t.Fatalf("a failed append left message %d %q behind", m.SeqNo, m.MessageID)
+		}
+	}
+	c, err := s.GetConversation(ctx, conv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := int64(101 + n - 3); c.LastSeq != want {
+		t.Fatalf("last_seq %d, want %d (failed appends must not move it)", c.LastSeq, want)
+	}
+}
