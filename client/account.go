@@ -40,3 +40,17 @@ func authenticate(ctx context.Context, cfg Config, server string, call func(*API
 	}
 	return acct, nil
 }
+
+// Logout revokes the stored login's token on the server and forgets it. A
+// token the server no longer accepts counts as revoked; a server that cannot
+// be reached keeps the login, so the user can retry.
+func Logout(ctx context.Context, cfg Config) error {
+	acct, err := cfg.LoadAccount()
+	if err != nil {
+		return err
+	}
+	if err := NewAPI(acct.Server, acct.Token, cfg.HTTPClient).Logout(ctx); err != nil && wire.ErrorCode(err) != wire.CodeUnauthorized {
+		return err
+	}
+	return cfg.RemoveAccount(acct.Server)
+}

@@ -159,6 +159,24 @@ func convPath(id string, rest ...string) string {
 	return p
 }
 
+// Health checks that the server answers (GET /healthz).
+func (a *API) Health(ctx context.Context) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, a.server+"/healthz", nil)
+	if err != nil {
+		return err
+	}
+	resp, err := a.hc.Do(req)
+	if err != nil {
+		return &NetError{Server: a.server, Err: err}
+	}
+	defer resp.Body.Close()
+	io.Copy(io.Discard, io.LimitReader(resp.Body, 1024))
+	if resp.StatusCode != http.StatusOK {
+		return &wire.Error{Code: wire.CodeFromHTTPStatus(resp.StatusCode), Message: "health check: " + resp.Status}
+	}
+	return nil
+}
+
 // Register creates an account (POST /v1/register).
 func (a *API) Register(ctx context.Context, req wire.RegisterRequest) (wire.AuthResponse, error) {
 	var out wire.AuthResponse

@@ -137,6 +137,11 @@ func TestAPIErrors(t *testing.T) {
 			t.Fatalf("err = %#v", err)
 		}
 	})
+	t.Run("OKHealth", func(t *testing.T) {
+		if err := api.Health(bg); err != nil {
+			t.Fatal(err)
+		}
+	})
 	t.Run("ErrUnreachable", func(t *testing.T) {
 		_, err := client.NewAPI("http://127.0.0.1:1", "t", nil).Me(bg)
 		if !client.IsNetError(err) || !strings.Contains(err.Error(), "cannot reach") {
@@ -187,4 +192,51 @@ func TestStateString(t *testing.T) {
 			t.Errorf("%+v: %q, want %q", c.st, got, c.want)
 		}
 	}
+}
+
+// The lifecycle a UI goes through: register (or log in), open the account's
+// session and cache, log out.
+func TestAccountLifecycle(t *testing.T) {
+	srv := servertest.Start(t)
+	cfg := client.Config{Home: t.TempDir(), HTTPClient: httpClient(t)}
+	t.Run("OK", func(t *testing.T) {
+		acct, err := client.Register(bg, cfg, srv.URL, wire.RegisterRequest{UserID: "alice", Password: password})
+		if err != nil || acct.UserID != "alice" || acct.Token == "" {
+			t.Fatalf("register: %+v %v", acct, err)
+		}
+		if _, err := client.Login(bg, cfg, "", "alice", password); err != nil {
+			t.Fatalf("login to the default server: %v", err)
+		}
+		sess, err := client.Open(bg, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sess.UserID() != "alice" || sess.Store().UserID() != "alice" {
+			t.Fatalf("session of %q", sess.UserID())
+		}
+		sess.Close()
+		path, _ := cfg.CachePath(srv.URL, "alice")
+		if _, err := os.Stat(path); err != nil {
+			t.Fatalf("cache not at %s: %v", path, err)
+		}
+		if err := client.Logout(bg, cfg); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := client.Open(bg, cfg); !errors.Is(err, client.ErrNotLoggedIn) {
+			t.Fatalf("open after logout: %v", err)
+		}
+	})
+	t.Run("ErrWrongPassword", func(t *testing.T) {
+		_, err := client.Login(bg, cfg, srv.URL, "alice", "not the password")
+		if wire.ErrorCode(err) != wire.CodeUnauthorized {
+			t.Fatalf("err = %v", err)
+		}
+	})
+	t.Run("ErrTokenOfNobody", func(t *testing.T) {
+		c := cfg
+		c.Server, c.Token = srv.URL, "bogus"
+		if _, err := client.Open(bg, c); !errors.Is(err, client.ErrNotLoggedIn) {
+			t.Fatalf("open with a bogus CHAT_TOKEN: %v", err)
+		}
+	})
 }

@@ -856,7 +856,12 @@ func (s *Session) MarkRead(ctx context.Context, conversationID string, seq int64
 	if !changed {
 		return nil
 	}
-	s.emit(ctx, StatusEvent{ConversationID: conversationID, Status: st})
+	// The caller knows what it marked; the event is for other views, and must
+	// not block a caller that is not draining Events.
+	select {
+	case s.events <- StatusEvent{ConversationID: conversationID, Status: st}:
+	default:
+	}
 	s.mu.Lock()
 	l := s.link
 	if l == nil {
