@@ -548,8 +548,12 @@ func (m *chatModel) maybeLoadOlder() tea.Cmd {
 		m.render()
 		return nil
 	}
+	atTop := m.offset >= len(m.lines)-m.historyHeight()
 	m.loadingOlder = true
 	m.render()
+	if atTop {
+		m.offset = max(len(m.lines)-m.historyHeight(), 0) // show the "loading" line
+	}
 	c, id := m.c, m.conv.ConversationID
 	return func() tea.Msg {
 		ctx, cancel := c.call()

@@ -137,6 +137,12 @@ func (f *fakeBackend) MarkRead(_ context.Context, id string, seq int64) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.reads[id] = max(f.reads[id], seq)
+	for i := range f.inbox {
+		if f.inbox[i].ConversationID == id {
+			f.inbox[i].LastReadSeq = max(f.inbox[i].LastReadSeq, seq)
+			f.inbox[i].Unread = max(f.inbox[i].LastSeq-f.inbox[i].LastReadSeq, 0)
+		}
+	}
 	return nil
 }
 
@@ -293,19 +299,26 @@ func runCmds(cmds []tea.Cmd) []tea.Msg {
 		}
 		go func() { out[i] <- c() }()
 	}
-	deadline := time.After(cmdWait)
+	timer := time.NewTimer(cmdWait)
+	defer timer.Stop()
+	expired := false
 	msgs := make([]tea.Msg, 0, len(cmds))
 	for _, ch := range out {
-		select {
-		case m := <-ch:
-			msgs = append(msgs, m)
-		case <-deadline:
-			// Block-prone commands left: take whatever else is ready.
+		if !expired {
 			select {
 			case m := <-ch:
 				msgs = append(msgs, m)
-			default:
+				continue
+			case <-timer.C:
+				expired = true
 			}
+		}
+		// Past the wait, take only what is ready: the rest blocks (the event
+		// pump, timers).
+		select {
+		case m := <-ch:
+			msgs = append(msgs, m)
+		default:
 		}
 	}
 	return msgs

@@ -63,7 +63,7 @@ func (m inboxModel) Update(msg tea.Msg) (inboxModel, tea.Cmd) {
 			return m, flash("inbox: "+errText(msg.err), true)
 		}
 		sel, _ := m.selected()
-		m.entries = msg.entries
+		m.entries = m.mergeLoaded(msg.entries)
 		m.sortEntries()
 		m.loaded, m.err = true, nil
 		m.selectID(sel.ConversationID)
@@ -97,6 +97,33 @@ func (m inboxModel) Update(msg tea.Msg) (inboxModel, tea.Cmd) {
 		m.clamp()
 	}
 	return m, nil
+}
+
+// mergeLoaded takes a fresh inbox from the cache but keeps what this screen
+// already knows to be newer (a message just sent or received while the load was
+// in flight), so a reload never steps back.
+func (m *inboxModel) mergeLoaded(fresh []wire.InboxEntry) []wire.InboxEntry {
+	old := make(map[string]wire.InboxEntry, len(m.entries))
+	for _, e := range m.entries {
+		old[e.ConversationID] = e
+	}
+	for i, e := range fresh {
+		o, ok := old[e.ConversationID]
+		if !ok {
+			continue
+		}
+		if o.LastMessageAt.After(e.LastMessageAt) || o.LastSeq > e.LastSeq {
+			e.LastMessageBody, e.LastMessageSender, e.LastMessageAt = o.LastMessageBody, o.LastMessageSender, o.LastMessageAt
+			e.LastSeq = max(e.LastSeq, o.LastSeq)
+			e.Unread = max(e.Unread, o.Unread)
+		}
+		if o.LastReadSeq > e.LastReadSeq {
+			e.LastReadSeq = o.LastReadSeq
+			e.Unread = min(e.Unread, max(e.LastSeq-o.LastReadSeq, 0))
+		}
+		fresh[i] = e
+	}
+	return fresh
 }
 
 func (m *inboxModel) sortEntries() {

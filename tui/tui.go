@@ -404,7 +404,7 @@ func (m Model) handleKey(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 			case matches(msg, k.Back):
 				m.page = pageInbox
 				m.chat.close()
-				return m, m.inbox.load()
+				return m, nil
 			case matches(msg, k.Members):
 				m.overlay = overlayMembers
 				return m, m.members.open(m.chat.conv)

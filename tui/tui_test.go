@@ -1,0 +1,618 @@
+package tui
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/chatterm/chat/wire"
+)
+
+var (
+	bobConv   = wire.DirectConversationID("alice", "bob")
+	carolConv = wire.DirectConversationID("alice", "carol")
+)
+
+// lineWith returns the rendered (styled) screen line holding text.
+func (h *harness) lineWith(text string) string {
+	h.t.Helper()
+	for _, l := range strings.Split(h.m.View().Content, "\n") {
+		if strings.Contains(ansi.Strip(l), text) {
+			return l
+		}
+	}
+	h.t.Fatalf("no line with %q on screen:\n%s", text, h.screen())
+	return ""
+}
+
+// tickOf reads the tick at the end of a message's last line: the glyph, and
+// whether it carries the read (blue) style.
+func (h *harness) tickOf(text string) (glyph string, blue bool) {
+	h.t.Helper()
+	line := h.lineWith(text)
+	plain := strings.TrimRight(ansi.Strip(line), " ")
+	switch {
+	case strings.HasSuffix(plain, "✓✓"):
+		glyph = "✓✓"
+	case strings.HasSuffix(plain, "✓"):
+		glyph = "✓"
+	case strings.HasSuffix(plain, "◷"):
+		glyph = "◷"
+	case strings.HasSuffix(plain, "✗"):
+		glyph = "✗"
+	}
+	st := h.root().c.styles
+	blue = strings.Contains(line, st.TickRead.Render("✓✓"))
+	if glyph == "✓✓" && !blue && !strings.Contains(line, st.TickDelivered.Render("✓✓")) {
+		h.t.Fatalf("double tick in neither the delivered nor the read style: %q", line)
+	}
+	return glyph, blue
+}
+
+func (h *harness) wantTick(text, glyph string, blue bool) {
+	h.t.Helper()
+	g, b := h.tickOf(text)
+	if g != glyph || b != blue {
+		h.t.Fatalf("tick of %q = %q blue=%v, want %q blue=%v\n%s", text, g, b, glyph, blue, h.screen())
+	}
+}
+
+func TestTicksDirect(t *testing.T) {
+	be := fixture()
+	h := newHarness(t, be, 80, 24)
+	h.key("enter") // bob
+	// From the cached boundaries: bob delivered 5, read 4.
+	h.wantTick("morning! the demo build", "✓✓", true)
+	h.wantTick("everyone upgraded", "✓✓", false)
+
+	h.typeText("did you see it?")
+	h.key("enter")
+	if len(be.sends) != 1 || be.sends[0].Content != "did you see it?" {
+		t.Fatalf("sends = %+v", be.sends)
+	}
+	h.wantTick("did you see it?", "◷", false)
+
+	h.send(SentEvent{Sent: wire.SendResponse{ConversationID: bobConv, SeqNo: 8, MessageID: be.sends[0].MessageID, Timestamp: fixtureNow}})
+	h.wantTick("did you see it?", "✓", false)
+
+	h.send(StatusEvent{ConversationID: bobConv, Status: wire.MemberStatus{UserID: "bob", LastDeliveredSeq: 8, LastReadSeq: 4}})
+	h.wantTick("did you see it?", "✓✓", false)
+	h.wantTick("everyone upgraded", "✓✓", false)
+
+	h.send(StatusEvent{ConversationID: bobConv, Status: wire.MemberStatus{UserID: "bob", LastDeliveredSeq: 8, LastReadSeq: 8}})
+	h.wantTick("did you see it?", "✓✓", true)
+	h.wantTick("everyone upgraded", "✓✓", true)
+
+	// A late, older status must not take a tick back.
+	h.send(StatusEvent{ConversationID: bobConv, Status: wire.MemberStatus{UserID: "bob", LastDeliveredSeq: 5, LastReadSeq: 5}})
+	h.wantTick("did you see it?", "✓✓", true)
+
+	// Our own boundary moving changes nothing: ticks are about the others.
+	h.send(StatusEvent{ConversationID: bobConv, Status: wire.MemberStatus{UserID: "alice", LastDeliveredSeq: 9, LastReadSeq: 9}})
+	h.wantTick("did you see it?", "✓✓", true)
+}
+
+func TestTicksGroupTakeTheMinimum(t *testing.T) {
+	be := fixture()
+	h := newHarness(t, be, 80, 24)
+	h.key("j", "enter") // team
+	h.typeText("shipping at 5")
+	h.key("enter")
+	h.send(SentEvent{Sent: wire.SendResponse{ConversationID: "g:team", SeqNo: 4, MessageID: be.sends[0].MessageID, Timestamp: fixtureNow}})
+	h.wantTick("shipping at 5", "✓", false)
+
+	h.send(StatusEvent{ConversationID: "g:team", Status: wire.MemberStatus{UserID: "bob", LastDeliveredSeq: 4, LastReadSeq: 4}})
+	h.wantTick("shipping at 5", "✓", false) // carol has not received it
+
+	h.send(StatusEvent{ConversationID: "g:team", Status: wire.MemberStatus{UserID: "carol", LastDeliveredSeq: 4, LastReadSeq: 2}})
+	h.wantTick("shipping at 5", "✓✓", false) // everyone received, carol has not read
+
+	h.send(StatusEvent{ConversationID: "g:team", Status: wire.MemberStatus{UserID: "carol", LastDeliveredSeq: 4, LastReadSeq: 4}})
+	h.wantTick("shipping at 5", "✓✓", true)
+}
+
+func TestComposeMultilineAndPending(t *testing.T) {
+	be := fixture()
+	h := newHarness(t, be, 80, 24)
+	h.key("enter")
+	h.typeText("first line")
+	h.key("alt+enter")
+	h.typeText("second line")
+	h.key("ctrl+j")
+	h.typeText("third")
+	if got := h.root().chat.compose.Value(); got != "first line\nsecond line\nthird" {
+		t.Fatalf("composer = %q", got)
+	}
+	h.wantScreen("› third") // the composer grew to show every line
+	h.key("enter")
+	if len(be.sends) != 1 || be.sends[0].Content != "first line\nsecond line\nthird" {
+		t.Fatalf("sends = %+v", be.sends)
+	}
+	if v := h.root().chat.compose.Value(); v != "" {
+		t.Fatalf("composer not cleared: %q", v)
+	}
+	h.wantTick("third", "◷", false)
+	// Empty or blank input sends nothing.
+	h.typeText("   ")
+	h.key("enter")
+	if len(be.sends) != 1 {
+		t.Fatalf("blank message was sent: %+v", be.sends)
+	}
+	// The inbox preview follows at once.
+	h.key("esc", "esc")
+	h.wantScreen("you: first line second line third")
+}
+
+func TestOwnEchoReplacesPending(t *testing.T) {
+	be := fixture()
+	h := newHarness(t, be, 80, 24)
+	h.key("enter")
+	h.typeText("echo me")
+	h.key("enter")
+	id := be.sends[0].MessageID
+	// The server's copy of our message arrives before the sent frame: one line, not two.
+	h.send(MessageEvent{Message: wire.Message{ConversationID: bobConv, SeqNo: 8, MessageID: id, SenderID: "alice", Content: "echo me", Timestamp: fixtureNow}})
+	h.send(SentEvent{Sent: wire.SendResponse{ConversationID: bobConv, SeqNo: 8, MessageID: id, Timestamp: fixtureNow}})
+	if n := strings.Count(h.screen(), "echo me"); n != 1 {
+		t.Fatalf("message shown %d times:\n%s", n, h.screen())
+	}
+	h.wantTick("echo me", "✓", false)
+}
+
+func TestSendFailedShowsCross(t *testing.T) {
+	be := fixture()
+	h := newHarness(t, be, 80, 24)
+	h.key("enter")
+	h.typeText("too big")
+	h.key("enter")
+	h.send(SendFailedEvent{ConversationID: bobConv, MessageID: be.sends[0].MessageID, Err: wire.Errorf(wire.CodeTooLarge, "message is over 4096 bytes")})
+	h.wantTick("too big", "✗", false)
+	h.wantScreen("not sent: message is over 4096 bytes")
+}
+
+// deliver stores a message in the fake cache, as the client does before it
+// reports it, and sends the event.
+func (h *harness) deliver(m wire.Message) {
+	h.t.Helper()
+	h.be.mu.Lock()
+	h.be.msgs[m.ConversationID] = append(h.be.msgs[m.ConversationID], m)
+	h.be.mu.Unlock()
+	h.send(MessageEvent{Message: m})
+}
+
+func TestLiveMessages(t *testing.T) {
+	be := fixture()
+	h := newHarness(t, be, 80, 24)
+	// In the inbox: carol's message moves her to the top with one unread.
+	h.deliver(wire.Message{ConversationID: carolConv, SeqNo: 2, MessageID: "c2", SenderID: "carol", Content: "lunch?", Timestamp: fixtureNow})
+	lines := strings.Split(h.screen(), "\n")
+	if !strings.Contains(lines[1], "carol") || !strings.Contains(lines[2], "lunch?") || !strings.Contains(lines[2], "(1)") {
+		t.Fatalf("carol not on top with 1 unread:\n%s", h.screen())
+	}
+	h.wantScreen("3 unread")
+	// A duplicate (at-least-once delivery) changes nothing.
+	h.send(MessageEvent{Message: wire.Message{ConversationID: carolConv, SeqNo: 2, MessageID: "c2", SenderID: "carol", Content: "lunch?", Timestamp: fixtureNow}})
+	h.wantScreen("3 unread")
+
+	// In the open chat, at the bottom: shown and reported read, no unread.
+	h.key("g", "enter") // carol, now on top (the selection stayed on bob)
+	if be.reads[carolConv] != 2 {
+		t.Fatalf("read boundary for carol = %d, want 2", be.reads[carolConv])
+	}
+	h.deliver(wire.Message{ConversationID: carolConv, SeqNo: 3, MessageID: "c3", SenderID: "carol", Content: "12:30 at the usual place", Timestamp: fixtureNow})
+	h.wantScreen("12:30 at the usual place")
+	if be.reads[carolConv] != 3 {
+		t.Fatalf("read boundary for carol = %d, want 3", be.reads[carolConv])
+	}
+	// A message for another conversation leaves the chat alone and counts as unread.
+	h.send(MessageEvent{Message: wire.Message{ConversationID: "g:team", SeqNo: 4, MessageID: "t4", SenderID: "bob", Content: "deploy done", Timestamp: fixtureNow}})
+	if strings.Contains(h.screen(), "deploy done") {
+		t.Fatalf("team message shown in carol's chat:\n%s", h.screen())
+	}
+	h.key("esc", "esc")
+	h.wantScreen("bob: deploy done")
+	h.wantScreen("3 unread") // bob's 2 + team's 1
+}
+
+func TestUnknownConversationReloadsInbox(t *testing.T) {
+	be := fixture()
+	h := newHarness(t, be, 80, 24)
+	be.mu.Lock()
+	be.inbox = append(be.inbox, wire.InboxEntry{ConversationID: "g:new", Type: wire.Group, Name: "new group", LastSeq: 1, LastMessageBody: "welcome", LastMessageSender: "dave", LastMessageAt: fixtureNow, Unread: 1})
+	be.mu.Unlock()
+	h.send(MessageEvent{Message: wire.Message{ConversationID: "g:new", SeqNo: 1, MessageID: "n1", SenderID: "dave", Content: "welcome", Timestamp: fixtureNow}})
+	h.wantScreen("# new group")
+}
+
+func TestScrollLoadsOlderPages(t *testing.T) {
+	be := fixture()
+	long := wire.DirectConversationID("alice", "dave")
+	be.convs[long] = wire.Conversation{ConversationID: long, Type: wire.Direct}
+	be.addMessages(long, []string{"dave", "alice"}, 300, fixtureNow.Add(-time.Minute), func(i int) string { return fmt.Sprintf("message number %03d", i+1) })
+	be.inbox = append(be.inbox, wire.InboxEntry{ConversationID: long, Type: wire.Direct, Peer: "dave", LastSeq: 300, LastMessageAt: fixtureNow.Add(-time.Minute)})
+	be.historyGate = make(chan struct{})
+	h := newHarness(t, be, 80, 24)
+	h.key("enter") // dave: most recent
+	h.wantScreen("message number 300")
+	if !slices.Equal(be.historyCalls, []int64{0}) {
+		t.Fatalf("history calls = %v, want only the newest page", be.historyCalls)
+	}
+
+	// Scroll up to the top of what is loaded: an older page is requested, and
+	// while it loads the screen keeps answering keys.
+	h.key("esc")
+	m, cmd := h.m.Update(keyMsg("g"))
+	h.m = m
+	h.wantScreen("loading older messages…")
+	h.key("j", "k")
+	h.wantScreen("loading older messages…")
+	close(be.historyGate)
+	be.mu.Lock()
+	be.historyGate = nil
+	be.mu.Unlock()
+	h.run(cmd)
+	h.wantScreen("message number 251") // the page boundary, still where the reader was
+	if strings.Contains(h.screen(), "loading older") {
+		t.Fatalf("still loading:\n%s", h.screen())
+	}
+	// Keep going to the very beginning: every page once, then a marker.
+	for range 20 {
+		h.key("g")
+	}
+	h.wantScreen("message number 001")
+	h.wantScreen("beginning of the conversation")
+	if want := []int64{0, 251, 201, 151, 101, 51}; !slices.Equal(be.historyCalls, want) {
+		t.Fatalf("history calls = %v, want %v", be.historyCalls, want)
+	}
+	if n := len(h.root().chat.msgs); n != 300 {
+		t.Fatalf("%d messages loaded, want 300", n)
+	}
+	// Back to the bottom.
+	h.key("G")
+	h.wantScreen("message number 300")
+}
+
+func TestScrollKeepsPlaceWhenMessagesArrive(t *testing.T) {
+	be := fixture()
+	h := newHarness(t, be, 80, 12)
+	h.key("enter", "esc", "k", "k", "k")
+	before := h.screen()
+	h.send(MessageEvent{Message: wire.Message{ConversationID: bobConv, SeqNo: 8, MessageID: "b8", SenderID: "bob", Content: "new one", Timestamp: fixtureNow}})
+	after := h.screen()
+	// The history region (below the header) is unchanged; the header says 1 new.
+	bl, al := strings.Split(before, "\n"), strings.Split(after, "\n")
+	if !slices.Equal(bl[2:9], al[2:9]) {
+		t.Fatalf("view moved:\n%s\n---\n%s", before, after)
+	}
+	if !strings.Contains(al[0], "↓ 1 new") {
+		t.Fatalf("header lacks the new count: %q", al[0])
+	}
+	if be.reads[bobConv] != 7 {
+		t.Fatalf("read = %d: a message off screen must not be reported read", be.reads[bobConv])
+	}
+	h.key("G")
+	h.wantScreen("new one")
+	if be.reads[bobConv] != 8 {
+		t.Fatalf("read = %d after scrolling down, want 8", be.reads[bobConv])
+	}
+}
+
+func TestMouseWheelScrolls(t *testing.T) {
+	be := fixture()
+	h := newHarness(t, be, 80, 12)
+	h.key("enter")
+	h.send(tea.MouseWheelMsg{Button: tea.MouseWheelUp})
+	if h.root().chat.offset != 3 {
+		t.Fatalf("offset = %d after a wheel notch, want 3", h.root().chat.offset)
+	}
+	h.send(tea.MouseWheelMsg{Button: tea.MouseWheelDown})
+	if h.root().chat.offset != 0 {
+		t.Fatalf("offset = %d, want 0", h.root().chat.offset)
+	}
+}
+
+func TestInboxNavigation(t *testing.T) {
+	h := newHarness(t, fixture(), 80, 24)
+	sel := func() string { e, _ := h.root().inbox.selected(); return convTitle(e, "alice") }
+	h.key("j")
+	if sel() != "team" {
+		t.Fatalf("after j: %s", sel())
+	}
+	h.key("down")
+	if sel() != "carol" {
+		t.Fatalf("after down: %s", sel())
+	}
+	h.key("j") // stays on the last
+	h.key("g")
+	if sel() != "bob" {
+		t.Fatalf("after g: %s", sel())
+	}
+	h.key("G")
+	if sel() != "carol" {
+		t.Fatalf("after G: %s", sel())
+	}
+	h.key("k", "up")
+	if sel() != "bob" {
+		t.Fatalf("after k, up: %s", sel())
+	}
+	h.send(tea.MouseWheelMsg{Button: tea.MouseWheelDown})
+	if sel() != "team" {
+		t.Fatalf("after wheel down: %s", sel())
+	}
+}
+
+func TestNextUnread(t *testing.T) {
+	be := fixture()
+	h := newHarness(t, be, 80, 24)
+	h.key("G", "u") // from carol, the only unread is bob
+	if h.root().page != pageChat || h.root().chat.conv.ConversationID != bobConv {
+		t.Fatalf("u did not open bob")
+	}
+	h.wantScreen("ping me when you are back")
+	// While writing, u is a letter; alt+n jumps.
+	h.send(MessageEvent{Message: wire.Message{ConversationID: "g:team", SeqNo: 4, MessageID: "t4", SenderID: "carol", Content: "retro at 4", Timestamp: fixtureNow}})
+	h.typeText("u")
+	if h.root().chat.compose.Value() != "u" {
+		t.Fatalf("u did not go to the composer")
+	}
+	h.key("alt+n")
+	if h.root().chat.conv.ConversationID != "g:team" {
+		t.Fatalf("alt+n did not open team")
+	}
+	h.key("esc", "u")
+	h.wantScreen("no unread conversations")
+}
+
+func TestFinderFuzzy(t *testing.T) {
+	h := newHarness(t, fixture(), 80, 24)
+	h.key("ctrl+k")
+	h.typeText("tm")
+	h.wantScreen("# team")
+	if strings.Contains(h.screen(), "carol (") || strings.Contains(h.screen(), "bob (2)") {
+		t.Fatalf("non-matching names listed:\n%s", h.screen())
+	}
+	h.key("enter")
+	if r := h.root(); r.page != pageChat || r.chat.conv.ConversationID != "g:team" || r.overlay != overlayNone {
+		t.Fatalf("finder did not open team")
+	}
+	// From a chat, esc closes the finder and goes back to writing.
+	h.key("ctrl+k", "esc")
+	if r := h.root(); r.overlay != overlayNone || !r.chat.composing {
+		t.Fatalf("esc did not close the finder back to the composer")
+	}
+}
+
+func TestFuzzyScore(t *testing.T) {
+	names := []string{"bobby-tables", "team", "bob", "the mob"}
+	got := fuzzyFilter("bo", names)
+	if len(got) != 2 || names[got[0]] != "bob" {
+		t.Fatalf("bo → %v", got)
+	}
+	if got := fuzzyFilter("tea", names); len(got) != 1 || names[got[0]] != "team" {
+		t.Fatalf("tea → %v", got)
+	}
+	if got := fuzzyFilter("", names); len(got) != 4 || got[0] != 0 {
+		t.Fatalf("empty pattern must keep the order: %v", got)
+	}
+	if _, ok := fuzzyScore("xyz", "bob"); ok {
+		t.Fatal("xyz matched bob")
+	}
+}
+
+func TestNewDirectChat(t *testing.T) {
+	be := fixture()
+	h := newHarness(t, be, 80, 24)
+	h.key("n")
+	h.typeText("Not Valid!")
+	h.key("enter")
+	h.wantScreen("may hold only")
+	h.key("ctrl+u") // clear the field
+	for range 10 {
+		h.key("backspace")
+	}
+	h.typeText("alice")
+	h.key("enter")
+	h.wantScreen("that is you")
+	for range 5 {
+		h.key("backspace")
+	}
+	h.typeText("dave")
+	h.key("enter")
+	r := h.root()
+	if r.page != pageChat || r.chat.conv.ConversationID != wire.DirectConversationID("alice", "dave") || r.overlay != overlayNone {
+		t.Fatalf("did not open the chat with dave: page %v overlay %v conv %q", r.page, r.overlay, r.chat.conv.ConversationID)
+	}
+	h.wantScreen("No messages yet")
+	h.wantScreen(" dave  direct")
+}
+
+func TestNewGroup(t *testing.T) {
+	be := fixture()
+	h := newHarness(t, be, 80, 24)
+	h.key("N")
+	h.typeText("launch")
+	h.key("enter") // to the members field
+	h.key("enter")
+	h.wantScreen("add at least one member")
+	h.typeText("bob, carol")
+	h.key("enter")
+	r := h.root()
+	if r.page != pageChat || r.chat.conv.ConversationID != "g:launch" {
+		t.Fatalf("group not opened: %q", r.chat.conv.ConversationID)
+	}
+	h.wantScreen("launch  group · 3 members")
+	if c := be.convs["g:launch"]; len(c.Participants) != 3 {
+		t.Fatalf("participants = %+v", c.Participants)
+	}
+	h.key("esc", "m")
+	h.wantScreen("Members of launch")
+	h.wantScreen("alice (you)")
+	h.key("esc")
+	if h.root().overlay != overlayNone {
+		t.Fatal("members box did not close")
+	}
+}
+
+func TestLoginFlow(t *testing.T) {
+	be := fixture()
+	be.user = ""
+	be.loginErr = wire.Errorf(wire.CodeUnauthorized, "wrong user id or password")
+	h := newHarness(t, be, 80, 24)
+	h.typeText("alice")
+	h.key("enter") // to password
+	h.typeText("short")
+	h.key("enter")
+	h.wantScreen("at least 8 characters")
+	if len(be.logins) != 0 {
+		t.Fatalf("a short password reached the server: %v", be.logins)
+	}
+	h.typeText("-but-long-now")
+	h.key("enter")
+	h.wantScreen("wrong user id or password")
+	be.loginErr = nil
+	h.typeText("correct horse")
+	h.key("enter")
+	if want := "login http://chat.test alice correct horse"; be.logins[len(be.logins)-1] != want {
+		t.Fatalf("logins = %q", be.logins)
+	}
+	if h.root().page != pageInbox {
+		t.Fatal("not on the inbox after login")
+	}
+	h.wantScreen("ping me when you are back")
+}
+
+func TestRegisterWithInvite(t *testing.T) {
+	be := fixture()
+	be.user, be.server = "", ""
+	h := newHarness(t, be, 80, 24)
+	h.key("ctrl+r")
+	h.typeText("localhost:9000")
+	h.key("tab")
+	h.typeText("zoe")
+	h.key("tab")
+	h.typeText("longenough")
+	h.key("tab")
+	h.typeText("INV-123")
+	h.key("enter")
+	if want := "register http://localhost:9000 zoe longenough INV-123"; len(be.logins) != 1 || be.logins[0] != want {
+		t.Fatalf("logins = %q", be.logins)
+	}
+	if h.root().c.me != "zoe" {
+		t.Fatalf("me = %q", h.root().c.me)
+	}
+}
+
+func TestStatusLine(t *testing.T) {
+	h := newHarness(t, fixture(), 80, 24)
+	last := func() string { s := strings.Split(h.screen(), "\n"); return s[len(s)-1] }
+	h.send(ConnEvent{State: ConnState{Status: Connected}})
+	if !strings.Contains(last(), "● connected · alice") {
+		t.Fatalf("status: %q", last())
+	}
+	h.send(ConnEvent{State: ConnState{Status: Reconnecting, RetryAt: fixtureNow.Add(4 * time.Second), Unsent: 1}})
+	if !strings.Contains(last(), "reconnecting in 4 s with 1 unsent") {
+		t.Fatalf("status: %q", last())
+	}
+	h.send(ConnEvent{State: ConnState{Status: Offline, Unsent: 2}})
+	if !strings.Contains(last(), "offline with 2 unsent") {
+		t.Fatalf("status: %q", last())
+	}
+}
+
+func TestResizeRedraws(t *testing.T) {
+	h := newHarness(t, fixture(), 80, 24)
+	h.key("enter")
+	for _, sz := range [][2]int{{50, 15}, {120, 40}, {30, 8}, {80, 24}} {
+		h.send(tea.WindowSizeMsg{Width: sz[0], Height: sz[1]})
+		checkFrame(t, h.screen(), sz[0], sz[1])
+		h.wantScreen("ping me")
+	}
+	h.key("?")
+	h.send(tea.WindowSizeMsg{Width: 40, Height: 12})
+	checkFrame(t, h.screen(), 40, 12)
+}
+
+func TestHelpOpensAndCloses(t *testing.T) {
+	h := newHarness(t, fixture(), 80, 24)
+	h.key("?")
+	h.wantScreen("next unread")
+	h.key("x")
+	if h.root().overlay != overlayNone {
+		t.Fatal("help still open")
+	}
+	// While writing, ? is a character and f1 opens help.
+	h.key("enter")
+	h.typeText("?")
+	if h.root().overlay != overlayNone || h.root().chat.compose.Value() != "?" {
+		t.Fatal("? did not go to the composer")
+	}
+	h.key("f1")
+	if h.root().overlay != overlayHelp {
+		t.Fatal("f1 did not open help")
+	}
+}
+
+func TestHostileContentIsSanitised(t *testing.T) {
+	be := fixture()
+	h := newHarness(t, be, 80, 24)
+	h.key("enter")
+	h.send(MessageEvent{Message: wire.Message{ConversationID: bobConv, SeqNo: 8, MessageID: "evil", SenderID: "bob",
+		Content: "red\x1b[31m\x1b]0;pwned\x07 text\rover", Timestamp: fixtureNow}})
+	raw := h.m.View().Content
+	if strings.Contains(raw, "\x1b[31m") || strings.Contains(raw, "pwned\x07") || strings.Contains(raw, "\r") {
+		t.Fatalf("control sequences from a message reached the terminal: %q", raw)
+	}
+	h.wantScreen("red[31m]0;pwned text over")
+}
+
+func TestBackgroundColourRestyles(t *testing.T) {
+	h := newHarness(t, fixture(), 80, 24)
+	dark := h.m.View().Content
+	h.send(tea.BackgroundColorMsg{Color: lightBG{}})
+	if h.root().c.styles.IsDark {
+		t.Fatal("still dark after a light background report")
+	}
+	light := h.m.View().Content
+	if dark == light {
+		t.Fatal("colours did not change")
+	}
+	if ansi.Strip(dark) != ansi.Strip(light) {
+		t.Fatal("text changed with the colours")
+	}
+}
+
+type lightBG struct{}
+
+func (lightBG) RGBA() (r, g, b, a uint32) { return 0xffff, 0xffff, 0xffff, 0xffff }
+
+func TestEventPump(t *testing.T) {
+	ch := make(chan Event, 1)
+	ch <- ConnEvent{State: ConnState{Status: Connected}}
+	if msg := waitEvent(ch)(); msg != (ConnEvent{State: ConnState{Status: Connected}}) {
+		t.Fatalf("got %#v", msg)
+	}
+	close(ch)
+	if msg := waitEvent(ch)(); msg != (eventsClosedMsg{}) {
+		t.Fatalf("got %#v", msg)
+	}
+	// Update re-arms the pump after each event.
+	be := fixture()
+	m := New(Options{Backend: be, Now: func() time.Time { return fixtureNow }})
+	_, cmd := m.Update(ConnEvent{State: ConnState{Status: Connected}})
+	if cmd == nil {
+		t.Fatal("no command after an event: the pump stopped")
+	}
+	close(be.events)
+}
+
+func TestErrorsShowInStatusLine(t *testing.T) {
+	h := newHarness(t, fixture(), 80, 24)
+	h.send(inboxLoadedMsg{err: errors.New("disk on fire")})
+	h.wantScreen("inbox: disk on fire")
+}
