@@ -346,6 +346,67 @@ func TestSessionTokenRefused(t *testing.T) {
 	}
 }
 
+// In a group, a message is read when every other member has read it (seed 004).
+func TestWaitPassedGroup(t *testing.T) {
+	srv := servertest.Start(t)
+	aliceAPI, bobAPI, carolAPI := register(t, srv, "alice"), register(t, srv, "bob"), register(t, srv, "carol")
+	g, err := aliceAPI.CreateConversation(bg, wire.CreateConversationRequest{Type: wire.Group, Name: "team", Members: []string{"bob", "carol"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, _, err := aliceAPI.SendMessage(bg, g.ConversationID, wire.SendRequest{MessageID: "g1", Content: "hi team"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(bg, 10*time.Second)
+		defer cancel()
+		done <- client.WaitPassed(ctx, aliceAPI, g.ConversationID, resp.SeqNo, true)
+	}()
+	if _, err := bobAPI.MarkRead(bg, g.ConversationID, resp.SeqNo); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		t.Fatalf("returned with carol unread: %v", err)
+	case <-time.After(300 * time.Millisecond):
+	}
+	if _, err := carolAPI.MarkRead(bg, g.ConversationID, resp.SeqNo); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Being added to a group shows up at once: a ConversationEvent, and the
+// group with its name in the cached inbox.
+func TestSessionConversationEvent(t *testing.T) {
+	srv := servertest.Start(t)
+	aliceAPI, bobAPI := register(t, srv, "alice"), register(t, srv, "bob")
+	bob := startDevice(t, bobAPI, srv.URL, "bob")
+	bob.waitFor("connected", func() bool { return bob.sess.State().Status == client.Connected })
+	g, err := aliceAPI.CreateConversation(bg, wire.CreateConversationRequest{Type: wire.Group, Name: "ops", Members: []string{"bob"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bob.waitFor("conversation event", func() bool {
+		bob.mu.Lock()
+		defer bob.mu.Unlock()
+		for _, ev := range bob.events {
+			if c, ok := ev.(client.ConversationEvent); ok && c.Conversation.ConversationID == g.ConversationID {
+				return true
+			}
+		}
+		return false
+	})
+	e, err := bob.store.InboxEntry(bg, g.ConversationID)
+	if err != nil || e.Name != "ops" || e.Type != wire.Group {
+		t.Fatalf("cached inbox entry %+v %v", e, err)
+	}
+}
+
 func TestWaitPassed(t *testing.T) {
 	srv := servertest.Start(t)
 	aliceAPI, bobAPI := register(t, srv, "alice"), register(t, srv, "bob")
