@@ -87,12 +87,17 @@ type ConversationEvent struct{ Conversation wire.Conversation }
 // ConnEvent: the connection state changed.
 type ConnEvent struct{ State ConnState }
 
+// InboxChangedEvent: the cached inbox changed in bulk (refreshed from the
+// server after a connect); read it again.
+type InboxChangedEvent struct{}
+
 func (MessageEvent) event()      {}
 func (SentEvent) event()         {}
 func (SendFailedEvent) event()   {}
 func (StatusEvent) event()       {}
 func (ConversationEvent) event() {}
 func (ConnEvent) event()         {}
+func (InboxChangedEvent) event() {}
 
 // ConnStatus is the state of the connection to the server.
 type ConnStatus int
@@ -110,4 +115,6 @@ type ConnState struct {
 	RetryAt time.Time // Reconnecting: when the next attempt starts
 	Unsent  int       // messages in the outbox
 	Err     string    // the last error, for the status line
+	// LoggedOut: the server refused the token; the TUI asks for a login again.
+	LoggedOut bool
 }

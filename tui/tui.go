@@ -37,6 +37,9 @@ type Options struct {
 	PageSize int
 	// CallTimeout bounds each backend call (default 20s).
 	CallTimeout time.Duration
+	// Started is when the program started; the time to the first inbox from
+	// the cache is logged against it (docs/tui.md). Zero: when New ran.
+	Started time.Time
 }
 
 // common is what every screen shares: soft-serve's common.Common.
@@ -52,6 +55,7 @@ type common struct {
 	log     *slog.Logger
 	page    int
 	timeout time.Duration
+	started time.Time
 }
 
 // call runs a backend call with the per-call timeout; used inside commands only.
@@ -139,11 +143,15 @@ func New(o Options) Model {
 	if o.CallTimeout <= 0 {
 		o.CallTimeout = 20 * time.Second
 	}
+	if o.Started.IsZero() {
+		o.Started = time.Now()
+	}
 	user, server := o.Backend.Session()
 	c := &common{
 		ctx: o.Context, be: o.Backend, me: user, server: server,
 		styles: NewStyles(o.Dark), keys: DefaultKeyMap(),
 		now: o.Now, loc: o.Location, log: o.Logger, page: o.PageSize, timeout: o.CallTimeout,
+		started: o.Started,
 	}
 	m := Model{c: c, page: pageInbox, conn: ConnState{Status: Connecting}}
 	m.login = newLoginModel(c, server)
@@ -278,6 +286,11 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, tea.Batch(cmd, func() tea.Msg { return openConversationMsg{e} }, m.inbox.load())
 
 	case inboxLoadedMsg:
+		if !m.inbox.loaded && msg.err == nil {
+			// The next frame paints it; the renderer adds at most one frame time.
+			m.c.log.Info("inbox loaded from cache", "conversations", len(msg.entries),
+				"since_start", time.Since(m.c.started))
+		}
 		var cmd tea.Cmd
 		m.inbox, cmd = m.inbox.Update(msg)
 		if m.page == pageChat {
@@ -427,8 +440,17 @@ func (m *Model) currentConv() string {
 // handleEvent applies a live event to the inbox and the open chat.
 func (m *Model) handleEvent(ev Event) tea.Cmd {
 	switch ev := ev.(type) {
+	case InboxChangedEvent:
+		return m.inbox.load()
 	case ConnEvent:
 		m.conn = ev.State
+		if ev.State.LoggedOut && m.page != pageLogin {
+			m.page, m.overlay = pageLogin, overlayNone
+			m.chat.close()
+			m.login.err = "the server refused the stored login: log in again"
+			m.resize()
+			return m.login.Init()
+		}
 		if ev.State.Status == Reconnecting && !m.clockOn {
 			m.clockOn = true
 			return clockTick()

@@ -1,0 +1,362 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/chatterm/chat/client"
+	"github.com/chatterm/chat/tui"
+	"github.com/chatterm/chat/wire"
+)
+
+// runTUI is `chat` with no command: the full-screen client. It opens the stored
+// login's cache (or the first-run screen when there is none), runs the session
+// in the background and the TUI in the foreground, and logs to <home>/tui.log,
+// never to the screen.
+func runTUI(ctx context.Context, cfg client.Config) error {
+	started := time.Now()
+	logger, closeLog, err := openTUILog(cfg)
+	if err != nil {
+		return err
+	}
+	defer closeLog()
+	cfg.Logger = logger
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	be := newTUIBackend(ctx, cfg, logger)
+	defer be.Close()
+	if err := be.open(ctx); err != nil && !errors.Is(err, client.ErrNotLoggedIn) && !errors.Is(err, client.ErrNoServer) {
+		return err
+	}
+
+	m := tui.New(tui.Options{Backend: be, Logger: logger, Context: ctx, Dark: true, Started: started})
+	_, err = tea.NewProgram(m, tea.WithContext(ctx)).Run()
+	if err != nil && !(errors.Is(err, tea.ErrProgramKilled) && ctx.Err() != nil) && !errors.Is(err, tea.ErrInterrupted) {
+		return fmt.Errorf("terminal UI: %w", err)
+	}
+	return nil
+}
+
+// openTUILog opens <home>/tui.log for appending.
+func openTUILog(cfg client.Config) (*slog.Logger, func(), error) {
+	home, err := cfg.HomeDir()
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := os.MkdirAll(home, 0o700); err != nil {
+		return nil, nil, fmt.Errorf("create %s: %w", home, err)
+	}
+	path := filepath.Join(home, "tui.log")
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return nil, nil, fmt.Errorf("open the TUI log: %w", err)
+	}
+	level := slog.LevelInfo
+	if os.Getenv("CHAT_DEBUG") != "" {
+		level = slog.LevelDebug
+	}
+	return slog.New(slog.NewTextHandler(f, &slog.HandlerOptions{Level: level})), func() { f.Close() }, nil
+}
+
+// tuiBackend makes a *client.Session satisfy tui.Backend. It owns the session:
+// it opens one at start (or after the first-run login), runs it, and turns the
+// session's events into the TUI's on one channel that outlives sessions.
+type tuiBackend struct {
+	ctx    context.Context // the TUI's lifetime
+	log    *slog.Logger
+	events chan tui.Event
+
+	mu      sync.Mutex
+	cfg     client.Config
+	sess    *client.Session
+	stop    context.CancelFunc
+	stopped chan struct{} // closed when the session's goroutines are done
+}
+
+var _ tui.Backend = (*tuiBackend)(nil)
+
+func newTUIBackend(ctx context.Context, cfg client.Config, log *slog.Logger) *tuiBackend {
+	return &tuiBackend{ctx: ctx, cfg: cfg, log: log, events: make(chan tui.Event, 256)}
+}
+
+// open opens the stored login's session and starts it; ErrNotLoggedIn or
+// ErrNoServer mean the first-run screen.
+func (b *tuiBackend) open(ctx context.Context) error {
+	b.mu.Lock()
+	cfg := b.cfg
+	b.mu.Unlock()
+	s, err := client.Open(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	b.attach(s)
+	return nil
+}
+
+// attach makes s the session, stopping any previous one, and runs it.
+func (b *tuiBackend) attach(s *client.Session) {
+	b.detach()
+	ctx, cancel := context.WithCancel(b.ctx)
+	done := make(chan struct{})
+	b.mu.Lock()
+	b.sess, b.stop, b.stopped = s, cancel, done
+	b.mu.Unlock()
+
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		if err := s.Run(ctx); err != nil && ctx.Err() == nil {
+			// The token was refused: the StateEvent with LoggedOut tells the TUI.
+			b.log.Warn("session stopped", "err", err)
+		}
+	}()
+	go func() {
+		defer wg.Done()
+		b.forward(ctx, s)
+	}()
+	go func() {
+		wg.Wait()
+		close(done)
+	}()
+}
+
+// detach stops the current session, waits for it, and closes its cache.
+func (b *tuiBackend) detach() {
+	b.mu.Lock()
+	s, stop, stopped := b.sess, b.stop, b.stopped
+	b.sess, b.stop, b.stopped = nil, nil, nil
+	b.mu.Unlock()
+	if s == nil {
+		return
+	}
+	stop()
+	<-stopped
+	if err := s.Close(); err != nil {
+		b.log.Warn("close cache", "err", err)
+	}
+}
+
+// Close stops the session; the TUI has ended.
+func (b *tuiBackend) Close() { b.detach() }
+
+// forward turns session events into TUI events until ctx ends.
+func (b *tuiBackend) forward(ctx context.Context, s *client.Session) {
+	// The state before Run's first change, so the status line starts right.
+	b.push(ctx, tui.ConnEvent{State: connState(s.State())})
+	for {
+		var ev client.Event
+		select {
+		case ev = <-s.Events():
+		case <-ctx.Done():
+			return
+		}
+		var out tui.Event
+		switch ev := ev.(type) {
+		case client.MessageEvent:
+			out = tui.MessageEvent{Message: ev.Message}
+		case client.SentEvent:
+			out = tui.SentEvent{Sent: ev.Sent}
+		case client.SendFailedEvent:
+			out = tui.SendFailedEvent{ConversationID: ev.ConversationID, MessageID: ev.MessageID, Err: ev.Err}
+		case client.StatusEvent:
+			out = tui.StatusEvent{ConversationID: ev.ConversationID, Status: ev.Status}
+		case client.ConversationEvent:
+			out = tui.ConversationEvent{Conversation: ev.Conversation}
+		case client.InboxEvent:
+			out = tui.InboxChangedEvent{}
+		case client.StateEvent:
+			out = tui.ConnEvent{State: connState(ev.State)}
+		default:
+			b.log.Debug("unhandled session event", "type", fmt.Sprintf("%T", ev))
+			continue
+		}
+		b.push(ctx, out)
+	}
+}
+
+func (b *tuiBackend) push(ctx context.Context, ev tui.Event) {
+	select {
+	case b.events <- ev:
+	case <-ctx.Done():
+	}
+}
+
+func connState(st client.State) tui.ConnState {
+	out := tui.ConnState{RetryAt: st.RetryAt, Unsent: st.Unsent, Err: st.Err, LoggedOut: st.LoggedOut}
+	switch st.Status {
+	case client.Connecting:
+		out.Status = tui.Connecting
+	case client.Connected:
+		out.Status = tui.Connected
+	case client.Reconnecting:
+		out.Status = tui.Reconnecting
+	default:
+		out.Status = tui.Offline
+	}
+	return out
+}
+
+var errNoSession = errors.New("not logged in")
+
+func (b *tuiBackend) session() (*client.Session, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.sess == nil {
+		return nil, errNoSession
+	}
+	return b.sess, nil
+}
+
+func (b *tuiBackend) Session() (user, server string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.sess != nil {
+		return b.sess.UserID(), b.sess.API().Server()
+	}
+	server, err := b.cfg.ResolveServer()
+	if err != nil {
+		server = b.cfg.Server
+	}
+	return "", server
+}
+
+func (b *tuiBackend) Login(ctx context.Context, server, user, password string) error {
+	return b.authenticate(ctx, server, func(cfg client.Config) (client.Account, error) {
+		return client.Login(ctx, cfg, server, user, password)
+	})
+}
+
+func (b *tuiBackend) Register(ctx context.Context, server, user, password, invite string) error {
+	return b.authenticate(ctx, server, func(cfg client.Config) (client.Account, error) {
+		return client.Register(ctx, cfg, server, wire.RegisterRequest{UserID: user, Password: password, InviteCode: invite})
+	})
+}
+
+// authenticate logs in (which stores the login in the home, shared with the
+// CLI) and opens that account's session.
+func (b *tuiBackend) authenticate(ctx context.Context, server string, call func(client.Config) (client.Account, error)) error {
+	b.mu.Lock()
+	cfg := b.cfg
+	b.mu.Unlock()
+	cfg.Server = server
+	cfg.Token = "" // a CHAT_TOKEN that brought us here was refused
+	acct, err := call(cfg)
+	if err != nil {
+		return err
+	}
+	cfg.Server = acct.Server
+	b.mu.Lock()
+	b.cfg = cfg
+	b.mu.Unlock()
+	s, err := client.Open(ctx, cfg)
+	if err != nil {
+		return fmt.Errorf("open the cache for %s: %w", acct.UserID, err)
+	}
+	b.attach(s)
+	return nil
+}
+
+func (b *tuiBackend) Inbox(ctx context.Context) ([]wire.InboxEntry, error) {
+	s, err := b.session()
+	if err != nil {
+		return nil, err
+	}
+	return s.Inbox(ctx, 0)
+}
+
+func (b *tuiBackend) History(ctx context.Context, id string, before int64, limit int) (tui.Page, error) {
+	s, err := b.session()
+	if err != nil {
+		return tui.Page{}, err
+	}
+	p, err := s.History(ctx, id, before, limit)
+	if err != nil {
+		return tui.Page{}, err
+	}
+	return tui.Page{Messages: p.Messages, More: p.More, Pending: p.Pending}, nil
+}
+
+// Statuses asks the server for fresh boundaries when it can, and falls back to
+// the cache offline: ticks then show what was last known.
+func (b *tuiBackend) Statuses(ctx context.Context, id string) ([]wire.MemberStatus, error) {
+	s, err := b.session()
+	if err != nil {
+		return nil, err
+	}
+	st, err := s.RefreshStatus(ctx, id)
+	if err == nil {
+		return st, nil
+	}
+	b.log.Info("refresh status; using the cache", "conversation", id, "err", err)
+	return s.Store().Statuses(ctx, id)
+}
+
+// Conversation asks the server, and offline makes do with the cache: the
+// members whose boundaries it knows.
+func (b *tuiBackend) Conversation(ctx context.Context, id string) (wire.Conversation, error) {
+	s, err := b.session()
+	if err != nil {
+		return wire.Conversation{}, err
+	}
+	c, err := s.Conversation(ctx, id)
+	if err == nil || !(client.IsNetError(err) || wire.ErrorCode(err).Retryable()) {
+		return c, err
+	}
+	e, cerr := s.Store().InboxEntry(ctx, id)
+	if cerr != nil {
+		return c, err
+	}
+	sts, cerr := s.Store().Statuses(ctx, id)
+	if cerr != nil {
+		return c, err
+	}
+	c = wire.Conversation{ConversationID: id, Type: e.Type, Name: e.Name, LastSeq: e.LastSeq}
+	for _, st := range sts {
+		c.Participants = append(c.Participants, wire.Participant{UserID: st.UserID})
+	}
+	return c, nil
+}
+
+func (b *tuiBackend) Send(ctx context.Context, id, content string) (wire.Message, error) {
+	s, err := b.session()
+	if err != nil {
+		return wire.Message{}, err
+	}
+	return s.Enqueue(ctx, id, content)
+}
+
+func (b *tuiBackend) MarkRead(ctx context.Context, id string, seq int64) error {
+	s, err := b.session()
+	if err != nil {
+		return err
+	}
+	return s.MarkRead(ctx, id, seq)
+}
+
+func (b *tuiBackend) CreateDirect(ctx context.Context, peer string) (wire.Conversation, error) {
+	s, err := b.session()
+	if err != nil {
+		return wire.Conversation{}, err
+	}
+	return s.CreateDirect(ctx, peer)
+}
+
+func (b *tuiBackend) CreateGroup(ctx context.Context, name string, members []string) (wire.Conversation, error) {
+	s, err := b.session()
+	if err != nil {
+		return wire.Conversation{}, err
+	}
+	return s.CreateGroup(ctx, name, members)
+}
+
+func (b *tuiBackend) Events() <-chan tui.Event { return b.events }
