@@ -1,0 +1,223 @@
+#!/usr/bin/env bash
+# tmux-e2e.sh drives the real binaries end to end: it builds chatserver and chat,
+# starts a server on a free loopback port with its data in a temp dir, registers
+# alice and bob with `chat register --password-stdin`, runs two `chat` TUIs in a
+# private tmux server (separate CHAT_HOMEs), types messages both ways, and checks
+# the screens with capture-pane: the messages appear on both sides, and alice's
+# tick turns to read (blue) once bob opens the conversation.
+#
+# Usage: scripts/tmux-e2e.sh            (from anywhere in the repo)
+# Env:   E2E_TIMEOUT  seconds to wait for each screen (default 15)
+#        E2E_KEEP=1   keep the temp dir (logs, data) for a post-mortem
+# Exit status 0 when every check passed; otherwise 1, with the failed check, the
+# panes and the logs on stderr. Every process it started is stopped on exit.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+TIMEOUT=${E2E_TIMEOUT:-15}
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/chat-tmux-e2e.XXXXXX")
+SOCK="$TMP/tmux.sock" # a private tmux server: the user's sessions are never touched
+SERVER_PID=""
+
+log() { printf 'tmux-e2e: %s\n' "$*" >&2; }
+
+tm() { tmux -S "$SOCK" "$@"; }
+
+cleanup() {
+	local rc=$?
+	tm kill-server >/dev/null 2>&1 || true
+	if [[ -n $SERVER_PID ]] && kill -0 "$SERVER_PID" 2>/dev/null; then
+		kill "$SERVER_PID" 2>/dev/null || true
+		wait "$SERVER_PID" 2>/dev/null || true
+	fi
+	if [[ ${E2E_KEEP:-} == 1 || $rc -ne 0 && -n ${E2E_KEEP_ON_FAIL:-} ]]; then
+		log "kept $TMP"
+	else
+		rm -rf "$TMP"
+	fi
+	exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+fail() {
+	log "FAIL: $*"
+	for s in alice bob; do
+		if tm has-session -t "$s" 2>/dev/null; then
+			printf -- '----- %s pane -----\n' "$s" >&2
+			tm capture-pane -p -t "$s" >&2 || true
+		fi
+		if [[ -f $TMP/$s/tui.log ]]; then
+			printf -- '----- %s tui.log (tail) -----\n' "$s" >&2
+			tail -n 20 "$TMP/$s/tui.log" >&2 || true
+		fi
+	done
+	if [[ -f $TMP/server.log ]]; then
+		printf -- '----- server.log (tail) -----\n' >&2
+		tail -n 20 "$TMP/server.log" >&2 || true
+	fi
+	exit 1
+}
+
+for tool in go tmux perl curl; do
+	command -v "$tool" >/dev/null || fail "$tool is not installed"
+done
+
+# --- build -------------------------------------------------------------------
+log "building into $TMP/bin"
+(cd "$ROOT" && go build -o "$TMP/bin/chatserver" ./cmd/chatserver && go build -o "$TMP/bin/chat" ./cmd/chat) ||
+	fail "build failed"
+
+# --- server ------------------------------------------------------------------
+# A free port: one nothing answers on. The server failing to bind is caught by
+# the health check below.
+port_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+PORT=""
+for _ in $(seq 1 50); do
+	p=$((20000 + RANDOM % 40000))
+	if port_free "$p"; then
+		PORT=$p
+		break
+	fi
+done
+[[ -n $PORT ]] || fail "no free port found"
+URL="http://127.0.0.1:$PORT"
+
+"$TMP/bin/chatserver" --addr "127.0.0.1:$PORT" --data-dir "$TMP/data" --registration open >"$TMP/server.log" 2>&1 &
+SERVER_PID=$!
+
+deadline=$((SECONDS + TIMEOUT))
+until curl -fsS "$URL/healthz" >/dev/null 2>&1; do
+	kill -0 "$SERVER_PID" 2>/dev/null || fail "chatserver exited during start"
+	((SECONDS < deadline)) || fail "chatserver did not answer /healthz within ${TIMEOUT}s"
+	sleep 0.1
+done
+log "server up at $URL"
+
+# --- accounts ----------------------------------------------------------------
+for u in alice bob; do
+	mkdir -p "$TMP/$u"
+	printf '%s\n' "password-of-$u" |
+		CHAT_HOME="$TMP/$u" "$TMP/bin/chat" --server "$URL" register "$u" --password-stdin >"$TMP/$u.register.log" 2>&1 ||
+		fail "chat register $u: $(cat "$TMP/$u.register.log")"
+done
+
+# --- the TUIs ----------------------------------------------------------------
+# remain-on-exit keeps a crashed TUI's last screen for the failure report.
+start_tui() {
+	local u=$1
+	tm new-session -d -s "$u" -x 100 -y 30 \
+		"env CHAT_HOME='$TMP/$u' TERM=xterm-256color COLORTERM= '$TMP/bin/chat' --server '$URL'"
+	tm set-option -t "$u" remain-on-exit on >/dev/null
+}
+start_tui alice
+start_tui bob
+
+screen() { tm capture-pane -p -t "$1"; }
+screen_esc() { tm capture-pane -e -p -t "$1"; }
+
+# wait_for SESSION TEXT [WHAT]: poll the pane until TEXT (fixed string) shows.
+wait_for() {
+	local s=$1 text=$2 what=${3:-"\"$2\" on $1's screen"}
+	local deadline=$((SECONDS + TIMEOUT))
+	while ((SECONDS < deadline)); do
+		if screen "$s" | grep -qF -- "$text"; then
+			return 0
+		fi
+		if [[ $(tm display-message -p -t "$s" '#{pane_dead}') == 1 ]]; then
+			fail "$s's chat exited while waiting for $what"
+		fi
+		sleep 0.1
+	done
+	fail "timed out after ${TIMEOUT}s waiting for $what"
+}
+
+# tick SESSION TEXT: the tick at the end of the line holding TEXT: "pending",
+# "sent", "delivered", "read" (the double tick in the bold blue read style), or
+# "none".
+tick() {
+	screen_esc "$1" | TEXT="$2" perl -CSD -ne '
+		next unless index($_, $ENV{TEXT}) >= 0;
+		if (/((?:\e\[[\d;:]*m)*)\x{2713}\x{2713}(?:\e\[[\d;:]*m|\s)*$/) {
+			# Only the read tick is bold: an SGR starting with parameter 1.
+			print(($1 =~ /\e\[1[;m]/) ? "read\n" : "delivered\n"); exit;
+		}
+		if (/\x{2713}(?:\e\[[\d;:]*m|\s)*$/) { print "sent\n"; exit }
+		if (/\x{25F7}(?:\e\[[\d;:]*m|\s)*$/) { print "pending\n"; exit }
+		print "none\n"; exit;'
+}
+
+# wait_tick SESSION TEXT WANT...: poll until the tick is one of WANT.
+wait_tick() {
+	local s=$1 text=$2
+	shift 2
+	local deadline=$((SECONDS + TIMEOUT)) got=""
+	while ((SECONDS < deadline)); do
+		got=$(tick "$s" "$text")
+		for w in "$@"; do
+			[[ $got == "$w" ]] && return 0
+		done
+		sleep 0.1
+	done
+	fail "tick of \"$text\" on $s's screen is \"$got\", want one of: $*"
+}
+
+type_line() { # type_line SESSION TEXT: type literally, then Enter
+	tm send-keys -t "$1" -l -- "$2"
+	tm send-keys -t "$1" Enter
+}
+
+wait_for alice "Conversations" "alice's inbox"
+wait_for bob "Conversations" "bob's inbox"
+wait_for alice "connected · alice" "alice's status line to say connected"
+wait_for bob "connected · bob" "bob's status line to say connected"
+log "both TUIs show their inbox"
+
+# alice starts a direct chat with bob (n, the user id, enter) and writes.
+tm send-keys -t alice n
+wait_for alice "New direct chat"
+type_line alice bob
+wait_for alice "bob  direct" "alice's chat with bob to open"
+type_line alice "hello from alice"
+wait_for alice "hello from alice"
+# Stored (✓), and delivered (✓✓) as soon as bob's client acks; not read yet.
+wait_tick alice "hello from alice" sent delivered
+log "alice's message is stored: $(tick alice 'hello from alice')"
+
+# bob sees it in his inbox, unread, and opens it.
+wait_for bob "hello from alice" "alice's message in bob's inbox"
+wait_for bob "1 unread" "bob's unread count"
+wait_tick alice "hello from alice" delivered
+[[ $(tick alice "hello from alice") != read ]] || fail "alice's tick is read before bob opened the chat"
+tm send-keys -t bob Enter
+wait_for bob "alice  direct" "bob's chat with alice to open"
+wait_tick alice "hello from alice" read
+log "alice's tick turned read after bob opened the chat"
+
+# And back: bob answers, alice (who has the chat open) sees it.
+type_line bob "hi alice, got it"
+wait_for alice "hi alice, got it" "bob's answer on alice's screen"
+wait_tick bob "hi alice, got it" read
+log "bob's answer arrived and shows read"
+
+# A multi-line message with alt+enter.
+tm send-keys -t alice -l -- "line one"
+tm send-keys -t alice M-Enter
+type_line alice "line two"
+wait_for bob "line two" "the second line of alice's multi-line message"
+screen bob | grep -qF "line one" || fail "the first line of alice's multi-line message is missing on bob's screen"
+
+# Quit cleanly with ctrl+c: the panes die, with exit status 0.
+for s in alice bob; do
+	tm send-keys -t "$s" C-c
+done
+for s in alice bob; do
+	deadline=$((SECONDS + TIMEOUT))
+	until [[ $(tm display-message -p -t "$s" '#{pane_dead}') == 1 ]]; do
+		((SECONDS < deadline)) || fail "$s's chat did not quit on ctrl+c"
+		sleep 0.1
+	done
+	st=$(tm display-message -p -t "$s" '#{pane_dead_status}')
+	[[ $st == 0 ]] || fail "$s's chat exited with status $st"
+done
+log "PASS"
