@@ -105,7 +105,9 @@ start() {
 		log "moto already answering on $MOTO_PORT"
 	else
 		install_moto
-		PYTHONPATH="$MOTO_PATH" nohup setsid $PY -m moto.server -H 127.0.0.1 -p "$MOTO_PORT" \
+		# Unknown regions allowed: tests give each store a region of its own, which
+		# moto keeps apart (its transactions snapshot and restore a whole region).
+		MOTO_ALLOW_NONEXISTENT_REGION=true PYTHONPATH="$MOTO_PATH" nohup setsid $PY -m moto.server -H 127.0.0.1 -p "$MOTO_PORT" \
 			>"$STATE/moto.log" 2>&1 </dev/null &
 		echo $! >"$STATE/moto.pid"
 		wait_for moto "$MOTO_PORT"

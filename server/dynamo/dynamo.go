@@ -15,9 +15,11 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	awsmiddleware "github.com/aws/aws-sdk-go-v2/aws/middleware"
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/config"
@@ -25,6 +27,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/smithy-go"
+	"github.com/aws/smithy-go/middleware"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/sony/gobreaker/v2"
 
@@ -56,6 +59,11 @@ type Options struct {
 	// SkipResponseChecksum turns off the CRC32 check of responses, which moto
 	// gets wrong on some answers (tests only).
 	SkipResponseChecksum bool
+	// SerialWrites makes this process send one write at a time (tests against
+	// moto only: moto snapshots every table of the region before a transaction
+	// and restores the snapshot when a condition fails, undoing writes that ran
+	// concurrently).
+	SerialWrites bool
 
 	// IdempotencyTTL is how long a message_id is remembered after its message is
 	// stored [30 days]: a resend after that stores a second copy.
@@ -132,11 +140,28 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 			do.BaseEndpoint = aws.String(o.Endpoint)
 		}
 		do.DisableValidateResponseChecksum = o.SkipResponseChecksum
+		if o.SerialWrites {
+			do.APIOptions = append(do.APIOptions, serialWrites(new(sync.Mutex)))
+		}
 	})
 	if s.cb, err = newBreaker("dynamodb", o.Breaker, o.Registerer, isFailure, isExcluded); err != nil {
 		return nil, fmt.Errorf("dynamo: %w", err)
 	}
 	return s, nil
+}
+
+func serialWrites(mu *sync.Mutex) func(*middleware.Stack) error {
+	return func(st *middleware.Stack) error {
+		return st.Initialize.Add(middleware.InitializeMiddlewareFunc("chatSerialWrites",
+			func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
+				switch awsmiddleware.GetOperationName(ctx) {
+				case "PutItem", "UpdateItem", "DeleteItem", "TransactWriteItems", "BatchWriteItem":
+					mu.Lock()
+					defer mu.Unlock()
+				}
+				return next.HandleInitialize(ctx, in)
+			}), middleware.After)
+	}
 }
 
 // Close releases nothing: the SDK client holds only idle connections.
