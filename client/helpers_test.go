@@ -23,14 +23,14 @@ const password = "correct horse battery"
 // the test ends, before the server stops: the server's graceful shutdown waits
 // 5 s for a connection that never sent a request (net/http issue 22682), which
 // a shared transport's spare dials would be.
-func httpClient(t *testing.T) *http.Client {
+func httpClient(t testing.TB) *http.Client {
 	tr := &http.Transport{}
 	t.Cleanup(tr.CloseIdleConnections)
 	return &http.Client{Transport: tr}
 }
 
 // register creates a user on the server and returns an API client with its token.
-func register(t *testing.T, srv *servertest.Server, user string) *client.API {
+func register(t testing.TB, srv *servertest.Server, user string) *client.API {
 	t.Helper()
 	hc := httpClient(t)
 	resp, err := client.NewAPI(srv.URL, "", hc).Register(context.Background(),

@@ -537,9 +537,6 @@ func (s *Session) sendOn(ctx context.Context, l *link, e localstore.OutboxEntry)
 	}
 	l.sent[e.MessageID] = true
 	s.mu.Unlock()
-	if err := s.store.NoteAttempt(ctx, e.MessageID); err != nil {
-		s.log.Warn("note send attempt", "err", err)
-	}
 	if !l.push(ctx, wire.Frame{Type: wire.TypeSend, ID: e.MessageID, ConversationID: e.ConversationID,
 		MessageID: e.MessageID, Content: e.Content}) {
 		s.mu.Lock()
@@ -550,10 +547,13 @@ func (s *Session) sendOn(ctx context.Context, l *link, e localstore.OutboxEntry)
 
 // handle applies a batch of frames in order. Consecutive messages are stored
 // in one transaction, and only then acked: an ack means "stored here".
+// Consecutive "sent" answers are applied in one transaction too.
 func (s *Session) handle(ctx context.Context, l *link, batch []wire.Frame) error {
 	var msgs []wire.Message
+	var sents []wire.SendResponse
+	var statuses []localstore.StatusUpdate
 	touched := map[string]int64{} // conversation -> highest seq_no received
-	flush := func() error {
+	flushMsgs := func() error {
 		if len(msgs) == 0 {
 			return nil
 		}
@@ -568,8 +568,63 @@ func (s *Session) handle(ctx context.Context, l *link, batch []wire.Frame) error
 		}
 		return nil
 	}
+	flushSents := func() error {
+		if len(sents) == 0 {
+			return nil
+		}
+		done, err := s.store.CompleteSends(ctx, sents...)
+		if err != nil {
+			return err
+		}
+		for i, d := range done {
+			if d.Err != nil {
+				s.log.Warn("sent answer not applied", "message_id", sents[i].MessageID, "err", d.Err)
+				continue
+			}
+			if d.First {
+				s.emit(ctx, SentEvent{Sent: sents[i], Message: d.Message})
+			}
+			s.resolve(sents[i].MessageID, sendResult{resp: sents[i]})
+		}
+		sents = sents[:0]
+		s.refreshUnsent(ctx)
+		return nil
+	}
+	flushStatuses := func() error {
+		if len(statuses) == 0 {
+			return nil
+		}
+		changed, err := s.store.ApplyStatuses(ctx, statuses...)
+		if err != nil {
+			return err
+		}
+		for i, u := range statuses {
+			if changed[i] {
+				s.emit(ctx, StatusEvent{ConversationID: u.ConversationID, Status: u.Status})
+			}
+		}
+		statuses = statuses[:0]
+		return nil
+	}
+	// Runs of one kind are applied together; a change of kind flushes the run
+	// before, so everything takes effect in the order it arrived.
+	kind := ""
+	flush := func(next string) error {
+		if next == kind {
+			return nil
+		}
+		kind = next
+		if err := flushMsgs(); err != nil {
+			return err
+		}
+		if err := flushSents(); err != nil {
+			return err
+		}
+		return flushStatuses()
+	}
 	for _, f := range batch {
-		if f.Type == wire.TypeMessage {
+		switch f.Type {
+		case wire.TypeMessage:
 			m := *f.Message
 			if s.cfg.Filter != nil && !s.cfg.Filter(m.ConversationID) {
 				continue
@@ -578,18 +633,31 @@ func (s *Session) handle(ctx context.Context, l *link, batch []wire.Frame) error
 				s.log.Warn("skipping a malformed message", "conversation", m.ConversationID, "seq", m.SeqNo)
 				continue
 			}
+			if err := flush(f.Type); err != nil {
+				return err
+			}
 			msgs = append(msgs, m)
 			touched[m.ConversationID] = max(touched[m.ConversationID], m.SeqNo)
-			continue
-		}
-		if err := flush(); err != nil {
-			return err
-		}
-		if err := s.handleOther(ctx, l, f); err != nil {
-			return err
+		case wire.TypeSent:
+			if err := flush(f.Type); err != nil {
+				return err
+			}
+			sents = append(sents, wire.SendResponse{ConversationID: f.ConversationID, SeqNo: f.SeqNo, MessageID: f.MessageID, Timestamp: f.Timestamp})
+		case wire.TypeStatus:
+			if err := flush(f.Type); err != nil {
+				return err
+			}
+			statuses = append(statuses, localstore.StatusUpdate{ConversationID: f.ConversationID, Status: *f.Status})
+		default:
+			if err := flush(f.Type); err != nil {
+				return err
+			}
+			if err := s.handleOther(ctx, l, f); err != nil {
+				return err
+			}
 		}
 	}
-	if err := flush(); err != nil {
+	if err := flush(""); err != nil {
 		return err
 	}
 	// Ack each touched conversation up to its cursor, duplicates included: a
@@ -625,32 +693,8 @@ func (s *Session) handle(ctx context.Context, l *link, batch []wire.Frame) error
 
 func (s *Session) handleOther(ctx context.Context, l *link, f wire.Frame) error {
 	switch f.Type {
-	case wire.TypeSent:
-		resp := wire.SendResponse{ConversationID: f.ConversationID, SeqNo: f.SeqNo, MessageID: f.MessageID, Timestamp: f.Timestamp}
-		m, first, err := s.store.CompleteSend(ctx, resp)
-		if errors.Is(err, localstore.ErrNotFound) {
-			s.log.Warn("sent answer for a message not queued here", "message_id", f.MessageID)
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		if first {
-			s.emit(ctx, SentEvent{Sent: resp, Message: m})
-			s.refreshUnsent(ctx)
-		}
-		s.resolve(f.MessageID, sendResult{resp: resp})
 	case wire.TypeSynced:
 		return s.synced(ctx, l, f)
-	case wire.TypeStatus:
-		changed, err := s.store.ApplyStatus(ctx, f.ConversationID, *f.Status)
-		if err != nil {
-			s.log.Warn("apply status", "err", err)
-			return nil
-		}
-		if changed {
-			s.emit(ctx, StatusEvent{ConversationID: f.ConversationID, Status: *f.Status})
-		}
 	case wire.TypeConversation:
 		if err := s.store.PutConversation(ctx, *f.Conv); err != nil {
 			s.log.Warn("store conversation", "err", err)

@@ -29,6 +29,37 @@ func (s *Store) ApplyStatus(ctx context.Context, conversationID string, st wire.
 	return changed, nil
 }
 
+// StatusUpdate is one member's boundaries in a conversation, for ApplyStatuses.
+type StatusUpdate struct {
+	ConversationID string
+	Status         wire.MemberStatus
+}
+
+// ApplyStatuses applies several status updates in one transaction (status
+// frames come in bursts: every member's ack of every message). changed[i]
+// reports whether update i moved anything; invalid updates are skipped.
+func (s *Store) ApplyStatuses(ctx context.Context, updates ...StatusUpdate) (changed []bool, err error) {
+	changed = make([]bool, len(updates))
+	err = s.tx(ctx, func(tx *sql.Tx) error {
+		for i, u := range updates {
+			if wire.ValidateConversationID(u.ConversationID) != nil || u.Status.UserID == "" ||
+				u.Status.LastDeliveredSeq < 0 || u.Status.LastReadSeq < 0 {
+				continue
+			}
+			c, err := s.applyStatus(ctx, tx, u.ConversationID, u.Status)
+			if err != nil {
+				return err
+			}
+			changed[i] = c
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("apply statuses: %w", err)
+	}
+	return changed, nil
+}
+
 func (s *Store) applyStatus(ctx context.Context, tx *sql.Tx, conv string, st wire.MemberStatus) (bool, error) {
 	delivered := max(st.LastDeliveredSeq, st.LastReadSeq)
 	res, err := tx.ExecContext(ctx, `INSERT INTO member_status (conversation_id, user_id, last_delivered_seq, last_read_seq)

@@ -34,12 +34,19 @@ func (s *Store) PutMessages(ctx context.Context, msgs ...wire.Message) ([]wire.M
 }
 
 func (s *Store) putMessages(ctx context.Context, tx *sql.Tx, msgs []wire.Message) ([]wire.Message, error) {
+	ins, err := tx.PrepareContext(ctx, `INSERT OR IGNORE INTO messages
+		(conversation_id, seq_no, message_id, sender_id, content, timestamp) VALUES (?, ?, ?, ?, ?, ?)`)
+	if err != nil {
+		return nil, err
+	}
+	defer ins.Close()
+	type senderKey struct{ conv, user string }
 	var added []wire.Message
-	lowest := map[string]int64{} // per conversation, the lowest new seq_no
+	lowest := map[string]int64{}        // per conversation, the lowest new seq_no
+	newest := map[string]wire.Message{} // per conversation, the newest new message
+	senders := map[senderKey]int64{}    // per sender, their newest new message
 	for _, m := range msgs {
-		res, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO messages
-			(conversation_id, seq_no, message_id, sender_id, content, timestamp) VALUES (?, ?, ?, ?, ?, ?)`,
-			m.ConversationID, m.SeqNo, m.MessageID, m.SenderID, m.Content, nanos(m.Timestamp))
+		res, err := ins.ExecContext(ctx, m.ConversationID, m.SeqNo, m.MessageID, m.SenderID, m.Content, nanos(m.Timestamp))
 		if err != nil {
 			return nil, err
 		}
@@ -50,7 +57,16 @@ func (s *Store) putMessages(ctx context.Context, tx *sql.Tx, msgs []wire.Message
 		if low, ok := lowest[m.ConversationID]; !ok || m.SeqNo < low {
 			lowest[m.ConversationID] = m.SeqNo
 		}
-		typ, peer := s.conversationShape(m.ConversationID)
+		if top, ok := newest[m.ConversationID]; !ok || m.SeqNo > top.SeqNo {
+			newest[m.ConversationID] = m
+		}
+		k := senderKey{m.ConversationID, m.SenderID}
+		senders[k] = max(senders[k], m.SeqNo)
+	}
+	// The rest is per conversation, not per message: one preview (the newest),
+	// one boundary per sender (the highest), one cursor walk.
+	for conv, m := range newest {
+		typ, peer := s.conversationShape(conv)
 		if _, err := tx.ExecContext(ctx, `INSERT INTO inbox
 			(conversation_id, type, peer, last_seq, last_message_body, last_message_sender, last_message_at)
 			VALUES (?, ?, ?, ?, ?, ?, ?)
@@ -60,12 +76,12 @@ func (s *Store) putMessages(ctx context.Context, tx *sql.Tx, msgs []wire.Message
 				last_message_sender = excluded.last_message_sender,
 				last_message_at = excluded.last_message_at
 			WHERE excluded.last_seq > inbox.last_seq`,
-			m.ConversationID, typ, peer, m.SeqNo, m.Content, m.SenderID, nanos(m.Timestamp)); err != nil {
+			conv, typ, peer, m.SeqNo, m.Content, m.SenderID, nanos(m.Timestamp)); err != nil {
 			return nil, err
 		}
-		if _, err := s.applyStatus(ctx, tx, m.ConversationID, wire.MemberStatus{
-			UserID: m.SenderID, LastDeliveredSeq: m.SeqNo, LastReadSeq: m.SeqNo,
-		}); err != nil {
+	}
+	for k, seq := range senders {
+		if _, err := s.applyStatus(ctx, tx, k.conv, wire.MemberStatus{UserID: k.user, LastDeliveredSeq: seq, LastReadSeq: seq}); err != nil {
 			return nil, err
 		}
 	}

@@ -137,35 +137,66 @@ func (s *Store) NoteAttempt(ctx context.Context, messageID string) error {
 // When the entry is already gone (the answer came twice) it returns the cached
 // message with first false, or ErrNotFound if the message was never queued here.
 func (s *Store) CompleteSend(ctx context.Context, sent wire.SendResponse) (m wire.Message, first bool, err error) {
-	err = s.tx(ctx, func(tx *sql.Tx) error {
-		e, err := outboxEntry(ctx, tx, sent.MessageID)
-		if errors.Is(err, ErrNotFound) {
-			m, err = scanOne(tx.QueryContext(ctx, `SELECT `+messageColumns+` FROM messages WHERE conversation_id = ? AND seq_no = ?`,
-				sent.ConversationID, sent.SeqNo))
-			return err
+	done, err := s.CompleteSends(ctx, sent)
+	if err != nil {
+		return wire.Message{}, false, err
+	}
+	if done[0].Err != nil {
+		return wire.Message{}, false, fmt.Errorf("complete send %s: %w", sent.MessageID, done[0].Err)
+	}
+	return done[0].Message, done[0].First, nil
+}
+
+// Completed is the outcome of one "sent" answer in CompleteSends.
+type Completed struct {
+	Message wire.Message // the stored message as cached
+	First   bool         // this answer moved it from the outbox (false: a repeat)
+	Err     error        // ErrNotFound: never queued here; or a mismatched answer
+}
+
+// CompleteSends applies several "sent" answers in one transaction (the answers
+// to a burst of sends arrive together); the result has one entry per answer.
+func (s *Store) CompleteSends(ctx context.Context, sents ...wire.SendResponse) ([]Completed, error) {
+	out := make([]Completed, len(sents))
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		var msgs []wire.Message
+		for i, sent := range sents {
+			e, err := outboxEntry(ctx, tx, sent.MessageID)
+			if errors.Is(err, ErrNotFound) {
+				m, err := scanOne(tx.QueryContext(ctx, `SELECT `+messageColumns+` FROM messages WHERE conversation_id = ? AND seq_no = ?`,
+					sent.ConversationID, sent.SeqNo))
+				if err != nil && !errors.Is(err, ErrNotFound) {
+					return err
+				}
+				out[i] = Completed{Message: m, Err: err}
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			if e.ConversationID != sent.ConversationID {
+				out[i].Err = wire.Errorf(wire.CodeInvalid, "sent answer for %s names conversation %s, queued for %s", sent.MessageID, sent.ConversationID, e.ConversationID)
+				continue
+			}
+			m := wire.Message{ConversationID: sent.ConversationID, SeqNo: sent.SeqNo, MessageID: sent.MessageID,
+				SenderID: s.self, Content: e.Content, Timestamp: sent.Timestamp}
+			if err := validMessage(m); err != nil {
+				out[i].Err = err
+				continue
+			}
+			if _, err := tx.ExecContext(ctx, `DELETE FROM outbox WHERE message_id = ?`, sent.MessageID); err != nil {
+				return err
+			}
+			out[i] = Completed{Message: m, First: true}
+			msgs = append(msgs, m)
 		}
-		if err != nil {
-			return err
-		}
-		if e.ConversationID != sent.ConversationID {
-			return wire.Errorf(wire.CodeInvalid, "sent answer for %s names conversation %s, queued for %s", sent.MessageID, sent.ConversationID, e.ConversationID)
-		}
-		m = wire.Message{ConversationID: sent.ConversationID, SeqNo: sent.SeqNo, MessageID: sent.MessageID,
-			SenderID: s.self, Content: e.Content, Timestamp: sent.Timestamp}
-		if err := validMessage(m); err != nil {
-			return err
-		}
-		if _, err := tx.ExecContext(ctx, `DELETE FROM outbox WHERE message_id = ?`, sent.MessageID); err != nil {
-			return err
-		}
-		first = true
-		_, err = s.putMessages(ctx, tx, []wire.Message{m})
+		_, err := s.putMessages(ctx, tx, msgs)
 		return err
 	})
 	if err != nil {
-		return wire.Message{}, false, fmt.Errorf("complete send %s: %w", sent.MessageID, err)
+		return nil, fmt.Errorf("complete sends: %w", err)
 	}
-	return m, first, nil
+	return out, nil
 }
 
 func scanOne(rows *sql.Rows, err error) (wire.Message, error) {

@@ -324,6 +324,23 @@ func TestApplyStatus(t *testing.T) {
 			t.Fatalf("without carol %d %d, want 5 5", d, r)
 		}
 	})
+	t.Run("OKBatch", func(t *testing.T) {
+		s := MustOpen(t)
+		changed, err := s.ApplyStatuses(ctx,
+			StatusUpdate{dm, wire.MemberStatus{UserID: "bob", LastDeliveredSeq: 3}},
+			StatusUpdate{dm, wire.MemberStatus{UserID: "bob", LastDeliveredSeq: 2}}, // behind: no change
+			StatusUpdate{"bad", wire.MemberStatus{UserID: "bob", LastDeliveredSeq: 9}},
+			StatusUpdate{dm, wire.MemberStatus{UserID: "bob", LastReadSeq: 3}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !equal(changed, []bool{true, false, false, true}) {
+			t.Fatalf("changed %v", changed)
+		}
+		if d, r, _ := s.PeerBoundaries(ctx, dm); d != 3 || r != 3 {
+			t.Fatalf("boundaries %d %d", d, r)
+		}
+	})
 	t.Run("ErrInvalid", func(t *testing.T) {
 		s := MustOpen(t)
 		if _, err := s.ApplyStatus(ctx, dm, wire.MemberStatus{LastReadSeq: 1}); wire.ErrorCode(err) != wire.CodeInvalid {
