@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/chatterm/chat/localstore"
@@ -46,6 +47,7 @@ type Session struct {
 	cfg    SessionConfig
 	events chan Event
 	owns   bool // Close closes the store
+	runs   atomic.Bool
 
 	// sendMu orders sends: an Enqueue and a connection's outbox resend never
 	// interleave, so messages leave in the order they were typed.
@@ -140,6 +142,9 @@ func (s *Session) Close() error {
 // UserID is the account's user.
 func (s *Session) UserID() string { return s.self }
 
+// Server is the server's base URL.
+func (s *Session) Server() string { return s.api.Server() }
+
 // API is the session's HTTP client.
 func (s *Session) API() *API { return s.api }
 
@@ -191,6 +196,10 @@ func (s *Session) emit(ctx context.Context, ev Event) {
 // ctx's error) or the server refuses the token (an error wrapping
 // ErrNotLoggedIn). Between attempts it waits per the Backoff.
 func (s *Session) Run(ctx context.Context) error {
+	if !s.runs.CompareAndSwap(false, true) {
+		return errors.New("session: Run is already running")
+	}
+	defer s.runs.Store(false)
 	attempt := 0
 	s.setState(func(st *State) { st.Status, st.LoggedOut = Connecting, false })
 	for {
