@@ -1,0 +1,209 @@
+// Package s3 is the production BlobStore on Amazon S3 (or any S3 API): media and
+// cold messages as objects, and presigned PUT and GET URLs that clients use
+// directly, so blob bytes never pass through chatserver.
+package s3
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
+	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	awss3 "github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/s3/types"
+
+	"github.com/chatterm/chat/server"
+)
+
+var _ server.BlobStore = (*Store)(nil)
+
+// Options configure a Store. Zero fields take the defaults in brackets.
+type Options struct {
+	Bucket string // required
+	// KeyPrefix starts every object key, so deployments can share a bucket [none].
+	KeyPrefix string
+	Region    string // [from the environment / shared config]
+	// Endpoint overrides the service URL (moto, MinIO) [AWS's]; PathStyle puts the
+	// bucket in the path instead of the host name (what most S3 look-alikes need).
+	Endpoint  string
+	PathStyle bool
+	// Static credentials for local test servers; empty uses the default chain.
+	AccessKeyID     string
+	SecretAccessKey string
+	// CallTimeout bounds one call, retries included [10s]; DialTimeout bounds
+	// connecting [300ms].
+	CallTimeout time.Duration
+	DialTimeout time.Duration
+	// MaxSize refuses larger Puts [64 MiB]: Put holds the object in memory.
+	MaxSize int
+}
+
+// Store is a BlobStore on one S3 bucket.
+type Store struct {
+	c       *awss3.Client
+	presign *awss3.PresignClient
+	o       Options
+}
+
+// Open builds a Store; it does not contact S3.
+func Open(ctx context.Context, o Options) (*Store, error) {
+	if o.Bucket == "" {
+		return nil, errors.New("s3: bucket is required")
+	}
+	if o.CallTimeout <= 0 {
+		o.CallTimeout = 10 * time.Second
+	}
+	if o.DialTimeout <= 0 {
+		o.DialTimeout = 300 * time.Millisecond
+	}
+	if o.MaxSize <= 0 {
+		o.MaxSize = 64 << 20
+	}
+	httpClient := awshttp.NewBuildableClient().
+		WithDialerOptions(func(d *net.Dialer) { d.Timeout = o.DialTimeout }).
+		WithTransportOptions(func(tr *http.Transport) { tr.MaxIdleConnsPerHost = 64 })
+	loadOpts := []func(*config.LoadOptions) error{
+		config.WithHTTPClient(httpClient),
+		config.WithRetryer(func() aws.Retryer {
+			return retry.NewStandard(func(so *retry.StandardOptions) { so.MaxAttempts = 3 })
+		}),
+	}
+	if o.Region != "" {
+		loadOpts = append(loadOpts, config.WithRegion(o.Region))
+	}
+	if o.AccessKeyID != "" {
+		loadOpts = append(loadOpts, config.WithCredentialsProvider(
+			credentials.NewStaticCredentialsProvider(o.AccessKeyID, o.SecretAccessKey, "")))
+	}
+	cfg, err := config.LoadDefaultConfig(ctx, loadOpts...)
+	if err != nil {
+		return nil, fmt.Errorf("s3: aws config: %w", err)
+	}
+	c := awss3.NewFromConfig(cfg, func(so *awss3.Options) {
+		if o.Endpoint != "" {
+			so.BaseEndpoint = aws.String(o.Endpoint)
+		}
+		so.UsePathStyle = o.PathStyle
+	})
+	return &Store{c: c, presign: awss3.NewPresignClient(c), o: o}, nil
+}
+
+// Client is the SDK client, for tests and tools.
+func (s *Store) Client() *awss3.Client { return s.c }
+
+func (s *Store) key(k string) string { return s.o.KeyPrefix + k }
+
+func checkKey(k string) error {
+	if k == "" || len(k) > 900 {
+		return fmt.Errorf("s3: object key %q: empty or too long", k)
+	}
+	return nil
+}
+
+// CreateBucket creates the bucket if it does not exist (tests, first setup).
+func (s *Store) CreateBucket(ctx context.Context) error {
+	in := &awss3.CreateBucketInput{Bucket: aws.String(s.o.Bucket)}
+	if r := s.c.Options().Region; r != "" && r != "us-east-1" {
+		in.CreateBucketConfiguration = &types.CreateBucketConfiguration{LocationConstraint: types.BucketLocationConstraint(r)}
+	}
+	_, err := s.c.CreateBucket(ctx, in)
+	var owned *types.BucketAlreadyOwnedByYou
+	if err != nil && !errors.As(err, &owned) {
+		return fmt.Errorf("s3: create bucket %s: %w", s.o.Bucket, err)
+	}
+	return nil
+}
+
+// Put stores data under key with its content type.
+func (s *Store) Put(ctx context.Context, key string, data []byte, contentType string) error {
+	if err := checkKey(key); err != nil {
+		return err
+	}
+	if len(data) > s.o.MaxSize {
+		return fmt.Errorf("s3: put %s: %d bytes is over the %d limit", key, len(data), s.o.MaxSize)
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.o.CallTimeout)
+	defer cancel()
+	in := &awss3.PutObjectInput{
+		Bucket: aws.String(s.o.Bucket), Key: aws.String(s.key(key)),
+		Body: bytes.NewReader(data), ContentLength: aws.Int64(int64(len(data))), // seekable: signed over plain http too
+	}
+	if contentType != "" {
+		in.ContentType = aws.String(contentType)
+	}
+	if _, err := s.c.PutObject(ctx, in); err != nil {
+		return fmt.Errorf("s3: put %s: %w", key, err)
+	}
+	return nil
+}
+
+// Get returns the object's bytes, or server.ErrNotFound.
+func (s *Store) Get(ctx context.Context, key string) ([]byte, error) {
+	if err := checkKey(key); err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.o.CallTimeout)
+	defer cancel()
+	out, err := s.c.GetObject(ctx, &awss3.GetObjectInput{Bucket: aws.String(s.o.Bucket), Key: aws.String(s.key(key))})
+	var nsk *types.NoSuchKey
+	if errors.As(err, &nsk) {
+		return nil, fmt.Errorf("s3: get %s: %w", key, server.ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("s3: get %s: %w", key, err)
+	}
+	defer out.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(out.Body, int64(s.o.MaxSize)+1))
+	if err != nil {
+		return nil, fmt.Errorf("s3: get %s: %w", key, err)
+	}
+	if len(data) > s.o.MaxSize {
+		return nil, fmt.Errorf("s3: get %s: over the %d byte limit", key, s.o.MaxSize)
+	}
+	return data, nil
+}
+
+// PresignPut returns a URL for one PUT of key with Content-Type contentType
+// (the signature covers it: the client must send the same header).
+func (s *Store) PresignPut(ctx context.Context, key, contentType string, ttl time.Duration) (string, error) {
+	if err := checkKey(key); err != nil {
+		return "", err
+	}
+	if ttl <= 0 || ttl > 7*24*time.Hour {
+		return "", fmt.Errorf("s3: presign put %s: ttl %v not in (0, 7 days]", key, ttl)
+	}
+	in := &awss3.PutObjectInput{Bucket: aws.String(s.o.Bucket), Key: aws.String(s.key(key))}
+	if contentType != "" {
+		in.ContentType = aws.String(contentType)
+	}
+	req, err := s.presign.PresignPutObject(ctx, in, awss3.WithPresignExpires(ttl))
+	if err != nil {
+		return "", fmt.Errorf("s3: presign put %s: %w", key, err)
+	}
+	return req.URL, nil
+}
+
+// PresignGet returns a URL serving key until ttl from now.
+func (s *Store) PresignGet(ctx context.Context, key string, ttl time.Duration) (string, error) {
+	if err := checkKey(key); err != nil {
+		return "", err
+	}
+	if ttl <= 0 || ttl > 7*24*time.Hour {
+		return "", fmt.Errorf("s3: presign get %s: ttl %v not in (0, 7 days]", key, ttl)
+	}
+	req, err := s.presign.PresignGetObject(ctx, &awss3.GetObjectInput{Bucket: aws.String(s.o.Bucket), Key: aws.String(s.key(key))},
+		awss3.WithPresignExpires(ttl))
+	if err != nil {
+		return "", fmt.Errorf("s3: presign get %s: %w", key, err)
+	}
+	return req.URL, nil
+}
