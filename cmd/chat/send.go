@@ -148,9 +148,14 @@ func (a *app) runSend(ctx context.Context, args []string) error {
 	default:
 		content := strings.Join(pos, " ")
 		if fromStdin {
-			b, err := io.ReadAll(a.stdin)
+			// The server's limit is far lower; this only keeps a wrong pipe
+			// (a disk image, say) from filling memory before it refuses.
+			b, err := io.ReadAll(io.LimitReader(a.stdin, maxStdinBytes+1))
 			if err != nil {
 				return fmt.Errorf("read standard input: %w", err)
+			}
+			if len(b) > maxStdinBytes {
+				return usagef("standard input is over %d MiB; send a smaller message, or use --lines", maxStdinBytes>>20)
 			}
 			content = strings.TrimSuffix(strings.TrimSuffix(string(b), "\n"), "\r")
 		}
@@ -173,6 +178,9 @@ func (a *app) runSend(ctx context.Context, args []string) error {
 	}
 	return asTarget(err)
 }
+
+// maxStdinBytes bounds a message read whole from standard input.
+const maxStdinBytes = 4 << 20
 
 // sendRetry posts a message, retrying a few times when the server cannot be
 // reached: the message_id makes a repeat harmless.

@@ -1,0 +1,318 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/chatterm/chat/client"
+	"github.com/chatterm/chat/localstore"
+	"github.com/chatterm/chat/server/servertest"
+	"github.com/chatterm/chat/tui"
+	"github.com/chatterm/chat/wire"
+)
+
+// tuiRun is a small Bubble Tea runtime for tests: commands run in goroutines and
+// one goroutine applies their messages to the model one at a time, as
+// tea.Program does; the test reads the screen from View instead of a terminal.
+type tuiRun struct {
+	t    testing.TB
+	mu   sync.Mutex
+	m    tea.Model
+	msgs chan tea.Msg
+	done chan struct{}
+}
+
+func startTUI(t testing.TB, be tui.Backend, w, h int) *tuiRun {
+	t.Helper()
+	r := &tuiRun{t: t, msgs: make(chan tea.Msg, 1024), done: make(chan struct{})}
+	r.m = tui.New(tui.Options{Backend: be, Dark: true, Logger: slog.New(slog.DiscardHandler)})
+	r.exec(r.m.Init())
+	r.send(tea.WindowSizeMsg{Width: w, Height: h})
+	go func() {
+		for {
+			select {
+			case msg := <-r.msgs:
+				r.send(msg)
+			case <-r.done:
+				return
+			}
+		}
+	}()
+	t.Cleanup(func() { close(r.done) })
+	return r
+}
+
+func (r *tuiRun) exec(cmd tea.Cmd) {
+	if cmd == nil {
+		return
+	}
+	go func() {
+		msg := cmd()
+		if b, ok := msg.(tea.BatchMsg); ok {
+			for _, c := range b {
+				r.exec(c)
+			}
+			return
+		}
+		if msg != nil {
+			select {
+			case r.msgs <- msg:
+			case <-r.done:
+			}
+		}
+	}()
+}
+
+func (r *tuiRun) send(msg tea.Msg) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var cmd tea.Cmd
+	r.m, cmd = r.m.Update(msg)
+	r.exec(cmd)
+}
+
+func (r *tuiRun) view() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.m.View().Content
+}
+
+func (r *tuiRun) screen() string { return ansi.Strip(r.view()) }
+
+// until polls the styled screen until cond holds.
+func (r *tuiRun) until(what string, cond func(styled string) bool) {
+	r.t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond(r.view()) {
+		if time.Now().After(deadline) {
+			r.t.Fatalf("timed out waiting for %s; screen:\n%s", what, r.screen())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func (r *tuiRun) waitFor(text string) {
+	r.t.Helper()
+	r.until(fmt.Sprintf("%q", text), func(s string) bool { return strings.Contains(ansi.Strip(s), text) })
+}
+
+func (r *tuiRun) keys(ks ...string) {
+	for _, k := range ks {
+		switch k {
+		case "enter":
+			r.send(tea.KeyPressMsg{Code: tea.KeyEnter})
+		case "esc":
+			r.send(tea.KeyPressMsg{Code: tea.KeyEscape})
+		default:
+			for _, c := range k {
+				r.send(tea.KeyPressMsg{Code: c, Text: string(c)})
+			}
+		}
+	}
+}
+
+// tickOf returns the tick drawn after the line holding text: "", "◷", "✓",
+// "✓✓" or "read" (the double tick in the read style).
+func tickOf(styled, text string) string {
+	read := tui.NewStyles(true).TickRead.Render("✓✓")
+	for _, l := range strings.Split(styled, "\n") {
+		plain := strings.TrimRight(ansi.Strip(l), " ")
+		if !strings.Contains(plain, text) {
+			continue
+		}
+		switch {
+		case strings.Contains(l, read):
+			return "read"
+		case strings.HasSuffix(plain, "✓✓"):
+			return "✓✓"
+		case strings.HasSuffix(plain, "✓"):
+			return "✓"
+		case strings.HasSuffix(plain, "◷"):
+			return "◷"
+		}
+		return ""
+	}
+	return ""
+}
+
+// account registers a user on srv with its own home and returns its backend.
+func account(t *testing.T, srv *servertest.Server, name string) (*tuiBackend, client.Config) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	cfg := client.Config{Home: t.TempDir(), Server: srv.URL}
+	if _, err := client.Register(ctx, cfg, "", wire.RegisterRequest{UserID: name, Password: "password-" + name}); err != nil {
+		t.Fatalf("register %s: %v", name, err)
+	}
+	be := newTUIBackend(ctx, cfg, slog.New(slog.DiscardHandler))
+	if err := be.open(ctx); err != nil {
+		t.Fatalf("open %s: %v", name, err)
+	}
+	t.Cleanup(func() { cancel(); be.Close() })
+	return be, cfg
+}
+
+// Two TUIs on the real client and an in-process server: a message shows on
+// both sides, and the sender's tick goes to read when the peer opens the chat.
+func TestTUIAgainstServer(t *testing.T) {
+	srv := servertest.Start(t)
+	aliceBE, _ := account(t, srv, "alice")
+	bobBE, _ := account(t, srv, "bob")
+	alice := startTUI(t, aliceBE, 80, 24)
+	bob := startTUI(t, bobBE, 80, 24)
+	alice.waitFor("● connected · alice")
+	bob.waitFor("● connected · bob")
+
+	alice.keys("n", "bob", "enter")
+	alice.waitFor("bob  direct")
+	alice.keys("hello bob", "enter")
+	alice.until("alice's message to be delivered", func(s string) bool { return tickOf(s, "hello bob") == "✓✓" })
+
+	bob.waitFor("hello bob")
+	bob.waitFor("1 unread")
+	bob.keys("enter")
+	bob.waitFor("alice  direct")
+	alice.until("alice's tick to turn read", func(s string) bool { return tickOf(s, "hello bob") == "read" })
+
+	bob.keys("hi alice", "enter")
+	alice.waitFor("hi alice")
+	bob.until("bob's tick to turn read", func(s string) bool { return tickOf(s, "hi alice") == "read" })
+}
+
+// Typed while the server is down: pending with a clock, counted as unsent in
+// the status line; sent once, with its tick, when the server is back.
+func TestTUIOfflineSendThenReconnect(t *testing.T) {
+	srv := servertest.Start(t)
+	bobBE, _ := account(t, srv, "bob")
+	aliceBE, _ := account(t, srv, "alice")
+	alice := startTUI(t, aliceBE, 80, 24)
+	alice.waitFor("● connected · alice")
+	alice.keys("n", "bob", "enter")
+	alice.waitFor("bob  direct")
+
+	srv.Close()
+	alice.waitFor("reconnecting")
+	alice.keys("typed offline", "enter")
+	alice.until("a pending message", func(s string) bool { return tickOf(s, "typed offline") == "◷" })
+	alice.waitFor("with 1 unsent")
+
+	srv.Restart(t)
+	alice.until("the message to be stored", func(s string) bool {
+		t := tickOf(s, "typed offline")
+		return t == "✓" || t == "✓✓"
+	})
+	alice.waitFor("● connected · alice")
+
+	bob := startTUI(t, bobBE, 80, 24)
+	bob.waitFor("typed offline")
+	h, err := bobBE.History(context.Background(), wire.DirectConversationID("alice", "bob"), 0, 50)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(h.Messages); n != 1 {
+		t.Fatalf("bob has %d messages, want exactly 1: %+v", n, h.Messages)
+	}
+}
+
+// With the server unreachable, the inbox still opens from the cache.
+func TestTUIOpensFromCacheOffline(t *testing.T) {
+	home := t.TempDir()
+	seedCache(t, home, "http://127.0.0.1:9", "alice", 5, 20)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	be := newTUIBackend(ctx, client.Config{Home: home}, slog.New(slog.DiscardHandler))
+	if err := be.open(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer be.Close()
+	r := startTUI(t, be, 80, 24)
+	r.waitFor("peer4")
+	r.waitFor("message 20 of peer4")
+	r.until("the status line to show the outage", func(s string) bool {
+		p := ansi.Strip(s)
+		return strings.Contains(p, "reconnecting") || strings.Contains(p, "connecting")
+	})
+	r.keys("enter")
+	r.waitFor("message 19 of peer4")
+}
+
+// seedCache writes a login for user at server into home, and a cache with
+// convs direct conversations of perConv messages each: what a long-used
+// client has on disk.
+func seedCache(tb testing.TB, home, server, user string, convs, perConv int) {
+	tb.Helper()
+	ctx := context.Background()
+	cfg := client.Config{Home: home, Server: server}
+	if err := cfg.SaveAccount(client.Account{Server: server, UserID: user, Token: "seeded-token"}); err != nil {
+		tb.Fatal(err)
+	}
+	path, err := cfg.CachePath(server, user)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	st, err := localstore.Open(ctx, path, localstore.Options{UserID: user})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer st.Close()
+	base := time.Now().Add(-time.Duration(convs*perConv) * time.Second)
+	batch := make([]wire.Message, 0, 1000)
+	flush := func() {
+		if _, err := st.PutMessages(ctx, batch...); err != nil {
+			tb.Fatal(err)
+		}
+		batch = batch[:0]
+	}
+	for c := range convs {
+		peer := fmt.Sprintf("peer%d", c)
+		conv := wire.DirectConversationID(user, peer)
+		for i := 1; i <= perConv; i++ {
+			sender := peer
+			if i%3 == 0 {
+				sender = user
+			}
+			batch = append(batch, wire.Message{
+				ConversationID: conv, SeqNo: int64(i), MessageID: fmt.Sprintf("%s-%d", peer, i), SenderID: sender,
+				Content:   fmt.Sprintf("message %d of %s: some words to make it look like a chat line", i, peer),
+				Timestamp: base.Add(time.Duration(c*perConv+i) * time.Second),
+			})
+			if len(batch) == cap(batch) {
+				flush()
+			}
+		}
+	}
+	flush()
+}
+
+// BenchmarkTUIInboxFrom100kCache measures what `chat` does before the first
+// paint: open the login and the cache (100,000 messages in 500 conversations),
+// build the TUI and render the inbox read from the cache. The server is
+// unreachable, as on a train: nothing waits for the network.
+//
+//	go test ./cmd/chat -run '^$' -bench TUIInboxFrom100k -benchtime 20x
+func BenchmarkTUIInboxFrom100kCache(b *testing.B) {
+	home := b.TempDir()
+	start := time.Now()
+	seedCache(b, home, "http://127.0.0.1:9", "alice", 500, 200)
+	b.Logf("seeded 100,000 messages in %v", time.Since(start).Round(time.Millisecond))
+	cfg := client.Config{Home: home}
+	b.ResetTimer()
+	for b.Loop() {
+		ctx, cancel := context.WithCancel(context.Background())
+		be := newTUIBackend(ctx, cfg, slog.New(slog.DiscardHandler))
+		if err := be.open(ctx); err != nil {
+			b.Fatal(err)
+		}
+		r := startTUI(b, be, 80, 24)
+		r.waitFor("peer499") // the most recent conversation, on top
+		cancel()
+		be.Close()
+	}
+}
