@@ -14,6 +14,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"strconv"
 	"sync"
 	"time"
@@ -63,6 +64,9 @@ type Options struct {
 	// moto only: moto snapshots every table of the region before a transaction
 	// and restores the snapshot when a condition fails, undoing writes that ran
 	// concurrently).
+	// The environment variable CHAT_DYNAMO_SERIAL_WRITES=1 turns on this and
+	// SkipResponseChecksum, for end-to-end tests that build the Store through
+	// configuration that has no such field.
 	SerialWrites bool
 
 	// IdempotencyTTL is how long a message_id is remembered after its message is
@@ -104,6 +108,9 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 	}
 	if o.Now == nil {
 		o.Now = time.Now
+	}
+	if os.Getenv("CHAT_DYNAMO_SERIAL_WRITES") != "" {
+		o.SerialWrites, o.SkipResponseChecksum = true, true
 	}
 	// The SDK's buildable client, so settings from the environment (a CA bundle)
 	// still apply.

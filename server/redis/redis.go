@@ -14,6 +14,7 @@ package redis
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -31,7 +32,8 @@ type Options struct {
 	Addrs    []string
 	Username string
 	Password string
-	DB       int // single server only
+	DB       int         // single server only
+	TLS      *tls.Config // nil: plain TCP (ElastiCache with in-transit encryption needs it)
 
 	// Prefix starts every key and channel, e.g. "chat:" [none].
 	Prefix string
@@ -118,6 +120,7 @@ func New(o Options) (*Client, error) {
 		Username:     o.Username,
 		Password:     o.Password,
 		DB:           o.DB,
+		TLSConfig:    o.TLS,
 		DialTimeout:  o.DialTimeout,
 		ReadTimeout:  o.ReadTimeout,
 		WriteTimeout: o.WriteTimeout,
