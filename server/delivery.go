@@ -26,7 +26,7 @@ func (s *Service) Connect(ctx context.Context, userID, connID string) (*Conn, er
 		s.log.Debug("registry add", "user", userID, "err", err)
 	}
 	hello, _ := wire.EncodeFrame(wire.Frame{Type: wire.TypeHello, UserID: userID})
-	c.out <- OutFrame{Data: hello, Queued: time.Now()}
+	c.push(OutFrame{Data: hello, Queued: time.Now()})
 	s.enqueue(c, func() {
 		s.catchUpPending(c)
 		c.endCatchUp()
@@ -55,7 +55,7 @@ func (s *Service) Disconnect(c *Conn) {
 // work, so idle connections cost no goroutine for it.
 func (s *Service) enqueue(c *Conn, fn func()) bool {
 	c.mu.Lock()
-	if len(c.work) >= cap(c.out) || s.closing.Load() {
+	if len(c.work) >= c.limit || s.closing.Load() {
 		c.mu.Unlock()
 		return false
 	}

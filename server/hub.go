@@ -22,31 +22,81 @@ type OutFrame struct {
 	Message bool // a message delivery (counts toward the delivery latency histogram)
 }
 
-// Conn is one live client connection as the Service sees it. The transport reads
-// Out and writes to the socket, and closes the socket when Closed is signalled.
+// Conn is one live client connection as the Service sees it. Frames wait in a
+// queue that grows only as needed (an idle connection holds none); the transport
+// registers a hook with SetWriter that the Conn calls to start a writer when
+// frames arrive or the connection is closed, and the writer takes them with Next
+// until none are left. So an idle connection costs no writer goroutine and no
+// preallocated buffer.
 type Conn struct {
 	ID     string
 	UserID string
 
-	out    chan OutFrame
+	limit  int // frames queued before the connection counts as a slow consumer
 	closed chan struct{}
 	once   sync.Once
 	code   atomic.Int32
 	reason atomic.Value // string
 
 	mu       sync.Mutex
-	catching bool       // initial catch-up running: live frames are held
-	held     []OutFrame // live frames that arrived during catch-up
-	work     []func()   // queued requests (sends, syncs) run in order by one worker
+	queue    []OutFrame    // frames waiting for the writer
+	room     chan struct{} // closed when the writer takes frames (made by a waiting sendWait)
+	writing  bool          // a writer is running (or has ended the connection)
+	start    func()        // the transport's hook: start a writer
+	ended    bool          // close was called: no more frames are queued
+	catching bool          // initial catch-up running: live frames are held
+	held     []OutFrame    // live frames that arrived during catch-up
+	work     []func()      // queued requests (sends, syncs) run in order by one worker
 	working  bool
 }
 
 func newConn(id, userID string, buffer int) *Conn {
-	return &Conn{ID: id, UserID: userID, out: make(chan OutFrame, buffer), closed: make(chan struct{}), catching: true}
+	return &Conn{ID: id, UserID: userID, limit: buffer, closed: make(chan struct{}), catching: true}
 }
 
-// Out yields encoded frames to write. The transport must also watch Closed.
-func (c *Conn) Out() <-chan OutFrame { return c.out }
+// SetWriter registers the transport's hook that starts a writer; it is called
+// (never twice at once) when frames are queued or the connection is closed while
+// no writer runs, including at once if that is already the case.
+func (c *Conn) SetWriter(start func()) {
+	c.mu.Lock()
+	c.start = start
+	run := c.startLocked(len(c.queue) > 0 || c.ended)
+	c.mu.Unlock()
+	if run != nil {
+		run()
+	}
+}
+
+// startLocked marks a writer as running and returns the hook to call (after
+// unlocking) when one is needed and none runs.
+func (c *Conn) startLocked(needed bool) func() {
+	if !needed || c.writing || c.start == nil {
+		return nil
+	}
+	c.writing = true
+	return c.start
+}
+
+// Next hands the writer the queued frames, reusing spare's storage for the next
+// ones. closed says the connection is to be closed once they are written. When
+// nothing is queued and it is not closed, the writer is done: it must return,
+// and the next frame starts a new one.
+func (c *Conn) Next(spare []OutFrame) (frames []OutFrame, closed bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	frames = c.queue
+	if c.room != nil {
+		close(c.room)
+		c.room = nil
+	}
+	if len(frames) == 0 && !c.ended {
+		c.writing = false
+		c.queue = nil // an idle connection keeps no buffer
+		return nil, false
+	}
+	c.queue = spare[:0]
+	return frames, c.ended
+}
 
 // Closed is closed when the Service wants the connection ended.
 func (c *Conn) Closed() <-chan struct{} { return c.closed }
@@ -61,16 +111,41 @@ func (c *Conn) close(code int, reason string) {
 	c.once.Do(func() {
 		c.code.Store(int32(code))
 		c.reason.Store(reason)
+		c.mu.Lock()
+		c.ended = true
+		run := c.startLocked(true)
+		c.mu.Unlock()
 		close(c.closed)
+		if run != nil {
+			run()
+		}
 	})
 }
 
-// trySend queues a frame without waiting; a connection whose buffer is full is a
+// push queues a frame unless the queue is full or the connection closed.
+func (c *Conn) push(f OutFrame) (ok, full bool) {
+	c.mu.Lock()
+	if c.ended {
+		c.mu.Unlock()
+		return false, false
+	}
+	if len(c.queue) >= c.limit {
+		c.mu.Unlock()
+		return false, true
+	}
+	c.queue = append(c.queue, f)
+	run := c.startLocked(true)
+	c.mu.Unlock()
+	if run != nil {
+		run()
+	}
+	return true, false
+}
+
+// trySend queues a frame without waiting; a connection whose queue is full is a
 // slow consumer and is closed rather than waited on.
 func (c *Conn) trySend(f OutFrame) {
-	select {
-	case c.out <- f:
-	default:
+	if _, full := c.push(f); full {
 		c.close(ClosePolicy, "slow consumer: send buffer full")
 	}
 }
@@ -78,11 +153,32 @@ func (c *Conn) trySend(f OutFrame) {
 // sendWait queues a frame, waiting for room: used by catch-up, whose volume is
 // bounded by pages and which runs on the connection's own worker.
 func (c *Conn) sendWait(f OutFrame) bool {
-	select {
-	case c.out <- f:
-		return true
-	case <-c.closed:
-		return false
+	for {
+		c.mu.Lock()
+		if c.ended {
+			c.mu.Unlock()
+			return false
+		}
+		if len(c.queue) < c.limit {
+			c.queue = append(c.queue, f)
+			run := c.startLocked(true)
+			c.mu.Unlock()
+			if run != nil {
+				run()
+			}
+			return true
+		}
+		// Full, so a writer runs: its next Next closes room.
+		if c.room == nil {
+			c.room = make(chan struct{})
+		}
+		room := c.room
+		c.mu.Unlock()
+		select {
+		case <-room:
+		case <-c.closed:
+			return false
+		}
 	}
 }
 
@@ -91,7 +187,7 @@ func (c *Conn) sendWait(f OutFrame) bool {
 func (c *Conn) live(f OutFrame) {
 	c.mu.Lock()
 	if c.catching {
-		if len(c.held) >= cap(c.out)*4 {
+		if len(c.held) >= c.limit*4 {
 			c.mu.Unlock()
 			c.close(ClosePolicy, "slow consumer: backlog too large during catch-up")
 			return

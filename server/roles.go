@@ -104,3 +104,19 @@ type BlobStore interface {
 	PresignPut(ctx context.Context, key, contentType string, ttl time.Duration) (string, error)
 	PresignGet(ctx context.Context, key string, ttl time.Duration) (string, error)
 }
+
+// Notification tells an offline user about a new message (seed 003: push for
+// offline users).
+type Notification struct {
+	UserID         string
+	ConversationID string
+	SeqNo          int64
+	SenderID       string
+	Preview        string
+}
+
+// Pusher delivers notifications to users with no live connection (a webhook such
+// as ntfy in server/webhook). Optional: nil means off, the embedded default.
+type Pusher interface {
+	Push(ctx context.Context, n Notification) error
+}

@@ -55,6 +55,14 @@ func (s *Service) Send(ctx context.Context, userID, convID string, req wire.Send
 	if s.closing.Load() {
 		return wire.SendResponse{}, false, &wire.Error{Code: wire.CodeUnavailable, Message: "server is shutting down; retry on reconnect", RetryAfterMs: 1000}
 	}
+	// Seed 003's bounded queue: past the bound a send is refused at once with a
+	// retry hint instead of queueing behind a slow store.
+	if n := s.inFlight.Add(1); n > int64(s.cfg.MaxInFlight) {
+		s.inFlight.Add(-1)
+		s.metrics.Overloaded.Inc()
+		return wire.SendResponse{}, false, &wire.Error{Code: wire.CodeOverloaded, Message: "server is overloaded; retry after the hint", RetryAfterMs: 500}
+	}
+	defer s.inFlight.Add(-1)
 	s.wg.Add(1)
 	defer s.wg.Done()
 
@@ -156,15 +164,39 @@ func (s *Service) nextSeq(ctx context.Context, convID string) (int64, error) {
 func (s *Service) fanout(ctx context.Context, m Message, members []string, from *Conn) {
 	f := wire.Frame{Type: wire.TypeMessage, Message: &wire.Message{ConversationID: m.ConversationID, SeqNo: m.SeqNo,
 		MessageID: m.MessageID, SenderID: m.SenderID, Content: m.Content, Timestamp: m.Timestamp}}
-	s.push(ctx, members, f, from)
+	online := s.push(ctx, members, f, from)
+	if s.cfg.Pusher == nil || online == nil {
+		return
+	}
+	for _, u := range members {
+		if u == m.SenderID || online[u] {
+			continue
+		}
+		n := Notification{UserID: u, ConversationID: m.ConversationID, SeqNo: m.SeqNo, SenderID: m.SenderID, Preview: preview(m.Content)}
+		if err := s.cfg.Pusher.Push(ctx, n); err != nil {
+			s.metrics.Fallbacks.WithLabelValues("push").Inc()
+			s.log.Debug("push", "user", u, "err", err)
+		}
+	}
 }
 
-// push encodes f once and hands it to the users' connections everywhere.
-func (s *Service) push(ctx context.Context, users []string, f wire.Frame, skip *Conn) {
+// preview shortens content for a notification.
+func preview(content string) string {
+	const max = 100
+	if utf8.RuneCountInString(content) <= max {
+		return content
+	}
+	r := []rune(content)
+	return string(r[:max-1]) + "…"
+}
+
+// push encodes f once and hands it to the users' connections everywhere. It
+// returns the users known to be online (nil when the registry could not say).
+func (s *Service) push(ctx context.Context, users []string, f wire.Frame, skip *Conn) map[string]bool {
 	data, err := wire.EncodeFrame(f)
 	if err != nil {
 		s.log.Error("encode frame", "type", f.Type, "err", err)
-		return
+		return nil
 	}
 	s.hub.deliver(users, OutFrame{Data: data, Queued: time.Now(), Message: f.Type == wire.TypeMessage}, skip)
 	nodes, err := s.cfg.Registry.Nodes(ctx, users)
@@ -172,10 +204,12 @@ func (s *Service) push(ctx context.Context, users []string, f wire.Frame, skip *
 		// A registry we cannot read means remote users count as offline: their
 		// pending_deliveries rows bring them the message on reconnect.
 		s.metrics.Fallbacks.WithLabelValues("registry").Inc()
-		return
+		return nil
 	}
+	online := make(map[string]bool, len(nodes))
 	byNode := map[string][]string{}
 	for u, ns := range nodes {
+		online[u] = len(ns) > 0
 		for _, n := range ns {
 			if n != s.cfg.NodeID {
 				byNode[n] = append(byNode[n], u)
@@ -188,4 +222,5 @@ func (s *Service) push(ctx context.Context, users []string, f wire.Frame, skip *
 			s.log.Debug("publish to node", "node", n, "err", err)
 		}
 	}
+	return online
 }

@@ -27,6 +27,7 @@ type Backends struct {
 	Registry  Registry
 	Broker    Broker
 	Blobs     BlobStore
+	Pusher    Pusher // optional: nil turns push notifications off
 }
 
 // Registration modes.
@@ -49,6 +50,7 @@ type Config struct {
 	InviteTTL       time.Duration // default 7 days
 	SendBuffer      int           // frames queued per connection before it is closed as slow; default 512
 	PasswordCost    int           // bcrypt cost; default bcrypt.DefaultCost (tests lower it)
+	MaxInFlight     int           // sends being stored at once before new ones get "overloaded"; default 10000
 	Metrics         *Metrics      // default: a private registry
 }
 
@@ -87,6 +89,9 @@ func (c *Config) setDefaults() error {
 	if c.SendBuffer <= 0 {
 		c.SendBuffer = 512
 	}
+	if c.MaxInFlight <= 0 {
+		c.MaxInFlight = 10000
+	}
 	if c.Metrics == nil {
 		c.Metrics = NewMetrics(nil)
 	}
@@ -107,10 +112,11 @@ type Service struct {
 	lastSeq lastSeqCache
 	loads   singleflight.Group // profile loads: one per user id at a time
 
-	closing atomic.Bool     // Shutdown has begun: no new work
-	ctx     context.Context // ends at Shutdown
-	cancel  context.CancelFunc
-	wg      sync.WaitGroup // in-flight sends and per-connection workers
+	closing  atomic.Bool     // Shutdown has begun: no new work
+	inFlight atomic.Int64    // sends between admission and answer
+	ctx      context.Context // ends at Shutdown
+	cancel   context.CancelFunc
+	wg       sync.WaitGroup // in-flight sends and per-connection workers
 }
 
 // New builds a Service and subscribes it to its node's broker channel.

@@ -83,6 +83,8 @@ func (m *Main) ParseFlags(args []string, getenv func(string) string) error {
 		{"max-message-bytes", "CHATSERVER_MAX_MESSAGE_BYTES", "largest message content in bytes", integer(&c.MaxMessageBytes), "16384"},
 		{"send-rate", "CHATSERVER_SEND_RATE", "messages per user per second (-1: unlimited)", integer(&c.SendRate), "50"},
 		{"no-sync", "CHATSERVER_NO_SYNC", "embedded: do not fsync every commit (faster; a power loss may lose acknowledged messages)", boolean(&c.NoSync), "false"},
+		{"push-url", "CHATSERVER_PUSH_URL", "webhook notified of messages for offline users, ntfy-style; {user} is replaced by the user id (empty: off)", str(&c.PushURL), ""},
+		{"push-token", "CHATSERVER_PUSH_TOKEN", "bearer token sent to the push webhook (prefer the environment variable)", str(&c.PushToken), ""},
 		{"log-level", "CHATSERVER_LOG_LEVEL", "debug, info, warn or error", str(&m.logLevel), "info"},
 		{"log-format", "CHATSERVER_LOG_FORMAT", "text or json", str(&m.logFormat), "text"},
 		{"dynamodb-endpoint", "CHATSERVER_DYNAMODB_ENDPOINT", "DynamoDB endpoint URL (default: AWS for the region)", str(&p.DynamoEndpoint), ""},

@@ -3,8 +3,8 @@ package httpd
 import (
 	"context"
 	"crypto/rand"
-	"errors"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/coder/websocket"
@@ -18,8 +18,9 @@ import (
 const writeTimeout = 10 * time.Second
 
 // ws upgrades to a WebSocket, authenticates, and runs the connection: a read loop
-// that always keeps reading (coder/websocket's rule) and a writer fed by the
-// connection's bounded queue.
+// that always keeps reading (coder/websocket's rule), and a writer goroutine that
+// runs only while the connection has frames queued, so an idle connection costs
+// one goroutine.
 func (h *Handler) ws(w http.ResponseWriter, r *http.Request) {
 	user, err := h.svc.Authenticate(r.Context(), bearer(r))
 	if err != nil {
@@ -39,14 +40,9 @@ func (h *Handler) ws(w http.ResponseWriter, r *http.Request) {
 		sock.Close(websocket.StatusInternalError, "connect failed")
 		return
 	}
-	defer h.svc.Disconnect(conn)
-
-	writerDone := make(chan struct{})
-	go func() {
-		defer close(writerDone)
-		defer cancel() // a failed write ends the read loop too
-		h.writeLoop(ctx, sock, conn)
-	}()
+	var writers sync.WaitGroup
+	// The Conn never runs two writers at once; a failed write ends the read loop too.
+	conn.SetWriter(func() { writers.Go(func() { h.writeFrames(ctx, cancel, sock, conn) }) })
 
 	for {
 		typ, data, err := sock.Read(ctx)
@@ -65,46 +61,45 @@ func (h *Handler) ws(w http.ResponseWriter, r *http.Request) {
 		h.svc.HandleFrame(conn, f)
 	}
 	cancel()
-	<-writerDone
+	h.svc.Disconnect(conn) // closes conn: its last writer closes the socket
+	writers.Wait()
 }
 
-func (h *Handler) writeLoop(ctx context.Context, sock *websocket.Conn, conn *server.Conn) {
+// writeFrames writes what conn has queued until nothing is left, then returns;
+// once conn is closed it flushes what is queued (a shutdown still delivers
+// answers) and closes the socket with the Service's code.
+func (h *Handler) writeFrames(ctx context.Context, cancel context.CancelFunc, sock *websocket.Conn, conn *server.Conn) {
 	m := h.svc.Metrics()
+	var frames []server.OutFrame
 	for {
-		select {
-		case f := <-conn.Out():
-			wctx, cancel := context.WithTimeout(ctx, writeTimeout)
+		clear(frames)
+		var closed bool
+		frames, closed = conn.Next(frames)
+		if len(frames) == 0 && !closed {
+			return
+		}
+		timeout := writeTimeout
+		if closed {
+			timeout = time.Second
+		}
+		for _, f := range frames {
+			wctx, wcancel := context.WithTimeout(ctx, timeout)
 			err := sock.Write(wctx, websocket.MessageText, f.Data)
-			cancel()
+			wcancel()
 			if err != nil {
-				return
+				cancel()
+				if closed {
+					break
+				}
+				return // the read loop ends and Disconnect closes conn
 			}
 			if f.Message {
 				m.DeliveryLatency.Observe(time.Since(f.Queued).Seconds())
 			}
-		case <-conn.Closed():
-			// Flush what is already queued (a shutdown still delivers answers), then close.
-			for {
-				select {
-				case f := <-conn.Out():
-					wctx, cancel := context.WithTimeout(ctx, time.Second)
-					err := sock.Write(wctx, websocket.MessageText, f.Data)
-					cancel()
-					if err != nil {
-						return
-					}
-					continue
-				default:
-				}
-				break
-			}
+		}
+		if closed {
 			code, reason := conn.CloseStatus()
 			sock.Close(websocket.StatusCode(code), reason)
-			return
-		case <-ctx.Done():
-			if errors.Is(context.Cause(ctx), context.Canceled) {
-				sock.Close(websocket.StatusNormalClosure, "")
-			}
 			return
 		}
 	}

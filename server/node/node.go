@@ -24,6 +24,7 @@ import (
 	"github.com/chatterm/chat/server/httpd"
 	"github.com/chatterm/chat/server/inmem"
 	"github.com/chatterm/chat/server/sqlite"
+	"github.com/chatterm/chat/server/webhook"
 )
 
 // Config is everything a node needs. cmd/chatserver fills it from flags and
@@ -42,6 +43,9 @@ type Config struct {
 	ShutdownTimeout time.Duration // default 10 s
 
 	Production Production
+
+	PushURL   string // webhook for offline users ("{user}" is replaced); empty: push off
+	PushToken string // bearer token for the webhook
 
 	Logger *slog.Logger // default: discard
 }
@@ -118,6 +122,14 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 	}
 	if err != nil {
 		return nil, err
+	}
+	if cfg.PushURL != "" {
+		p, err := webhook.New(webhook.Config{URL: cfg.PushURL, Token: cfg.PushToken, Logger: cfg.Logger})
+		if err != nil {
+			return nil, err
+		}
+		n.closers = append(n.closers, p)
+		b.Pusher = p
 	}
 	n.svc, err = server.New(server.Config{
 		Backends: b, NodeID: cfg.NodeID, Logger: cfg.Logger, Registration: cfg.Registration,
