@@ -223,7 +223,7 @@ func TestSend(t *testing.T) {
 		}
 	})
 	t.Run("OKJSON", func(t *testing.T) {
-		out := alice.must("a\nb\n", "send", "--to", "bob", "--lines", "--json")
+		out := alice.must("a\r\nb", "send", "--to", "bob", "--lines", "--json") // CRLF, and no newline at the end
 		sc := bufio.NewScanner(strings.NewReader(out))
 		var prev int64
 		n := 0

@@ -127,9 +127,9 @@ func (a *app) runSend(ctx context.Context, args []string) error {
 		br := bufio.NewReader(r)
 		sent := 0
 		for n := 1; ; n++ {
-			line, rerr := br.ReadString('\n')
+			line, rerr := readLine(br, maxStdinBytes)
 			if rerr != nil && !errors.Is(rerr, io.EOF) {
-				return fmt.Errorf("read standard input: %w", rerr)
+				return rerr
 			}
 			line = strings.TrimRight(line, "\r\n")
 			if line != "" {
@@ -177,6 +177,26 @@ func (a *app) runSend(ctx context.Context, args []string) error {
 		return fmt.Errorf("stored as seq_no %d but not %s within %s; wait longer with --timeout", last.SeqNo, *wait, *timeout)
 	}
 	return asTarget(err)
+}
+
+// readLine reads one line (with its newline, if any) of at most limit bytes;
+// io.EOF comes with the last line when it has no newline.
+func readLine(br *bufio.Reader, limit int) (string, error) {
+	var b []byte
+	for {
+		chunk, err := br.ReadSlice('\n')
+		b = append(b, chunk...)
+		if len(b) > limit {
+			return "", usagef("an input line is over %d MiB", limit>>20)
+		}
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		if err != nil && !errors.Is(err, io.EOF) {
+			return "", fmt.Errorf("read standard input: %w", err)
+		}
+		return string(b), err
+	}
 }
 
 // maxStdinBytes bounds a message read whole from standard input.

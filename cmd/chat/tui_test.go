@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -28,11 +29,12 @@ type tuiRun struct {
 	m    tea.Model
 	msgs chan tea.Msg
 	done chan struct{}
+	poll time.Duration // how often until looks at the screen
 }
 
 func startTUI(t testing.TB, be tui.Backend, w, h int) *tuiRun {
 	t.Helper()
-	r := &tuiRun{t: t, msgs: make(chan tea.Msg, 1024), done: make(chan struct{})}
+	r := &tuiRun{t: t, msgs: make(chan tea.Msg, 1024), done: make(chan struct{}), poll: 5 * time.Millisecond}
 	r.m = tui.New(tui.Options{Backend: be, Dark: true, Logger: slog.New(slog.DiscardHandler)})
 	r.exec(r.m.Init())
 	r.send(tea.WindowSizeMsg{Width: w, Height: h})
@@ -95,7 +97,7 @@ func (r *tuiRun) until(what string, cond func(styled string) bool) {
 		if time.Now().After(deadline) {
 			r.t.Fatalf("timed out waiting for %s; screen:\n%s", what, r.screen())
 		}
-		time.Sleep(5 * time.Millisecond)
+		time.Sleep(r.poll)
 	}
 }
 
@@ -311,8 +313,23 @@ func BenchmarkTUIInboxFrom100kCache(b *testing.B) {
 			b.Fatal(err)
 		}
 		r := startTUI(b, be, 80, 24)
+		r.poll = 100 * time.Microsecond
 		r.waitFor("peer499") // the most recent conversation, on top
 		cancel()
 		be.Close()
 	}
+}
+
+// TestSeedMeasurementHome writes the 100,000-message home used to time the real
+// binary (docs/tui.md); it runs only when CHAT_SEED_HOME names the directory.
+func TestSeedMeasurementHome(t *testing.T) {
+	home := os.Getenv("CHAT_SEED_HOME")
+	if home == "" {
+		t.Skip("set CHAT_SEED_HOME=DIR to write a home with a 100,000-message cache")
+	}
+	server := os.Getenv("CHAT_SEED_SERVER")
+	if server == "" {
+		server = "http://127.0.0.1:9"
+	}
+	seedCache(t, home, server, "alice", 500, 200)
 }
