@@ -11,8 +11,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -22,8 +20,6 @@ import (
 	"github.com/chatterm/chat/server"
 	"github.com/chatterm/chat/server/files"
 	"github.com/chatterm/chat/server/httpd"
-	"github.com/chatterm/chat/server/inmem"
-	"github.com/chatterm/chat/server/sqlite"
 	"github.com/chatterm/chat/server/webhook"
 )
 
@@ -114,12 +110,7 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 
-	var b server.Backends
-	if cfg.Production.Enabled() {
-		b, err = n.openProduction(ctx, reg)
-	} else {
-		b, err = n.openEmbedded()
-	}
+	b, err := n.openBackends(ctx, reg)
 	if err != nil {
 		return nil, err
 	}
@@ -152,27 +143,6 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 	cfg.Logger.Info("chatserver listening", "addr", n.ln.Addr().String(), "node", n.svc.NodeID(),
 		"backend", map[bool]string{true: "production", false: "embedded"}[cfg.Production.Enabled()], "data_dir", cfg.DataDir)
 	return n, nil
-}
-
-func (n *Node) openEmbedded() (server.Backends, error) {
-	if err := os.MkdirAll(n.cfg.DataDir, 0o750); err != nil {
-		return server.Backends{}, fmt.Errorf("data directory: %w", err)
-	}
-	store, err := sqlite.Open(filepath.Join(n.cfg.DataDir, "chat.db"), sqlite.Options{NoSync: n.cfg.NoSync})
-	if err != nil {
-		return server.Backends{}, err
-	}
-	n.closers = append(n.closers, store)
-	blobs, err := files.Open(filepath.Join(n.cfg.DataDir, "blobs"), files.Options{BaseURL: n.cfg.PublicURL + "/v1/blobs/"})
-	if err != nil {
-		return server.Backends{}, err
-	}
-	n.closers = append(n.closers, blobs)
-	return server.Backends{
-		Store: store, Sequencer: inmem.NewSequencer(), Rate: inmem.NewRateLimiter(time.Now),
-		Inbox: inmem.NewInboxIndex(1000), Profiles: inmem.NewProfileCache(time.Hour, 10*time.Minute, time.Now),
-		Registry: inmem.NewRegistry(), Broker: inmem.NewBroker(), Blobs: blobs,
-	}, nil
 }
 
 // Addr is the address the node listens on.

@@ -2,14 +2,91 @@ package node
 
 import (
 	"context"
-	"errors"
+	"crypto/tls"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/chatterm/chat/server"
+	"github.com/chatterm/chat/server/dynamo"
+	"github.com/chatterm/chat/server/files"
+	"github.com/chatterm/chat/server/inmem"
+	"github.com/chatterm/chat/server/redis"
+	"github.com/chatterm/chat/server/s3"
+	"github.com/chatterm/chat/server/sqlite"
 )
 
-// openProduction builds the DynamoDB, Redis and S3 backends.
-func (n *Node) openProduction(ctx context.Context, reg prometheus.Registerer) (server.Backends, error) {
-	return server.Backends{}, errors.New("production backends are not wired yet")
+// openBackends picks each role's implementation: DynamoDB or SQLite for the
+// tables, Redis or in-process state for the fast roles, S3 or files for blobs.
+// Several nodes need all three production ones; a single node may mix.
+func (n *Node) openBackends(ctx context.Context, reg prometheus.Registerer) (server.Backends, error) {
+	var b server.Backends
+	p := n.cfg.Production
+	log := n.cfg.Logger
+
+	if p.DynamoRegion != "" || p.DynamoEndpoint != "" {
+		st, err := dynamo.Open(ctx, dynamo.Options{TablePrefix: p.TablePrefix, Region: p.DynamoRegion, Endpoint: p.DynamoEndpoint,
+			Registerer: reg, Logger: log})
+		if err != nil {
+			return b, fmt.Errorf("dynamodb: %w", err)
+		}
+		n.closers = append(n.closers, st)
+		if p.CreateTables {
+			if err := st.CreateTables(ctx); err != nil {
+				return b, fmt.Errorf("dynamodb: create tables: %w", err)
+			}
+		}
+		b.Store = st
+	} else {
+		if err := os.MkdirAll(n.cfg.DataDir, 0o750); err != nil {
+			return b, fmt.Errorf("data directory: %w", err)
+		}
+		st, err := sqlite.Open(filepath.Join(n.cfg.DataDir, "chat.db"), sqlite.Options{NoSync: n.cfg.NoSync})
+		if err != nil {
+			return b, err
+		}
+		n.closers = append(n.closers, st)
+		b.Store = st
+	}
+
+	if len(p.RedisAddrs) > 0 {
+		o := redis.Options{Addrs: p.RedisAddrs, Password: p.RedisPassword, Prefix: p.RedisPrefix, Registerer: reg, Logger: log}
+		if p.RedisTLS {
+			o.TLS = &tls.Config{MinVersion: tls.VersionTLS12}
+		}
+		rc, err := redis.New(o)
+		if err != nil {
+			return b, fmt.Errorf("redis: %w", err)
+		}
+		n.closers = append(n.closers, rc)
+		if err := rc.Ping(ctx); err != nil {
+			// Every Redis role has a fallback (seed 003): start degraded, not at all.
+			log.Warn("redis is not answering; starting with its fallbacks", "err", err)
+		}
+		b.Sequencer, b.Rate, b.Inbox, b.Profiles, b.Registry, b.Broker =
+			rc.Sequencer(), rc.RateLimiter(), rc.InboxIndex(), rc.ProfileCache(), rc.Registry(), rc.Broker()
+	} else {
+		b.Sequencer, b.Rate, b.Inbox = inmem.NewSequencer(), inmem.NewRateLimiter(time.Now), inmem.NewInboxIndex(1000)
+		b.Profiles = inmem.NewProfileCache(time.Hour, 6*time.Minute, time.Now)
+		b.Registry, b.Broker = inmem.NewRegistry(), inmem.NewBroker()
+	}
+
+	if p.S3Bucket != "" {
+		bs, err := s3.Open(ctx, s3.Options{Bucket: p.S3Bucket, Region: p.S3Region, Endpoint: p.S3Endpoint, PathStyle: p.S3PathStyle})
+		if err != nil {
+			return b, fmt.Errorf("s3: %w", err)
+		}
+		b.Blobs = bs
+	} else {
+		bs, err := files.Open(filepath.Join(n.cfg.DataDir, "blobs"), files.Options{BaseURL: n.cfg.PublicURL + "/v1/blobs/"})
+		if err != nil {
+			return b, err
+		}
+		n.closers = append(n.closers, bs)
+		b.Blobs = bs
+	}
+	return b, nil
 }
