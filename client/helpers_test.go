@@ -1,7 +1,9 @@
 package client_test
 
 import (
+	"bufio"
 	"context"
+	"encoding/binary"
 	"io"
 	"log/slog"
 	"net"
@@ -68,23 +70,27 @@ type device struct {
 
 // startDevice runs a session for user against server (a URL: the real server,
 // or a proxy in front of it) until the test ends.
-func startDevice(t *testing.T, api *client.API, server, user string) *device {
+func startDevice(t *testing.T, api *client.API, server, user string, opts ...func(*client.SessionConfig)) *device {
 	t.Helper()
-	d := newDevice(t, api, server, user)
+	d := newDevice(t, api, server, user, opts...)
 	d.run()
 	return d
 }
 
-func newDevice(t *testing.T, api *client.API, server, user string) *device {
+func newDevice(t *testing.T, api *client.API, server, user string, opts ...func(*client.SessionConfig)) *device {
 	t.Helper()
 	store := localstore.MustOpen(t, localstore.Options{UserID: user})
-	sess := client.NewSession(client.SessionConfig{
+	cfg := client.SessionConfig{
 		API:          client.NewAPI(server, api.Token(), httpClient(t)),
 		Store:        store,
 		Backoff:      fastBackoff,
 		PingInterval: time.Second,
 		Logger:       testLogger(t, user),
-	})
+	}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	sess := client.NewSession(cfg)
 	d := &device{t: t, sess: sess, store: store, notify: make(chan struct{}, 1)}
 	return d
 }
@@ -148,6 +154,19 @@ func (d *device) messageEvents() []wire.Message {
 	return out
 }
 
+// states returns the connection states reported so far.
+func (d *device) states() []client.ConnStatus {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	var out []client.ConnStatus
+	for _, ev := range d.events {
+		if s, ok := ev.(client.StateEvent); ok {
+			out = append(out, s.State.Status)
+		}
+	}
+	return out
+}
+
 func (d *device) cached(conv string) []wire.Message {
 	d.t.Helper()
 	ms, err := d.store.MessagesAfter(context.Background(), conv, 0, 10000)
@@ -166,14 +185,20 @@ func testLogger(t *testing.T, user string) *slog.Logger {
 }
 
 // proxy is a TCP relay in front of the server that a test can take down
-// (closing every connection and refusing new ones) and bring back.
+// (closing every connection and refusing new ones), freeze (connections stay
+// open but nothing passes, like a dead network path), or make lose chosen
+// WebSocket frames on their way to the client.
 type proxy struct {
 	ln     net.Listener
 	target string
 
-	mu    sync.Mutex
-	up    bool
-	conns []net.Conn
+	mu     sync.Mutex
+	up     bool
+	frozen bool
+	conns  []net.Conn
+	// drop, when set, is asked about every server-to-client WebSocket frame's
+	// payload; true loses the frame.
+	drop func(payload []byte) bool
 }
 
 func newProxy(t *testing.T, target string) *proxy {
@@ -213,8 +238,82 @@ func (p *proxy) serve() {
 		}
 		p.conns = append(p.conns, c, s)
 		p.mu.Unlock()
-		go func() { io.Copy(s, c); s.Close() }()
-		go func() { io.Copy(c, s); c.Close() }()
+		go func() { p.copy(s, c, nil); s.Close() }()
+		go func() { p.copy(c, s, p.filter); c.Close() }()
+	}
+}
+
+// copy relays src to dst, holding while frozen; filter, if set, rewrites the
+// stream.
+func (p *proxy) copy(dst io.Writer, src io.Reader, filter func(io.Writer, io.Reader) error) {
+	w := writerFunc(func(b []byte) (int, error) {
+		for {
+			p.mu.Lock()
+			frozen := p.frozen
+			p.mu.Unlock()
+			if !frozen {
+				return dst.Write(b)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	})
+	if filter != nil {
+		filter(w, src)
+		return
+	}
+	io.Copy(w, src)
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(b []byte) (int, error) { return f(b) }
+
+// filter passes the server's HTTP upgrade answer, then WebSocket frames one by
+// one (server frames are unmasked; compression is off), losing those drop
+// picks.
+func (p *proxy) filter(w io.Writer, r io.Reader) error {
+	br := bufio.NewReader(r)
+	for {
+		line, err := br.ReadString('\n')
+		if _, werr := io.WriteString(w, line); err != nil || werr != nil {
+			return err
+		}
+		if line == "\r\n" {
+			break
+		}
+	}
+	for {
+		var hdr [14]byte
+		if _, err := io.ReadFull(br, hdr[:2]); err != nil {
+			return err
+		}
+		n := int(hdr[1] & 0x7f)
+		h := 2
+		switch n {
+		case 126:
+			if _, err := io.ReadFull(br, hdr[2:4]); err != nil {
+				return err
+			}
+			n, h = int(binary.BigEndian.Uint16(hdr[2:4])), 4
+		case 127:
+			if _, err := io.ReadFull(br, hdr[2:10]); err != nil {
+				return err
+			}
+			n, h = int(binary.BigEndian.Uint64(hdr[2:10])), 10
+		}
+		payload := make([]byte, n)
+		if _, err := io.ReadFull(br, payload); err != nil {
+			return err
+		}
+		p.mu.Lock()
+		drop := p.drop
+		p.mu.Unlock()
+		if drop != nil && drop(payload) {
+			continue
+		}
+		if _, err := w.Write(append(hdr[:h:h], payload...)); err != nil {
+			return err
+		}
 	}
 }
 
@@ -229,4 +328,19 @@ func (p *proxy) set(up bool) {
 		}
 		p.conns = nil
 	}
+}
+
+// freeze stops (or resumes) all traffic on open connections without closing
+// them; new connections are refused while frozen.
+func (p *proxy) freeze(frozen bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.frozen = frozen
+	p.up = !frozen
+}
+
+func (p *proxy) setDrop(drop func([]byte) bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.drop = drop
 }

@@ -1,11 +1,13 @@
 package client_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -221,6 +223,84 @@ func TestSessionSurvivesServerRestart(t *testing.T) {
 		d, _, _ := alice.store.PeerBoundaries(bg, conv)
 		return d == last
 	})
+}
+
+// A message frame lost on the way (the connection stays up) is noticed when the
+// next message lands beyond the cursor, and fetched by a sync of that
+// conversation, without a reconnect.
+func TestSessionRecoversALostFrame(t *testing.T) {
+	srv := servertest.Start(t)
+	aliceAPI, bobAPI := register(t, srv, "alice"), register(t, srv, "bob")
+	conv := direct(t, aliceAPI, "bob")
+	px := newProxy(t, hostport(t, srv.URL))
+	bob := startDevice(t, bobAPI, px.URL(), "bob")
+	send := func(id string) wire.SendResponse {
+		t.Helper()
+		r, _, err := aliceAPI.SendMessage(bg, conv, wire.SendRequest{MessageID: id, Content: id})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	send("m1")
+	bob.waitFor("m1", func() bool { return len(bob.cached(conv)) == 1 })
+
+	var dropped atomic.Int32
+	px.setDrop(func(payload []byte) bool {
+		return bytes.Contains(payload, []byte(`"message_id":"lost"`)) && dropped.CompareAndSwap(0, 1)
+	})
+	send("lost")
+	last := send("m3")
+	bob.waitFor("the lost message", func() bool { return len(bob.cached(conv)) == 3 })
+	if dropped.Load() != 1 {
+		t.Fatal("the proxy dropped nothing: the test did not test anything")
+	}
+	if c, _, _ := bob.store.Cursor(bg, conv); c != last.SeqNo {
+		t.Fatalf("cursor %d, want %d", c, last.SeqNo)
+	}
+	for _, st := range bob.states() {
+		if st == client.Reconnecting {
+			t.Fatal("recovered by reconnecting, not by a sync on the live connection")
+		}
+	}
+	seen := map[string]int{}
+	for _, m := range bob.messageEvents() {
+		seen[m.MessageID]++
+	}
+	if seen["m1"] != 1 || seen["lost"] != 1 || seen["m3"] != 1 {
+		t.Fatalf("message events %v, want each once", seen)
+	}
+	// The acks caught up too: the server counts all three as delivered.
+	bob.waitFor("delivered on the server", func() bool {
+		st, err := aliceAPI.Status(bg, conv)
+		if err != nil {
+			return false
+		}
+		for _, m := range st.Members {
+			if m.UserID == "bob" {
+				return m.LastDeliveredSeq == last.SeqNo
+			}
+		}
+		return false
+	})
+}
+
+// A connection that goes silent (no close, no error: a dead network path) is
+// given up after missed pings, and the session reconnects.
+func TestSessionDetectsDeadConnection(t *testing.T) {
+	srv := servertest.Start(t)
+	aliceAPI, bobAPI := register(t, srv, "alice"), register(t, srv, "bob")
+	conv := direct(t, aliceAPI, "bob")
+	px := newProxy(t, hostport(t, srv.URL))
+	bob := startDevice(t, bobAPI, px.URL(), "bob", func(c *client.SessionConfig) { c.PingInterval = 100 * time.Millisecond })
+	bob.waitFor("connected", func() bool { return bob.sess.State().Status == client.Connected })
+	px.freeze(true)
+	if _, _, err := aliceAPI.SendMessage(bg, conv, wire.SendRequest{MessageID: "while-dead", Content: "hello?"}); err != nil {
+		t.Fatal(err)
+	}
+	bob.waitFor("the dead connection noticed", func() bool { return bob.sess.State().Status == client.Reconnecting })
+	px.freeze(false)
+	bob.waitFor("the message after reconnecting", func() bool { return len(bob.cached(conv)) == 1 })
 }
 
 // A device that was offline catches up by sync, from its cursors.
