@@ -2,18 +2,22 @@
 // stored logins (Config, Account), a typed HTTP API client (API), and a
 // real-time session over WebSocket (Session) that keeps the account's cache
 // (package localstore) in step with the server: it syncs on every connect,
-// resends the outbox, stores every incoming message before acking it, applies
-// status frames, reconnects with backoff, and reports what happened as Events.
+// resends the outbox with the original message ids, stores every incoming
+// message before acking it, applies status frames, reconnects with backoff
+// (full jitter), and reports what happened as Events.
 //
 // A UI typically does:
 //
-//	acct, err := cfg.LoadAccount()             // ErrNotLoggedIn: ask for a login
-//	c, err := client.Open(ctx, cfg)            // API + cache + session, not yet connected
-//	defer c.Close()
-//	inbox, _ := c.Store().Inbox(ctx, 50)       // paint from cache at once
-//	go c.Run(ctx)                              // connect, sync, reconnect until ctx ends
-//	for ev := range c.Events() { ... }         // MessageEvent, SentEvent, StatusEvent, StateEvent...
-//	c.Send(ctx, convID, "hi")                  // outbox first, then the socket; resolves on "sent"
-//	c.MarkRead(ctx, convID, seq)               // on screen: read
-//	page, _ := c.History(ctx, convID, before, 50)
+//	sess, err := client.Open(ctx, cfg)        // ErrNotLoggedIn: show a login screen, then
+//	                                          //   client.Login(ctx, cfg, server, user, pw) and Open again
+//	defer sess.Close()
+//	inbox, _ := sess.Inbox(ctx, 50)           // paint from cache at once
+//	go sess.Run(ctx)                          // connect, sync, reconnect until ctx ends
+//	for ev := range sess.Events() { ... }     // MessageEvent, SentEvent, StatusEvent, StateEvent...
+//	m, _ := sess.Enqueue(ctx, convID, "hi")   // durable in the outbox at once; SentEvent follows
+//	sess.MarkRead(ctx, convID, seq)           // the user saw it
+//	page, _ := sess.History(ctx, convID, before, 50) // cache first, then the server
+//
+// Scripts that want one blocking, fast send use API.SendMessage (HTTP) with
+// their own message id instead; chat send does.
 package client
