@@ -119,6 +119,9 @@ func (s *Service) sendAfterLimit(c *Conn, convID string, after int64, limit int)
 			return true, true
 		}
 		msgs, err := s.store.ListMessagesAfter(s.ctx, convID, after, page)
+		if err == nil {
+			err = s.hydrate(s.ctx, msgs)
+		}
 		if err != nil {
 			s.log.Warn("catch-up read", "conversation", convID, "err", err)
 			return true, false
@@ -298,6 +301,9 @@ func (s *Service) History(ctx context.Context, userID, convID string, beforeSeq,
 		msgs, err = s.store.ListMessagesAfter(ctx, convID, afterSeq, limit)
 	} else {
 		msgs, err = s.store.ListMessages(ctx, convID, beforeSeq, limit)
+	}
+	if err == nil {
+		err = s.hydrate(ctx, msgs)
 	}
 	if err != nil {
 		return wire.HistoryResponse{}, s.internal("read history", err)

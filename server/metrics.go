@@ -15,6 +15,7 @@ type Metrics struct {
 	RateLimited     prometheus.Counter
 	SlowConsumers   prometheus.Counter
 	Overloaded      prometheus.Counter
+	Archived        prometheus.Counter
 	FramesIn        *prometheus.CounterVec
 }
 
@@ -31,11 +32,12 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		Fallbacks:     prometheus.NewCounterVec(prometheus.CounterOpts{Name: "chat_fallbacks_total", Help: "Degraded paths taken because a backing service failed."}, []string{"role"}),
 		RateLimited:   prometheus.NewCounter(prometheus.CounterOpts{Name: "chat_rate_limited_total", Help: "Sends refused by the per-user rate limit."}),
 		SlowConsumers: prometheus.NewCounter(prometheus.CounterOpts{Name: "chat_slow_consumers_total", Help: "Connections closed because their send buffer was full."}),
+		Archived:      prometheus.NewCounter(prometheus.CounterOpts{Name: "chat_messages_archived_total", Help: "Messages moved to the cold tier."}),
 		Overloaded:    prometheus.NewCounter(prometheus.CounterOpts{Name: "chat_overloaded_total", Help: "Sends refused because too many were in flight."}),
 		FramesIn:      prometheus.NewCounterVec(prometheus.CounterOpts{Name: "chat_frames_in_total", Help: "WebSocket frames received, by type."}, []string{"type"}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.Connections, m.MessagesStored, m.Duplicates, m.SendDuration, m.DeliveryLatency, m.Fallbacks, m.RateLimited, m.SlowConsumers, m.Overloaded, m.FramesIn)
+		reg.MustRegister(m.Connections, m.MessagesStored, m.Duplicates, m.SendDuration, m.DeliveryLatency, m.Fallbacks, m.RateLimited, m.SlowConsumers, m.Overloaded, m.Archived, m.FramesIn)
 	}
 	return m
 }

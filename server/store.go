@@ -1,6 +1,9 @@
 package server
 
-import "context"
+import (
+	"context"
+	"time"
+)
 
 // Store is the durable tables of the data model (DESIGN.md): users, tokens,
 // invites, conversations, participants, messages (with the message_id idempotency
@@ -68,4 +71,17 @@ type Store interface {
 	InboxEntries(ctx context.Context, userID string, convIDs []string) ([]InboxEntry, error)
 
 	Close() error
+}
+
+// ColdStore is what the archiver needs from a Store to move old messages to the
+// cold tier (seed 003: BlobStore after 30 days). It is optional: a Store without
+// it keeps every message hot. Its reads run in the background archiver, never on
+// a request path, so they may scan.
+type ColdStore interface {
+	// ListArchivable returns up to limit messages stored before cutoff whose
+	// content is still in the table.
+	ListArchivable(ctx context.Context, cutoff time.Time, limit int) ([]Message, error)
+	// MarkArchived clears a message's content and records where it went; the
+	// message keeps its key, sender and timestamp.
+	MarkArchived(ctx context.Context, convID string, seq int64, ref string) error
 }

@@ -62,6 +62,16 @@ func (m *Main) ParseFlags(args []string, getenv func(string) string) error {
 			return nil
 		}
 	}
+	duration := func(p *time.Duration) func(string) error {
+		return func(v string) error {
+			d, err := time.ParseDuration(v)
+			if err != nil {
+				return fmt.Errorf("not a duration like 720h: %q", v)
+			}
+			*p = d
+			return nil
+		}
+	}
 	list := func(p *[]string) func(string) error {
 		return func(v string) error {
 			*p = nil
@@ -83,6 +93,7 @@ func (m *Main) ParseFlags(args []string, getenv func(string) string) error {
 		{"max-message-bytes", "CHATSERVER_MAX_MESSAGE_BYTES", "largest message content in bytes", integer(&c.MaxMessageBytes), "16384"},
 		{"send-rate", "CHATSERVER_SEND_RATE", "messages per user per second (-1: unlimited)", integer(&c.SendRate), "50"},
 		{"no-sync", "CHATSERVER_NO_SYNC", "embedded: do not fsync every commit (faster; a power loss may lose acknowledged messages)", boolean(&c.NoSync), "false"},
+		{"archive-after", "CHATSERVER_ARCHIVE_AFTER", "move messages older than this to blob storage (cold tier; e.g. 720h; -1s keeps all hot)", duration(&c.ArchiveAfter), "720h"},
 		{"push-url", "CHATSERVER_PUSH_URL", "webhook notified of messages for offline users, ntfy-style; {user} is replaced by the user id (empty: off)", str(&c.PushURL), ""},
 		{"push-token", "CHATSERVER_PUSH_TOKEN", "bearer token sent to the push webhook (prefer the environment variable)", str(&c.PushToken), ""},
 		{"log-level", "CHATSERVER_LOG_LEVEL", "debug, info, warn or error", str(&m.logLevel), "info"},

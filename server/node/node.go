@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -37,6 +38,8 @@ type Config struct {
 	PasswordCost    int           // bcrypt cost; default 10 (tests use 4)
 	NoSync          bool          // SQLite synchronous=NORMAL: faster, loses the last commits on power loss
 	ShutdownTimeout time.Duration // default 10 s
+	ArchiveAfter    time.Duration // messages older than this move to blob storage; default 30 days; <0 keeps all hot
+	ArchiveInterval time.Duration // how often the archiver runs; default 1 h
 
 	Production Production
 
@@ -70,6 +73,8 @@ func (p Production) Enabled() bool {
 // Node is a running chatserver.
 type Node struct {
 	cfg     Config
+	stop    context.CancelFunc // ends background jobs (the archiver)
+	jobs    sync.WaitGroup
 	ln      net.Listener
 	srv     *http.Server
 	svc     *server.Service
@@ -138,6 +143,17 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 		mux.Handle("/", handler)
 		root = mux
 	}
+	if cfg.ArchiveAfter >= 0 {
+		if cfg.ArchiveAfter == 0 {
+			cfg.ArchiveAfter = 30 * 24 * time.Hour
+		}
+		if cfg.ArchiveInterval <= 0 {
+			cfg.ArchiveInterval = time.Hour
+		}
+		jobCtx, stop := context.WithCancel(context.Background())
+		n.stop = stop
+		n.jobs.Go(func() { n.svc.RunArchiver(jobCtx, cfg.ArchiveAfter, cfg.ArchiveInterval) })
+	}
 	n.srv = &http.Server{Handler: root, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelWarn)}
 	go func() { n.done <- n.srv.Serve(n.ln) }()
 	cfg.Logger.Info("chatserver listening", "addr", n.ln.Addr().String(), "node", n.svc.NodeID(),
@@ -165,6 +181,10 @@ func (n *Node) Close() error {
 	// Stop new requests first; hijacked WebSockets are not waited on by Shutdown,
 	// so the Service closes them itself.
 	var errs []error
+	if n.stop != nil {
+		n.stop()
+		n.jobs.Wait()
+	}
 	shutdownHTTP := make(chan error, 1)
 	go func() { shutdownHTTP <- n.srv.Shutdown(ctx) }()
 	if err := n.svc.Shutdown(ctx); err != nil {
@@ -179,6 +199,10 @@ func (n *Node) Close() error {
 
 func (n *Node) closeBackends() error {
 	var errs []error
+	if n.stop != nil {
+		n.stop()
+		n.jobs.Wait()
+	}
 	for i := len(n.closers) - 1; i >= 0; i-- {
 		errs = append(errs, n.closers[i].Close())
 	}

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/chatterm/chat/server"
 )
@@ -174,4 +175,38 @@ func (s *Store) ListPending(ctx context.Context, userID string) ([]server.Pendin
 		out = append(out, p)
 	}
 	return out, rows.Err()
+}
+
+var _ server.ColdStore = (*Store)(nil)
+
+func (s *Store) ListArchivable(ctx context.Context, cutoff time.Time, limit int) ([]server.Message, error) {
+	rows, err := s.r.QueryContext(ctx, `SELECT conversation_id, `+msgColumns+` FROM messages WHERE ts < ? AND s3_ref = '' LIMIT ?`, ns(cutoff), limit)
+	if err != nil {
+		return nil, fmt.Errorf("list archivable: %w", err)
+	}
+	defer rows.Close()
+	var out []server.Message
+	for rows.Next() {
+		var m server.Message
+		var ts int64
+		if err := rows.Scan(&m.ConversationID, &m.SeqNo, &m.MessageID, &m.SenderID, &m.ReceiverID, &m.Content, &ts, &m.S3Ref); err != nil {
+			return nil, fmt.Errorf("list archivable: %w", err)
+		}
+		m.Timestamp = fromNS(ts)
+		out = append(out, m)
+	}
+	return out, rows.Err()
+}
+
+func (s *Store) MarkArchived(ctx context.Context, convID string, seq int64, ref string) error {
+	return s.write(ctx, func(tx *sql.Tx) error {
+		res, err := tx.Exec(`UPDATE messages SET content = '', s3_ref = ? WHERE conversation_id = ? AND seq_no = ?`, ref, convID, seq)
+		if err != nil {
+			return fmt.Errorf("mark archived: %w", err)
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return server.ErrNotFound
+		}
+		return nil
+	})
 }

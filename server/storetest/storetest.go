@@ -42,6 +42,48 @@ func Run(t *testing.T, newStore Factory, opt Options) {
 	t.Run("Status", func(t *testing.T) { testStatus(t, newStore(t)) })
 	t.Run("Inbox", func(t *testing.T) { testInbox(t, newStore(t)) })
 	t.Run("NextSeq", func(t *testing.T) { testNextSeq(t, newStore(t)) })
+	t.Run("ColdStore", func(t *testing.T) {
+		s := newStore(t)
+		cold, ok := s.(server.ColdStore)
+		if !ok {
+			t.Skipf("%T does not implement server.ColdStore: its messages stay hot", s)
+		}
+		testColdStore(t, s, cold)
+	})
+}
+
+func testColdStore(t *testing.T, s server.Store, cold server.ColdStore) {
+	ctx := context.Background()
+	c, members := direct("alice", "bob")
+	must(t, s.CreateConversation(ctx, c, members))
+	for i := int64(1); i <= 4; i++ {
+		must(t, s.AppendMessage(ctx, msg(c.ID, i, "alice", "bob"), nil)) // timestamps t0+1s … t0+4s
+	}
+	got, err := cold.ListArchivable(ctx, t0.Add(3*time.Second), 10)
+	must(t, err)
+	if len(got) != 2 {
+		t.Fatalf("archivable before t0+3s: %d messages, want 2", len(got))
+	}
+	for _, m := range got {
+		if m.Content == "" || m.SeqNo > 2 {
+			t.Fatalf("candidate %+v", m)
+		}
+		must(t, cold.MarkArchived(ctx, m.ConversationID, m.SeqNo, fmt.Sprintf("cold/%d", m.SeqNo)))
+	}
+	again, err := cold.ListArchivable(ctx, t0.Add(3*time.Second), 10)
+	must(t, err)
+	if len(again) != 0 {
+		t.Fatalf("archived messages listed again: %+v", again)
+	}
+	hist, err := s.ListMessages(ctx, c.ID, 0, 10)
+	must(t, err)
+	for _, m := range hist {
+		archived := m.SeqNo <= 2
+		if archived != (m.Content == "" && m.S3Ref == fmt.Sprintf("cold/%d", m.SeqNo)) || m.Timestamp.IsZero() || m.SenderID != "alice" {
+			t.Fatalf("after archiving: %+v", m)
+		}
+	}
+	wantErr(t, cold.MarkArchived(ctx, c.ID, 99, "cold/99"), server.ErrNotFound)
 }
 
 func must(t *testing.T, err error) {

@@ -1,0 +1,95 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/chatterm/chat/wire"
+)
+
+// archiveBatch is how many messages one archiver pass moves at most.
+const archiveBatch = 500
+
+// coldKey is where an archived message lives in the BlobStore.
+func coldKey(convID string, seq int64) string {
+	return fmt.Sprintf("cold/%s/%d.json", convID, seq)
+}
+
+// RunArchiver moves messages older than after to the BlobStore every interval,
+// until ctx ends. The blob is written before the table is changed, so a failure
+// between the two leaves the message hot, never lost.
+func (s *Service) RunArchiver(ctx context.Context, after, interval time.Duration) {
+	cold, ok := s.store.(ColdStore)
+	if !ok || s.cfg.Blobs == nil {
+		s.log.Info("cold tier off: the store or blob storage does not support it")
+		return
+	}
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		for {
+			n, err := s.ArchiveOnce(ctx, cold, after)
+			if err != nil {
+				s.log.Warn("archiver", "err", err)
+			}
+			if n < archiveBatch || err != nil {
+				break
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// ArchiveOnce moves one batch and returns how many messages it moved.
+func (s *Service) ArchiveOnce(ctx context.Context, cold ColdStore, after time.Duration) (int, error) {
+	msgs, err := cold.ListArchivable(ctx, s.cfg.Now().Add(-after), archiveBatch)
+	if err != nil {
+		return 0, fmt.Errorf("list archivable: %w", err)
+	}
+	for i, m := range msgs {
+		data, err := json.Marshal(wire.Message{ConversationID: m.ConversationID, SeqNo: m.SeqNo, MessageID: m.MessageID,
+			SenderID: m.SenderID, Content: m.Content, Timestamp: m.Timestamp})
+		if err != nil {
+			return i, err
+		}
+		key := coldKey(m.ConversationID, m.SeqNo)
+		if err := s.cfg.Blobs.Put(ctx, key, data, "application/json"); err != nil {
+			return i, fmt.Errorf("put %s: %w", key, err)
+		}
+		if err := cold.MarkArchived(ctx, m.ConversationID, m.SeqNo, key); err != nil {
+			return i, fmt.Errorf("mark %s archived: %w", key, err)
+		}
+		s.metrics.Archived.Inc()
+	}
+	return len(msgs), nil
+}
+
+// hydrate fills in the content of archived messages from the BlobStore; the
+// client sees no difference but the latency.
+func (s *Service) hydrate(ctx context.Context, msgs []Message) error {
+	for i := range msgs {
+		m := &msgs[i]
+		if m.S3Ref == "" || m.Content != "" {
+			continue
+		}
+		if s.cfg.Blobs == nil {
+			return fmt.Errorf("message %s/%d is archived but no blob storage is configured", m.ConversationID, m.SeqNo)
+		}
+		data, err := s.cfg.Blobs.Get(ctx, m.S3Ref)
+		if err != nil {
+			return fmt.Errorf("fetch archived message %s: %w", m.S3Ref, err)
+		}
+		var wm wire.Message
+		if err := json.Unmarshal(data, &wm); err != nil {
+			return fmt.Errorf("decode archived message %s: %w", m.S3Ref, err)
+		}
+		m.Content = wm.Content
+	}
+	return nil
+}
