@@ -135,6 +135,7 @@ type wsClient struct {
 	cancel context.CancelFunc
 	nextID int
 	mu     sync.Mutex
+	err    error // why the read loop ended; set before frames is closed
 }
 
 func dial(t testing.TB, a *api) *wsClient {
@@ -153,6 +154,7 @@ func dial(t testing.TB, a *api) *wsClient {
 		for {
 			_, data, err := conn.Read(ctx)
 			if err != nil {
+				c.err = err
 				return
 			}
 			f, err := wire.DecodeFrame(data)

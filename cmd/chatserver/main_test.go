@@ -1,0 +1,68 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+)
+
+func TestMainRunsOnPortZero(t *testing.T) {
+	var logs bytes.Buffer
+	m := NewMain(&logs)
+	env := map[string]string{"CHATSERVER_REGISTRATION": "closed", "CHATSERVER_DATA_DIR": "ignored-by-flag"}
+	err := m.ParseFlags([]string{"--addr", "127.0.0.1:0", "--data-dir", t.TempDir(), "--log-format", "json"}, func(k string) string { return env[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Config.Registration != "closed" {
+		t.Fatalf("env CHATSERVER_REGISTRATION not applied: %q", m.Config.Registration)
+	}
+	if strings.HasPrefix(m.Config.DataDir, "ignored") {
+		t.Fatal("env overrode an explicit flag")
+	}
+	if err := m.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	resp, err := http.Get("http://" + m.Addr() + "/healthz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || string(body) != "ok\n" {
+		t.Fatalf("healthz: %d %q", resp.StatusCode, body)
+	}
+	if err := m.Close(); err != nil {
+		t.Fatalf("close: %v", err)
+	}
+	if !strings.Contains(logs.String(), `"msg":"chatserver listening"`) {
+		t.Fatalf("no JSON start log: %s", logs.String())
+	}
+}
+
+func TestParseFlagsErrors(t *testing.T) {
+	for name, args := range map[string][]string{
+		"ErrRegistrationMode": {"--registration", "sometimes"},
+		"ErrNotANumber":       {"--send-rate", "fast"},
+		"ErrStrayArgument":    {"serve"},
+		"ErrUnknownFlag":      {"--colour"},
+		"ErrDuration":         {"--archive-after", "30 days"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			m := NewMain(io.Discard)
+			if err := m.ParseFlags(args, func(string) string { return "" }); err == nil {
+				t.Fatalf("%v accepted", args)
+			}
+		})
+	}
+	m := NewMain(io.Discard)
+	if err := m.ParseFlags(nil, func(k string) string {
+		return map[string]string{"CHATSERVER_SEND_RATE": "many"}[k]
+	}); err == nil || !strings.Contains(err.Error(), "CHATSERVER_SEND_RATE") {
+		t.Fatalf("bad env value: %v", err)
+	}
+}
