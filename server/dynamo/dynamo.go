@@ -111,6 +111,9 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 	}
 	if os.Getenv("CHAT_DYNAMO_SERIAL_WRITES") != "" {
 		o.SerialWrites, o.SkipResponseChecksum = true, true
+		// Calls queue for their turn to write, and moto slows down as its tables
+		// grow (it copies them all for each transaction).
+		o.CallTimeout = max(o.CallTimeout, 30*time.Second)
 	}
 	// The SDK's buildable client, so settings from the environment (a CA bundle)
 	// still apply.
