@@ -143,3 +143,20 @@ func TestInboxOrder(t *testing.T) {
 	must(t, s.AppendMessage(ctx, m, []string{"bob"}))
 	order(convs[0], convs[2], convs[1])
 }
+
+// TestMessageRoundTrip: every field of a message comes back as stored.
+func TestMessageRoundTrip(t *testing.T) {
+	s := open(t, dynamo.Options{})
+	ctx := context.Background()
+	conv := wire.DirectConversationID("alice", "bob")
+	must(t, s.CreateConversation(ctx, server.Conversation{ID: conv, Type: wire.Direct, CreatedAt: t0},
+		[]server.Participant{{UserID: "alice", Role: wire.RoleMember}, {UserID: "bob", Role: wire.RoleMember}}))
+	m := msg(conv, 1, "alice")
+	m.ReceiverID, m.Attachment, m.Content = "bob", "media/alice/1f3a.png", "héllo ☎\x00"
+	must(t, s.AppendMessage(ctx, m, []string{"bob"}))
+	got, err := s.ListMessages(ctx, conv, 0, 5)
+	must(t, err)
+	if len(got) != 1 || got[0] != m {
+		t.Fatalf("stored %+v, want %+v", got, m)
+	}
+}

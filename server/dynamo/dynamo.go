@@ -86,6 +86,8 @@ type Store struct {
 	o   Options
 	cb  *gobreaker.TwoStepCircuitBreaker[struct{}]
 	log *slog.Logger
+
+	scan archiveScan
 }
 
 // Open builds a Store. It does not contact DynamoDB: call CreateTables, or any

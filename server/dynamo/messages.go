@@ -129,6 +129,9 @@ func (s *Store) appendItems(m server.Message, plan appendPlan) (items, later []p
 	if m.S3Ref != "" {
 		msg["s3_ref"] = sv(m.S3Ref)
 	}
+	if m.Attachment != "" {
+		msg["attachment"] = sv(m.Attachment)
+	}
 	items = append(items,
 		planned{kind: kindMessage, tx: types.TransactWriteItem{Put: &types.Put{
 			TableName: aws.String(s.t.messages), Item: msg,
@@ -251,7 +254,7 @@ func (s *Store) resolve(ctx context.Context, m server.Message, items []planned, 
 			return false, err
 		}
 		if dup != nil {
-			if o := dup.Original; o.SeqNo == m.SeqNo && o.SenderID == m.SenderID && o.Content == m.Content && o.Timestamp.Equal(m.Timestamp) {
+			if o := dup.Original; o.SeqNo == m.SeqNo && o.SenderID == m.SenderID && o.Content == m.Content && o.Attachment == m.Attachment && o.Timestamp.Equal(m.Timestamp) {
 				// Our own write: the SDK retried a request whose first attempt
 				// committed (DynamoDB itself answers such a retry with success,
 				// by the transaction's ClientRequestToken; test servers may not).
@@ -381,6 +384,7 @@ func messageFrom(it item) server.Message {
 		Content:        getS(it, "content"),
 		Timestamp:      getT(it, "ts"),
 		S3Ref:          getS(it, "s3_ref"),
+		Attachment:     getS(it, "attachment"),
 	}
 }
 
