@@ -53,8 +53,7 @@ func (s *Service) ArchiveOnce(ctx context.Context, cold ColdStore, after time.Du
 		return 0, fmt.Errorf("list archivable: %w", err)
 	}
 	for i, m := range msgs {
-		data, err := json.Marshal(wire.Message{ConversationID: m.ConversationID, SeqNo: m.SeqNo, MessageID: m.MessageID,
-			SenderID: m.SenderID, Content: m.Content, Timestamp: m.Timestamp})
+		data, err := json.Marshal(wireMessage(m))
 		if err != nil {
 			return i, err
 		}

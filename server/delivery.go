@@ -127,8 +127,7 @@ func (s *Service) sendAfterLimit(c *Conn, convID string, after int64, limit int)
 			return true, false
 		}
 		for _, m := range msgs {
-			data, _ := wire.EncodeFrame(wire.Frame{Type: wire.TypeMessage, Message: &wire.Message{ConversationID: m.ConversationID,
-				SeqNo: m.SeqNo, MessageID: m.MessageID, SenderID: m.SenderID, Content: m.Content, Timestamp: m.Timestamp}})
+			data, _ := wire.EncodeFrame(wire.Frame{Type: wire.TypeMessage, Message: ptr(wireMessage(m))})
 			if !c.sendWait(OutFrame{Data: data, Queued: time.Now()}) {
 				return false, false
 			}
@@ -310,8 +309,7 @@ func (s *Service) History(ctx context.Context, userID, convID string, beforeSeq,
 	}
 	resp := wire.HistoryResponse{ConversationID: convID, Messages: make([]wire.Message, 0, len(msgs))}
 	for _, m := range msgs {
-		resp.Messages = append(resp.Messages, wire.Message{ConversationID: m.ConversationID, SeqNo: m.SeqNo, MessageID: m.MessageID,
-			SenderID: m.SenderID, Content: m.Content, Timestamp: m.Timestamp})
+		resp.Messages = append(resp.Messages, wireMessage(m))
 	}
 	if afterSeq == 0 && len(msgs) == limit && msgs[len(msgs)-1].SeqNo > 1 {
 		resp.NextBeforeSeq = msgs[len(msgs)-1].SeqNo

@@ -25,8 +25,16 @@ func (s *Service) Send(ctx context.Context, userID, convID string, req wire.Send
 	if err := wire.ValidateMessageID(req.MessageID); err != nil {
 		return wire.SendResponse{}, false, err
 	}
-	if req.Content == "" {
+	if req.Content == "" && req.Attachment == "" {
 		return wire.SendResponse{}, false, wire.Errorf(wire.CodeInvalid, "content is empty")
+	}
+	if req.Attachment != "" {
+		if err := wire.ValidateMediaID(req.Attachment); err != nil {
+			return wire.SendResponse{}, false, err
+		}
+		if wire.MediaOwner(req.Attachment) != userID {
+			return wire.SendResponse{}, false, wire.Errorf(wire.CodeForbidden, "attachment %s was uploaded by someone else; upload your own copy", req.Attachment)
+		}
 	}
 	if len(req.Content) > s.cfg.MaxMessageBytes {
 		return wire.SendResponse{}, false, wire.Errorf(wire.CodeTooLarge, "message is %d bytes; the limit is %d", len(req.Content), s.cfg.MaxMessageBytes)
@@ -103,7 +111,7 @@ func (s *Service) Send(ctx context.Context, userID, convID string, req wire.Send
 func (s *Service) store1(ctx context.Context, userID, convID string, members []string, req wire.SendRequest, from *Conn) (Message, bool, error) {
 	mu := s.locks.lock(convID)
 	defer mu.Unlock()
-	m := Message{ConversationID: convID, MessageID: req.MessageID, SenderID: userID, Content: req.Content,
+	m := Message{ConversationID: convID, MessageID: req.MessageID, SenderID: userID, Content: req.Content, Attachment: req.Attachment,
 		Timestamp: s.cfg.Now().UTC().Truncate(time.Millisecond)}
 	receivers := make([]string, 0, len(members)-1)
 	for _, u := range members {
@@ -162,8 +170,7 @@ func (s *Service) nextSeq(ctx context.Context, convID string) (int64, error) {
 // node and (through the registry and broker) on others; the sending connection
 // is skipped, since it gets the "sent" answer.
 func (s *Service) fanout(ctx context.Context, m Message, members []string, from *Conn) {
-	f := wire.Frame{Type: wire.TypeMessage, Message: &wire.Message{ConversationID: m.ConversationID, SeqNo: m.SeqNo,
-		MessageID: m.MessageID, SenderID: m.SenderID, Content: m.Content, Timestamp: m.Timestamp}}
+	f := wire.Frame{Type: wire.TypeMessage, Message: ptr(wireMessage(m))}
 	online := s.push(ctx, members, f, from)
 	if s.cfg.Pusher == nil || online == nil {
 		return
@@ -223,4 +230,10 @@ func (s *Service) push(ctx context.Context, users []string, f wire.Frame, skip *
 		}
 	}
 	return online
+}
+
+// wireMessage is a stored message as clients see it.
+func wireMessage(m Message) wire.Message {
+	return wire.Message{ConversationID: m.ConversationID, SeqNo: m.SeqNo, MessageID: m.MessageID, SenderID: m.SenderID,
+		Content: m.Content, Attachment: m.Attachment, Timestamp: m.Timestamp}
 }

@@ -74,6 +74,7 @@ type Message struct {
 	SenderID       string
 	ReceiverID     string
 	Content        string
+	Attachment     string // a media_id in the BlobStore
 	Timestamp      time.Time
 	S3Ref          string
 }

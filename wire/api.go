@@ -28,6 +28,7 @@ type Message struct {
 	MessageID      string    `json:"message_id"`
 	SenderID       string    `json:"sender_id"`
 	Content        string    `json:"content"`
+	Attachment     string    `json:"attachment,omitempty"` // a media_id (POST /v1/media)
 	Timestamp      time.Time `json:"timestamp"`
 }
 
@@ -114,8 +115,23 @@ type MembersRequest struct {
 
 // SendRequest is POST /v1/conversations/{id}/messages.
 type SendRequest struct {
-	MessageID string `json:"message_id"`
-	Content   string `json:"content"`
+	MessageID  string `json:"message_id"`
+	Content    string `json:"content,omitempty"`
+	Attachment string `json:"attachment,omitempty"` // a media_id the sender uploaded; content may then be empty
+}
+
+// MediaRequest is POST /v1/media: ask for a URL to upload one file to.
+type MediaRequest struct {
+	ContentType string `json:"content_type"`
+}
+
+// MediaResponse answers it: PUT the bytes to upload_url (with the same
+// Content-Type) before expires_at, then send a message with attachment=media_id.
+// GET /v1/media/{media_id} redirects to a short-lived download URL.
+type MediaResponse struct {
+	MediaID   string    `json:"media_id"`
+	UploadURL string    `json:"upload_url"`
+	ExpiresAt time.Time `json:"expires_at"`
 }
 
 // SendResponse answers a send (HTTP), and is the payload of a "sent" frame.

@@ -41,6 +41,7 @@ type Frame struct {
 	SeqNo          int64     `json:"seq_no,omitempty"`
 	MessageID      string    `json:"message_id,omitempty"`
 	Content        string    `json:"content,omitempty"`
+	Attachment     string    `json:"attachment,omitempty"` // send: a media_id
 	Timestamp      time.Time `json:"timestamp,omitzero"`
 
 	UserID  string        `json:"user_id,omitempty"`      // hello: who is connected
@@ -101,8 +102,13 @@ func (f Frame) Validate() error {
 		if err := ValidateMessageID(f.MessageID); err != nil {
 			return err
 		}
-		if f.Content == "" {
+		if f.Content == "" && f.Attachment == "" {
 			return Errorf(CodeInvalid, "send: content is empty")
+		}
+		if f.Attachment != "" {
+			if err := ValidateMediaID(f.Attachment); err != nil {
+				return err
+			}
 		}
 	case TypeAck, TypeRead:
 		if err := ValidateConversationID(f.ConversationID); err != nil {

@@ -11,6 +11,7 @@ func sampleFrames() []Frame {
 	ts := time.Date(2026, 11, 20, 16, 20, 0, 123, time.UTC)
 	return []Frame{
 		{Type: TypeSend, ID: "r1", ConversationID: "dm:alice:bob", MessageID: "m1", Content: "hey ☕"},
+		{Type: TypeSend, ID: "r3", ConversationID: "g:x", MessageID: "m2", Attachment: "media/alice/abcdefghijklmnop0123"},
 		{Type: TypeAck, ConversationID: "dm:alice:bob", SeqNo: 44},
 		{Type: TypeRead, ConversationID: "g:abc", SeqNo: 42},
 		{Type: TypeSync, ID: "s1", Cursors: []Cursor{{ConversationID: "dm:alice:bob", SeqNo: 3}, {ConversationID: "g:x", SeqNo: 0}}},
@@ -18,7 +19,7 @@ func sampleFrames() []Frame {
 		{Type: TypePong, ID: "p"},
 		{Type: TypeHello, UserID: "alice"},
 		{Type: TypeSent, ID: "r1", ConversationID: "dm:alice:bob", SeqNo: 7, MessageID: "m1", Timestamp: ts},
-		{Type: TypeMessage, Message: &Message{ConversationID: "dm:alice:bob", SeqNo: 7, MessageID: "m1", SenderID: "alice", Content: "hi", Timestamp: ts}},
+		{Type: TypeMessage, Message: &Message{ConversationID: "dm:alice:bob", SeqNo: 7, MessageID: "m1", SenderID: "alice", Content: "hi", Attachment: "media/alice/abcdefghijklmnop0123", Timestamp: ts}},
 		{Type: TypeStatus, ConversationID: "g:abc", Status: &MemberStatus{UserID: "bob", LastDeliveredSeq: 9, LastReadSeq: 8}},
 		{Type: TypeSynced, ID: "s1", More: true},
 		{Type: TypeConversation, Conv: &Conversation{ConversationID: "g:abc", Type: Group, Name: "team", LastSeq: 3, CreatedAt: ts,
@@ -30,7 +31,7 @@ func sampleFrames() []Frame {
 func TestFrameRoundTrip(t *testing.T) {
 	seen := map[string]bool{}
 	for _, f := range sampleFrames() {
-		t.Run(f.Type, func(t *testing.T) {
+		t.Run(f.Type+f.ID, func(t *testing.T) {
 			b, err := EncodeFrame(f)
 			if err != nil {
 				t.Fatal(err)
@@ -62,6 +63,7 @@ func TestDecodeFrameErrors(t *testing.T) {
 		"ErrSendNoContent": `{"type":"send","conversation_id":"dm:a:b","message_id":"m"}`,
 		"ErrSendBadConv":   `{"type":"send","conversation_id":"x","message_id":"m","content":"hi"}`,
 		"ErrSendBadMsgID":  `{"type":"send","conversation_id":"dm:a:b","message_id":"has space","content":"hi"}`,
+		"ErrBadAttachment": `{"type":"send","conversation_id":"dm:a:b","message_id":"m","attachment":"../etc/passwd"}`,
 		"ErrAckZero":       `{"type":"ack","conversation_id":"dm:a:b","seq_no":0}`,
 		"ErrReadNegative":  `{"type":"read","conversation_id":"dm:a:b","seq_no":-3}`,
 		"ErrSeqNotNumber":  `{"type":"ack","conversation_id":"dm:a:b","seq_no":"7"}`,

@@ -103,5 +103,33 @@ func DirectMembers(id string) (a, b string, ok bool) {
 // NewGroupID returns a fresh, random group conversation id.
 func NewGroupID() string { return GroupPrefix + strings.ToLower(rand.Text()) }
 
+// MediaPrefix starts every media_id: media/<uploader>/<random>.
+const MediaPrefix = "media/"
+
+// ValidateMediaID checks the shape of a media_id.
+func ValidateMediaID(id string) error {
+	rest, ok := strings.CutPrefix(id, MediaPrefix)
+	user, token, ok2 := strings.Cut(rest, "/")
+	if !ok || !ok2 || ValidateUserID(user) != nil || len(token) < 16 || len(token) > 64 || strings.ContainsAny(token, "/.") {
+		return Errorf(CodeInvalid, "attachment %q is not a media_id from POST /v1/media", truncate(id, 80))
+	}
+	for _, r := range token {
+		if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9') {
+			return Errorf(CodeInvalid, "attachment %q is not a media_id from POST /v1/media", truncate(id, 80))
+		}
+	}
+	return nil
+}
+
+// MediaOwner is the user who uploaded a (valid) media_id.
+func MediaOwner(id string) string {
+	rest, _ := strings.CutPrefix(id, MediaPrefix)
+	user, _, _ := strings.Cut(rest, "/")
+	return user
+}
+
+// NewMediaID returns a fresh media_id for user.
+func NewMediaID(user string) string { return MediaPrefix + user + "/" + strings.ToLower(rand.Text()) }
+
 // NewMessageID returns a fresh, random message id (26 base32 characters).
 func NewMessageID() string { return strings.ToLower(rand.Text()) }

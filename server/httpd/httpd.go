@@ -51,6 +51,8 @@ func New(svc *server.Service, log *slog.Logger, metrics http.Handler) *Handler {
 	m.HandleFunc("POST /v1/conversations/{id}/read", h.authed(h.read))
 	m.HandleFunc("GET /v1/conversations/{id}/status", h.authed(h.status))
 	m.HandleFunc("GET /v1/inbox", h.authed(h.inbox))
+	m.HandleFunc("POST /v1/media", h.authed(h.createMedia))
+	m.HandleFunc("GET /v1/media/{id...}", h.authed(h.media))
 	m.HandleFunc("GET /v1/ws", h.ws)
 	m.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, wire.Errorf(wire.CodeNotFound, "no route %s %s; see docs/protocol.md", r.Method, r.URL.Path))

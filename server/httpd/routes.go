@@ -238,3 +238,27 @@ func (h *Handler) inbox(w http.ResponseWriter, r *http.Request, user string) {
 	}
 	h.reply(w, http.StatusOK, resp)
 }
+
+func (h *Handler) createMedia(w http.ResponseWriter, r *http.Request, user string) {
+	var req wire.MediaRequest
+	if err := decode(r, &req); err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	resp, err := h.svc.CreateMedia(r.Context(), user, req)
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	h.reply(w, http.StatusCreated, resp)
+}
+
+// media redirects to a short-lived download URL (curl -L follows it).
+func (h *Handler) media(w http.ResponseWriter, r *http.Request, _ string) {
+	url, err := h.svc.MediaURL(r.Context(), r.PathValue("id"))
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	http.Redirect(w, r, url, http.StatusFound)
+}

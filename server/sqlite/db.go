@@ -260,9 +260,9 @@ func (s *Store) commitFast(batch []*job) (done bool, err error) {
 
 // Prepared statements for the hot path, keyed by name.
 var hotStatements = map[string]string{
-	"msgByID": `SELECT seq_no, sender_id, receiver_id, content, ts, s3_ref FROM messages WHERE conversation_id = ? AND message_id = ?`,
-	"insertMsg": `INSERT INTO messages (conversation_id, seq_no, message_id, sender_id, receiver_id, content, ts)
-		VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+	"msgByID": `SELECT seq_no, sender_id, receiver_id, content, ts, s3_ref, attachment FROM messages WHERE conversation_id = ? AND message_id = ?`,
+	"insertMsg": `INSERT INTO messages (conversation_id, seq_no, message_id, sender_id, receiver_id, content, ts, attachment)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
 	"updateConv": `UPDATE conversations SET
 		last_message_body   = CASE WHEN ?1 > last_seq THEN ?2 ELSE last_message_body END,
 		last_message_sender = CASE WHEN ?1 > last_seq THEN ?3 ELSE last_message_sender END,

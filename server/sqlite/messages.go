@@ -14,7 +14,7 @@ func (s *Store) AppendMessage(ctx context.Context, m server.Message, receivers [
 	return s.write(ctx, func(tx *sql.Tx) error {
 		var orig server.Message
 		var ts int64
-		err := s.stmt(tx, "msgByID").QueryRow(m.ConversationID, m.MessageID).Scan(&orig.SeqNo, &orig.SenderID, &orig.ReceiverID, &orig.Content, &ts, &orig.S3Ref)
+		err := s.stmt(tx, "msgByID").QueryRow(m.ConversationID, m.MessageID).Scan(&orig.SeqNo, &orig.SenderID, &orig.ReceiverID, &orig.Content, &ts, &orig.S3Ref, &orig.Attachment)
 		if err == nil {
 			orig.ConversationID, orig.MessageID, orig.Timestamp = m.ConversationID, m.MessageID, fromNS(ts)
 			return &server.DuplicateError{Original: orig}
@@ -29,7 +29,7 @@ func (s *Store) AppendMessage(ctx context.Context, m server.Message, receivers [
 		if n, _ := res.RowsAffected(); n == 0 {
 			return server.ErrNotFound
 		}
-		res, err = s.stmt(tx, "insertMsg").Exec(m.ConversationID, m.SeqNo, m.MessageID, m.SenderID, m.ReceiverID, m.Content, ns(m.Timestamp))
+		res, err = s.stmt(tx, "insertMsg").Exec(m.ConversationID, m.SeqNo, m.MessageID, m.SenderID, m.ReceiverID, m.Content, ns(m.Timestamp), m.Attachment)
 		if err != nil {
 			return fmt.Errorf("insert message: %w", err)
 		}
@@ -63,7 +63,7 @@ func (s *Store) NextSeq(ctx context.Context, convID string) (int64, error) {
 	return seq, err
 }
 
-const msgColumns = `seq_no, message_id, sender_id, receiver_id, content, ts, s3_ref`
+const msgColumns = `seq_no, message_id, sender_id, receiver_id, content, ts, s3_ref, attachment`
 
 func (s *Store) queryMessages(ctx context.Context, convID, q string, args ...any) ([]server.Message, error) {
 	rows, err := s.r.QueryContext(ctx, q, args...)
@@ -75,7 +75,7 @@ func (s *Store) queryMessages(ctx context.Context, convID, q string, args ...any
 	for rows.Next() {
 		m := server.Message{ConversationID: convID}
 		var ts int64
-		if err := rows.Scan(&m.SeqNo, &m.MessageID, &m.SenderID, &m.ReceiverID, &m.Content, &ts, &m.S3Ref); err != nil {
+		if err := rows.Scan(&m.SeqNo, &m.MessageID, &m.SenderID, &m.ReceiverID, &m.Content, &ts, &m.S3Ref, &m.Attachment); err != nil {
 			return nil, fmt.Errorf("list messages: %w", err)
 		}
 		m.Timestamp = fromNS(ts)
@@ -189,7 +189,7 @@ func (s *Store) ListArchivable(ctx context.Context, cutoff time.Time, limit int)
 	for rows.Next() {
 		var m server.Message
 		var ts int64
-		if err := rows.Scan(&m.ConversationID, &m.SeqNo, &m.MessageID, &m.SenderID, &m.ReceiverID, &m.Content, &ts, &m.S3Ref); err != nil {
+		if err := rows.Scan(&m.ConversationID, &m.SeqNo, &m.MessageID, &m.SenderID, &m.ReceiverID, &m.Content, &ts, &m.S3Ref, &m.Attachment); err != nil {
 			return nil, fmt.Errorf("list archivable: %w", err)
 		}
 		m.Timestamp = fromNS(ts)
