@@ -516,17 +516,19 @@ func (s *Store) ListStatuses(ctx context.Context, convID string, userIDs []strin
 	return out, err
 }
 
-// AdvanceStatus reads the row, writes the raised boundaries conditioned on the
-// values read (retrying on a race), then, if delivery moved, deletes the pending
-// row when nothing newer is pending or else moves its start past the boundary.
-// The pending write is separate from the status write: it is a hint for
-// redelivery, and a crash between the two only causes a redundant redelivery.
+// AdvanceStatus reads the row, clears or advances the pending row if delivery
+// moves, then writes the raised boundaries conditioned on the values read
+// (retrying on a race). The pending write goes first, so once the new boundary
+// is visible nothing at or below it is pending. They are separate writes (the
+// pending row is a hint for redelivery): a crash between them leaves the
+// boundary behind until the next ack, which the client sends anyway.
 func (s *Store) AdvanceStatus(ctx context.Context, userID, convID string, delivered, read int64) (server.Status, bool, error) {
 	st := server.Status{UserID: userID, ConversationID: convID}
 	delivered = max(delivered, read)
 	var changed bool
 	err := s.do(ctx, "advance status", func(ctx context.Context) error {
 		key := item{"user_id": sv(userID), "conversation_id": sv(convID)}
+		var cleared int64 // pending cleared up to here already
 		for attempt := 1; ; attempt++ {
 			row, exists, err := s.getItem(ctx, s.t.status, key)
 			if err != nil {
@@ -536,6 +538,12 @@ func (s *Store) AdvanceStatus(ctx context.Context, userID, convID string, delive
 			st.LastDeliveredSeq, st.LastReadSeq = max(d0, delivered), max(r0, read)
 			if changed = st.LastDeliveredSeq != d0 || st.LastReadSeq != r0; !changed {
 				return nil
+			}
+			if st.LastDeliveredSeq > max(d0, cleared) {
+				if err := s.clearPending(ctx, userID, convID, st.LastDeliveredSeq); err != nil {
+					return err
+				}
+				cleared = st.LastDeliveredSeq
 			}
 			in := &dynamodb.UpdateItemInput{
 				TableName: aws.String(s.t.status), Key: key,
@@ -550,10 +558,7 @@ func (s *Store) AdvanceStatus(ctx context.Context, userID, convID string, delive
 			}
 			_, err = s.db.UpdateItem(ctx, in)
 			if err == nil {
-				if st.LastDeliveredSeq == d0 {
-					return nil
-				}
-				return s.clearPending(ctx, userID, convID, st.LastDeliveredSeq)
+				return nil
 			}
 			if !isCondFailed(err) || attempt == 10 {
 				return err
