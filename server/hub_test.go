@@ -1,0 +1,117 @@
+package server
+
+import (
+	"testing"
+	"time"
+)
+
+func frame(s string) OutFrame { return OutFrame{Data: []byte(s), Queued: time.Now()} }
+
+// An idle connection has no writer: the hook runs when frames arrive, once while
+// a writer runs, and again after the writer found the queue empty.
+func TestConnWriterRunsOnlyWhileFramesAreQueued(t *testing.T) {
+	c := newConn("c1", "alice", 4)
+	starts := 0
+	c.SetWriter(func() { starts++ })
+	if starts != 0 {
+		t.Fatalf("writer started with nothing queued")
+	}
+	c.trySend(frame("a"))
+	c.trySend(frame("b"))
+	if starts != 1 {
+		t.Fatalf("writer started %d times for two frames, want 1", starts)
+	}
+	frames, closed := c.Next(nil)
+	if closed || len(frames) != 2 || string(frames[0].Data) != "a" || string(frames[1].Data) != "b" {
+		t.Fatalf("Next = %d frames, closed %v; want a, b in order", len(frames), closed)
+	}
+	if frames, closed = c.Next(frames); frames != nil || closed {
+		t.Fatalf("Next on an empty queue = %d frames, closed %v; want none (the writer ends)", len(frames), closed)
+	}
+	c.trySend(frame("c"))
+	if starts != 2 {
+		t.Fatalf("no new writer for a frame after the last one ended (starts %d)", starts)
+	}
+}
+
+// Frames queued before the transport registers its writer are written then.
+func TestConnSetWriterStartsForQueuedFrames(t *testing.T) {
+	c := newConn("c1", "alice", 4)
+	c.trySend(frame("hello"))
+	starts := 0
+	c.SetWriter(func() { starts++ })
+	if starts != 1 {
+		t.Fatalf("SetWriter with a queued frame started %d writers, want 1", starts)
+	}
+}
+
+// A full queue closes the connection as a slow consumer instead of growing.
+func TestConnSlowConsumerIsClosed(t *testing.T) {
+	c := newConn("c1", "alice", 2)
+	c.SetWriter(func() {}) // a writer that never drains
+	for _, s := range []string{"a", "b", "c"} {
+		c.trySend(frame(s))
+	}
+	select {
+	case <-c.Closed():
+	default:
+		t.Fatal("connection with a full queue is still open")
+	}
+	if code, _ := c.CloseStatus(); code != ClosePolicy {
+		t.Fatalf("close code %d, want %d", code, ClosePolicy)
+	}
+	frames, closed := c.Next(nil)
+	if !closed || len(frames) != 2 {
+		t.Fatalf("Next after close = %d frames, closed %v; want the 2 queued and closed", len(frames), closed)
+	}
+}
+
+// sendWait waits for the writer to make room, and gives up when the connection closes.
+func TestConnSendWaitWaitsForRoom(t *testing.T) {
+	c := newConn("c1", "alice", 1)
+	c.SetWriter(func() {})
+	if !c.sendWait(frame("a")) {
+		t.Fatal("sendWait on an empty queue failed")
+	}
+	done := make(chan bool)
+	go func() { done <- c.sendWait(frame("b")) }()
+	select {
+	case <-done:
+		t.Fatal("sendWait did not wait on a full queue")
+	case <-time.After(50 * time.Millisecond):
+	}
+	if frames, _ := c.Next(nil); len(frames) != 1 || string(frames[0].Data) != "a" {
+		t.Fatalf("Next = %v, want a", frames)
+	}
+	if ok := <-done; !ok {
+		t.Fatal("sendWait failed after the writer made room")
+	}
+	if frames, _ := c.Next(nil); len(frames) != 1 || string(frames[0].Data) != "b" {
+		t.Fatalf("Next = %v, want b", frames)
+	}
+	c.sendWait(frame("c"))
+	go func() { done <- c.sendWait(frame("d")) }()
+	time.Sleep(20 * time.Millisecond)
+	c.close(CloseGoingAway, "bye")
+	if ok := <-done; ok {
+		t.Fatal("sendWait succeeded on a closed connection")
+	}
+}
+
+// Closing starts a writer even when nothing is queued, so the socket gets closed.
+func TestConnCloseStartsWriter(t *testing.T) {
+	c := newConn("c1", "alice", 4)
+	starts := 0
+	c.SetWriter(func() { starts++ })
+	c.close(CloseGoingAway, "shutdown")
+	if starts != 1 {
+		t.Fatalf("close started %d writers, want 1", starts)
+	}
+	if frames, closed := c.Next(nil); len(frames) != 0 || !closed {
+		t.Fatalf("Next after close = %d frames, closed %v; want none, closed", len(frames), closed)
+	}
+	c.trySend(frame("late"))
+	if frames, _ := c.Next(nil); len(frames) != 0 {
+		t.Fatal("a frame was queued after close")
+	}
+}
