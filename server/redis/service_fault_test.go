@@ -1,0 +1,135 @@
+package redis_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/chatterm/chat/server/dynamo"
+	"github.com/chatterm/chat/server/node"
+	"github.com/chatterm/chat/server/servertest"
+	"github.com/chatterm/chat/wire"
+)
+
+// api is a minimal HTTP client of the chat API for this test.
+type api struct {
+	t     *testing.T
+	base  string
+	token string
+}
+
+func (a *api) do(method, path string, body, out any) int {
+	a.t.Helper()
+	var buf bytes.Buffer
+	if body != nil {
+		if err := json.NewEncoder(&buf).Encode(body); err != nil {
+			a.t.Fatal(err)
+		}
+	}
+	req, err := http.NewRequest(method, a.base+path, &buf)
+	if err != nil {
+		a.t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if a.token != "" {
+		req.Header.Set("Authorization", "Bearer "+a.token)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		a.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if out != nil && resp.StatusCode < 300 {
+		if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
+			a.t.Fatal(err)
+		}
+	}
+	return resp.StatusCode
+}
+
+// TestSendsSurviveRedisOutage runs a real node on DynamoDB (moto) and a Redis of
+// this test's own, stops Redis in the middle and brings it back empty: every send
+// succeeds, and seq_no stays contiguous through the fallback counter and the
+// re-seed after Redis returns without its counters.
+func TestSendsSurviveRedisOutage(t *testing.T) {
+	r := startOwnRedis(t)
+	endpoint := os.Getenv("CHAT_TEST_DYNAMO_ENDPOINT")
+	if endpoint == "" {
+		if os.Getenv("CI") != "" {
+			t.Fatal("CHAT_TEST_DYNAMO_ENDPOINT is not set (CI is): run scripts/services.sh")
+		}
+		t.Skip("CHAT_TEST_DYNAMO_ENDPOINT is not set: run eval \"$(scripts/services.sh)\"")
+	}
+	t.Setenv("AWS_ACCESS_KEY_ID", "test")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "test")
+	t.Setenv("CHAT_DYNAMO_SERIAL_WRITES", "1")
+	id := prefix(t)[5:13]
+	t.Cleanup(func() { // after the server stops (cleanups run last-in first-out)
+		ctx := context.Background()
+		if st, err := dynamo.Open(ctx, dynamo.Options{Region: "t" + id, Endpoint: endpoint, TablePrefix: "fault-" + id + "-"}); err == nil {
+			_ = st.DeleteTables(ctx)
+		}
+	})
+	srv := servertest.Start(t, servertest.WithConfig(func(c *node.Config) {
+		c.Production = node.Production{DynamoEndpoint: endpoint, DynamoRegion: "t" + id, TablePrefix: "fault-" + id + "-",
+			CreateTables: true, RedisAddrs: []string{r.addr()}, RedisPrefix: "fault:" + id + ":"}
+	}))
+	alice, bob := &api{t: t, base: srv.URL}, &api{t: t, base: srv.URL}
+	for _, u := range []struct {
+		a  *api
+		id string
+	}{{alice, "alice"}, {bob, "bob"}} {
+		var auth wire.AuthResponse
+		if st := u.a.do("POST", "/v1/register", wire.RegisterRequest{UserID: u.id, Password: "password-" + u.id}, &auth); st != http.StatusCreated && st != http.StatusOK {
+			t.Fatalf("register %s: %d", u.id, st)
+		}
+		u.a.token = auth.Token
+	}
+	conv := wire.DirectConversationID("alice", "bob")
+	if st := alice.do("POST", "/v1/conversations", wire.CreateConversationRequest{Type: wire.Direct, Members: []string{"bob"}}, nil); st/100 != 2 {
+		t.Fatalf("create conversation: %d", st)
+	}
+	var want int64
+	send := func(phase string) time.Duration {
+		t.Helper()
+		want++
+		var resp wire.SendResponse
+		start := time.Now()
+		st := alice.do("POST", "/v1/conversations/"+conv+"/messages", wire.SendRequest{MessageID: fmt.Sprint("m", want), Content: phase}, &resp)
+		d := time.Since(start)
+		if st != http.StatusCreated || resp.SeqNo != want {
+			t.Fatalf("%s: send %d: status %d seq %d", phase, want, st, resp.SeqNo)
+		}
+		return d
+	}
+	for range 3 {
+		send("redis up")
+	}
+	r.stop()
+	var slowest time.Duration
+	for range 5 {
+		slowest = max(slowest, send("redis down"))
+	}
+	t.Logf("slowest send with Redis down: %v", slowest)
+	r.start() // empty: the counter restarts at 0 and is re-seeded from the table
+	for range 3 {
+		send("redis back")
+	}
+	var h wire.HistoryResponse
+	if st := bob.do("GET", "/v1/conversations/"+conv+"/messages?limit=100", nil, &h); st != http.StatusOK {
+		t.Fatalf("history: %d", st)
+	}
+	if len(h.Messages) != int(want) {
+		t.Fatalf("history has %d messages, want %d", len(h.Messages), want)
+	}
+	for i, m := range h.Messages {
+		if m.SeqNo != want-int64(i) {
+			t.Fatalf("history out of order or with a gap at %d: seq %d", i, m.SeqNo)
+		}
+	}
+}
