@@ -1,0 +1,125 @@
+package redis_test
+
+import (
+	"context"
+	"net/http"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"github.com/chatterm/chat/server/dynamo"
+	"github.com/chatterm/chat/server/node"
+	"github.com/chatterm/chat/server/redis"
+	"github.com/chatterm/chat/server/servertest"
+	"github.com/chatterm/chat/wire"
+)
+
+// TestTwoNodes runs two nodes on the same tables and Redis: a message sent to one
+// node reaches a WebSocket on the other through the registry and pub/sub, and a
+// node shutting down takes its connections out of the registry.
+func TestTwoNodes(t *testing.T) {
+	redisAddr := addr(t)
+	endpoint := os.Getenv("CHAT_TEST_DYNAMO_ENDPOINT")
+	if endpoint == "" {
+		if os.Getenv("CI") != "" {
+			t.Fatal("CHAT_TEST_DYNAMO_ENDPOINT is not set (CI is): run scripts/services.sh")
+		}
+		t.Skip("CHAT_TEST_DYNAMO_ENDPOINT is not set: run eval \"$(scripts/services.sh)\"")
+	}
+	t.Setenv("AWS_ACCESS_KEY_ID", "test")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "test")
+	t.Setenv("CHAT_DYNAMO_SERIAL_WRITES", "1")
+	id := prefix(t)[5:13]
+	prod := node.Production{DynamoEndpoint: endpoint, DynamoRegion: "t" + id, TablePrefix: "two-" + id + "-",
+		CreateTables: true, RedisAddrs: []string{redisAddr}, RedisPrefix: "two:" + id + ":"}
+	t.Cleanup(func() {
+		ctx := context.Background()
+		if st, err := dynamo.Open(ctx, dynamo.Options{Region: prod.DynamoRegion, Endpoint: endpoint, TablePrefix: prod.TablePrefix}); err == nil {
+			_ = st.DeleteTables(ctx)
+		}
+	})
+	start := func(nodeID string) *servertest.Server {
+		return servertest.Start(t, servertest.WithConfig(func(c *node.Config) {
+			c.Production, c.NodeID = prod, nodeID
+		}))
+	}
+	a, b := start("node-a"), start("node-b")
+	alice, bob := &api{t: t, base: a.URL}, &api{t: t, base: b.URL}
+	for _, u := range []struct {
+		a  *api
+		id string
+	}{{alice, "alice"}, {bob, "bob"}} {
+		var auth wire.AuthResponse
+		if st := u.a.do("POST", "/v1/register", wire.RegisterRequest{UserID: u.id, Password: "password-" + u.id}, &auth); st/100 != 2 {
+			t.Fatalf("register %s: %d", u.id, st)
+		}
+		u.a.token = auth.Token
+	}
+	conv := wire.DirectConversationID("alice", "bob")
+	if st := alice.do("POST", "/v1/conversations", wire.CreateConversationRequest{Type: wire.Direct, Members: []string{"bob"}}, nil); st/100 != 2 {
+		t.Fatalf("create conversation: %d", st)
+	}
+
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
+	ws, _, err := websocket.Dial(ctx, strings.Replace(b.URL, "http", "ws", 1)+"/v1/ws",
+		&websocket.DialOptions{HTTPHeader: http.Header{"Authorization": {"Bearer " + bob.token}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.CloseNow()
+	frames := make(chan wire.Frame, 16)
+	go func() {
+		for {
+			_, data, err := ws.Read(ctx)
+			if err != nil {
+				close(frames)
+				return
+			}
+			if f, err := wire.DecodeFrame(data); err == nil {
+				frames <- f
+			}
+		}
+	}()
+	// Bob's connection is registered on node-b once his socket is up: wait for it
+	// by pinging over the socket.
+	ping, _ := wire.EncodeFrame(wire.Frame{Type: wire.TypePing, ID: "p1"})
+	if err := ws.Write(ctx, websocket.MessageText, ping); err != nil {
+		t.Fatal(err)
+	}
+	for f := range frames {
+		if f.Type == wire.TypePong {
+			break
+		}
+	}
+	rc := client(t, redis.Options{Addrs: []string{redisAddr}, Prefix: prod.RedisPrefix})
+	where, err := rc.Registry().Nodes(ctx, []string{"alice", "bob"})
+	if err != nil || len(where) != 1 || len(where["bob"]) != 1 || where["bob"][0] != "node-b" {
+		t.Fatalf("registry = %v, %v; want bob on node-b only", where, err)
+	}
+	var sent wire.SendResponse
+	if st := alice.do("POST", "/v1/conversations/"+conv+"/messages", wire.SendRequest{MessageID: "x1", Content: "across nodes"}, &sent); st != http.StatusCreated {
+		t.Fatalf("send: %d", st)
+	}
+	for {
+		select {
+		case f, ok := <-frames:
+			if !ok {
+				t.Fatal("socket closed before the message arrived")
+			}
+			if f.Type == wire.TypeMessage && f.Message != nil && f.Message.Content == "across nodes" && f.Message.SeqNo == sent.SeqNo {
+				// A node shutting down removes its connections from the registry.
+				b.Close()
+				if where, err := rc.Registry().Nodes(ctx, []string{"bob"}); err != nil || len(where) != 0 {
+					t.Fatalf("registry after node-b stopped = %v, %v; want empty", where, err)
+				}
+				return
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("the message sent on node-a did not reach bob's socket on node-b")
+		}
+	}
+}
