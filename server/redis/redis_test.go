@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"os"
 	"testing"
+	"time"
 
 	"github.com/chatterm/chat/server"
 	"github.com/chatterm/chat/server/redis"
@@ -79,4 +80,39 @@ func TestRegistry(t *testing.T) {
 
 func TestBroker(t *testing.T) {
 	roletest.Broker(t, func(t *testing.T) server.Broker { return client(t, redis.Options{}).Broker() })
+}
+
+// BenchmarkSendPath is the Redis work of one direct message: rate limit, seq_no,
+// registry lookup and inbox touch for both members.
+func BenchmarkSendPath(b *testing.B) {
+	c := client(b, redis.Options{PoolSize: 64})
+	ctx := context.Background()
+	seq, rl, ix, reg := c.Sequencer(), c.RateLimiter(), c.InboxIndex(), c.Registry()
+	users := []string{"ann", "bob"}
+	for _, u := range users {
+		if err := ix.Fill(ctx, u, nil); err != nil {
+			b.Fatal(err)
+		}
+		if err := reg.Add(ctx, server.Presence{UserID: u, ConnID: "c1", NodeID: "n1"}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.SetParallelism(16)
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if _, _, err := rl.Allow(ctx, "send:ann", 1<<30); err != nil {
+				b.Fatal(err)
+			}
+			if _, err := seq.Next(ctx, "dm:ann:bob"); err != nil {
+				b.Fatal(err)
+			}
+			if _, err := reg.Nodes(ctx, users); err != nil {
+				b.Fatal(err)
+			}
+			if err := ix.Touch(ctx, users, "dm:ann:bob", time.Now()); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }
