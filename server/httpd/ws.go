@@ -1,8 +1,14 @@
 package httpd
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"crypto/rand"
+	"errors"
+	"fmt"
+	"io"
+	"net"
 	"net/http"
 	"sync"
 	"time"
@@ -27,19 +33,26 @@ func (h *Handler) ws(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
-	sock, err := websocket.Accept(w, r, &websocket.AcceptOptions{CompressionMode: websocket.CompressionDisabled})
+	sock, err := websocket.Accept(smallBuffers{w}, r, &websocket.AcceptOptions{CompressionMode: websocket.CompressionDisabled})
 	if err != nil {
 		return // Accept has answered the client
 	}
 	sock.SetReadLimit(wire.MaxFrameBytes)
 	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-
 	conn, err := h.svc.Connect(ctx, user, rand.Text()[:12])
 	if err != nil {
+		cancel()
 		sock.Close(websocket.StatusInternalError, "connect failed")
 		return
 	}
+	// The socket gets its own goroutine and this handler returns: net/http then
+	// lets go of its 8 KiB of connection buffers and the upgrade request, which
+	// would otherwise stay live for the life of the WebSocket.
+	go h.serveSocket(ctx, cancel, sock, conn)
+}
+
+func (h *Handler) serveSocket(ctx context.Context, cancel context.CancelFunc, sock *websocket.Conn, conn *server.Conn) {
+	defer cancel()
 	var writers sync.WaitGroup
 	// The Conn never runs two writers at once; a failed write ends the read loop too.
 	conn.SetWriter(func() { writers.Go(func() { h.writeFrames(ctx, cancel, sock, conn) }) })
@@ -103,4 +116,40 @@ func (h *Handler) writeFrames(ctx context.Context, cancel context.CancelFunc, so
 			return
 		}
 	}
+}
+
+// Buffer sizes of a WebSocket connection. net/http's are 4 KiB each and a socket
+// keeps them for its whole life: the largest part of an idle connection's memory.
+// Frames bigger than a buffer still work (bufio reads and writes through); they
+// cost an extra system call.
+const (
+	wsReadBuffer  = 1 << 10
+	wsWriteBuffer = 1 << 10
+)
+
+// smallBuffers hands coder/websocket a hijacked connection with small buffers in
+// place of net/http's.
+type smallBuffers struct{ http.ResponseWriter }
+
+func (w smallBuffers) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	hj, ok := w.ResponseWriter.(http.Hijacker)
+	if !ok {
+		return nil, nil, errors.New("the response cannot be hijacked")
+	}
+	conn, brw, err := hj.Hijack()
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := brw.Writer.Flush(); err != nil {
+		conn.Close()
+		return nil, nil, fmt.Errorf("flush the upgrade answer: %w", err)
+	}
+	// Bytes the client sent after its upgrade request are already in net/http's
+	// reader: read them first.
+	var r io.Reader = conn
+	if n := brw.Reader.Buffered(); n > 0 {
+		b, _ := brw.Reader.Peek(n)
+		r = io.MultiReader(bytes.NewReader(bytes.Clone(b)), conn)
+	}
+	return conn, bufio.NewReadWriter(bufio.NewReaderSize(r, wsReadBuffer), bufio.NewWriterSize(conn, wsWriteBuffer)), nil
 }
