@@ -73,6 +73,7 @@ type bench struct {
 	fanoutDuration time.Duration
 	idleConns      int
 	idleUsers      int
+	idleHold       time.Duration
 	historyM       int
 	historyPages   int
 	historyDir     string
@@ -147,6 +148,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.DurationVar(&b.fanoutDuration, "fanout-duration", 5*time.Second, "fanout: how long each group size runs")
 	fs.IntVar(&b.idleConns, "idle-conns", 10000, "idle: connections")
 	fs.IntVar(&b.idleUsers, "idle-users", 0, "idle: users the connections belong to (default: connections/10, at least 1)")
+	fs.DurationVar(&b.idleHold, "idle-hold", 0, "idle: keep the connections open this long after measuring (to profile the server)")
 	fs.IntVar(&b.historyM, "history-messages", 100000, "history: messages in the seeded conversation")
 	fs.IntVar(&b.historyPages, "history-pages", 2000, "history: pages fetched")
 	fs.StringVar(&b.historyDir, "history-dir", "", "history: keep the seeded data directory here and reuse it on later runs")

@@ -257,15 +257,16 @@ func (b *bench) fanout(ctx context.Context) error {
 
 // IdleResult is the idle scenario's measurement.
 type IdleResult struct {
-	Conns            int     `json:"connections"`
-	Users            int     `json:"users"`
-	ConnectSeconds   float64 `json:"connect_s"`
-	RSSBefore        float64 `json:"rss_before_bytes"`
-	RSSAfter         float64 `json:"rss_after_bytes"`
-	RSSPerConn       float64 `json:"rss_per_connection_bytes"`
-	HeapStackPerConn float64 `json:"heap_and_stack_per_connection_bytes"`
-	GoroutinesPer    float64 `json:"goroutines_per_connection"`
-	IncludesClients  bool    `json:"includes_bench_clients"`
+	Conns           int     `json:"connections"`
+	Users           int     `json:"users"`
+	ConnectSeconds  float64 `json:"connect_s"`
+	RSSBefore       float64 `json:"rss_before_bytes"`
+	RSSAfter        float64 `json:"rss_after_bytes"`
+	RSSPerConn      float64 `json:"rss_per_connection_bytes"`
+	HeapPerConn     float64 `json:"heap_per_connection_bytes"`
+	StackPerConn    float64 `json:"stack_per_connection_bytes"`
+	GoroutinesPer   float64 `json:"goroutines_per_connection"`
+	IncludesClients bool    `json:"includes_bench_clients"`
 }
 
 func (b *bench) idle(ctx context.Context) error {
@@ -280,7 +281,7 @@ func (b *bench) idle(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		time.Sleep(500 * time.Millisecond)
+		t.collectGarbage()
 		before, err := b.readProc(ctx, t)
 		if err != nil {
 			return err
@@ -298,7 +299,8 @@ func (b *bench) idle(ctx context.Context) error {
 		defer closeAll(conns)
 		connectTime := time.Since(start)
 		b.logf("%d connections up in %.1fs", len(conns), connectTime.Seconds())
-		time.Sleep(2 * time.Second) // let the server settle (GC, lazily started goroutines)
+		time.Sleep(time.Second) // let the server settle (lazily started goroutines end)
+		t.collectGarbage()
 		after, err := b.readProc(ctx, t)
 		if err != nil {
 			return err
@@ -310,14 +312,16 @@ func (b *bench) idle(ctx context.Context) error {
 				return fmt.Errorf("connection %d does not answer a ping: %w", i, err)
 			}
 		}
+		if b.idleHold > 0 {
+			b.logf("holding the connections for %s (profile the server now)", b.idleHold)
+			time.Sleep(b.idleHold)
+		}
 		k := float64(len(conns))
 		r := IdleResult{Conns: len(conns), Users: users, ConnectSeconds: connectTime.Seconds(), RSSBefore: before.rss, RSSAfter: after.rss,
 			RSSPerConn: (after.rss - before.rss) / k, IncludesClients: t.self}
-		hs := func(m map[string]float64) float64 {
-			return m["go_memstats_heap_inuse_bytes"] + m["go_memstats_stack_inuse_bytes"]
-		}
 		if m0 != nil && m1 != nil {
-			r.HeapStackPerConn = (hs(m1) - hs(m0)) / k
+			r.HeapPerConn = (m1["go_memstats_heap_inuse_bytes"] - m0["go_memstats_heap_inuse_bytes"]) / k
+			r.StackPerConn = (m1["go_memstats_stack_inuse_bytes"] - m0["go_memstats_stack_inuse_bytes"]) / k
 		}
 		if before.goroutines >= 0 && after.goroutines >= 0 {
 			r.GoroutinesPer = (after.goroutines - before.goroutines) / k
@@ -325,7 +329,8 @@ func (b *bench) idle(ctx context.Context) error {
 		b.report.Scenarios["idle"] = r
 		b.row("idle", "connections", k, "conns")
 		b.target("idle", "server RSS per connection", r.RSSPerConn/1024, "KiB", "<= 16", r.RSSPerConn <= 16<<10)
-		b.row("idle", "server heap+stack per connection", r.HeapStackPerConn/1024, "KiB")
+		b.row("idle", "server heap in use per connection", r.HeapPerConn/1024, "KiB")
+		b.row("idle", "server stacks per connection", r.StackPerConn/1024, "KiB")
 		b.row("idle", "server goroutines per connection", r.GoroutinesPer, "goroutines")
 		b.row("idle", "connect time", r.ConnectSeconds, "s")
 		if t.self {

@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"runtime/debug"
 	"runtime/pprof"
 	"strconv"
 	"strings"
@@ -28,6 +29,8 @@ type target struct {
 	pid  int // for /proc readings; 0 when unknown (then /metrics is used)
 	self bool
 	stop func() error
+	// signal reaches a child-process server (nil otherwise).
+	signal func(os.Signal) error
 }
 
 // startTarget gives a scenario its server: the one named by --server, or a fresh
@@ -73,7 +76,7 @@ func (b *bench) startTarget(ctx context.Context, dataDir string) (*target, error
 		return nil, fmt.Errorf("server process did not start (said %q): %v", line, err)
 	}
 	go io.Copy(io.Discard, out)
-	return &target{url: url, pid: cmd.Process.Pid, stop: func() error {
+	return &target{url: url, pid: cmd.Process.Pid, signal: cmd.Process.Signal, stop: func() error {
 		cmd.Process.Signal(syscall.SIGTERM)
 		done := make(chan error, 1)
 		go func() { done <- cmd.Wait() }()
@@ -132,12 +135,21 @@ func serve(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	fmt.Fprintf(stdout, "listening %s\n", n.URL())
-	select {
-	case <-ctx.Done():
-	case err := <-n.Done():
-		fmt.Fprintln(stderr, "serve:", err)
+	// SIGUSR1 collects garbage and returns it to the OS, so that a memory reading
+	// after it counts live data only (the idle scenario sends it).
+	gc := make(chan os.Signal, 1)
+	signal.Notify(gc, syscall.SIGUSR1)
+	for {
+		select {
+		case <-ctx.Done():
+			return n.Close()
+		case err := <-n.Done():
+			fmt.Fprintln(stderr, "serve:", err)
+			return n.Close()
+		case <-gc:
+			debug.FreeOSMemory()
+		}
 	}
-	return n.Close()
 }
 
 // raiseFileLimit lifts RLIMIT_NOFILE as far as allowed: idle runs hold a socket
@@ -157,6 +169,18 @@ func raiseFileLimit() {
 	if syscall.Setrlimit(syscall.RLIMIT_NOFILE, &syscall.Rlimit{Cur: want, Max: want}) != nil {
 		lim.Cur = lim.Max
 		syscall.Setrlimit(syscall.RLIMIT_NOFILE, &lim)
+	}
+}
+
+// collectGarbage asks a server the bench started to collect garbage and give
+// memory back, so RSS readings count live data; a --server is left alone.
+func (t *target) collectGarbage() {
+	switch {
+	case t.self:
+		debug.FreeOSMemory()
+	case t.signal != nil:
+		t.signal(syscall.SIGUSR1)
+		time.Sleep(500 * time.Millisecond) // the signal is handled asynchronously
 	}
 }
 
