@@ -22,12 +22,13 @@ import (
 
 // ownRedis is a redis-server of this test's own, which it may stop and restart.
 type ownRedis struct {
-	t    *testing.T
-	port int
-	cmd  *exec.Cmd
+	t     *testing.T
+	port  int
+	cmd   *exec.Cmd
+	extra []string // more redis-server arguments
 }
 
-func startOwnRedis(t *testing.T) *ownRedis {
+func startOwnRedis(t *testing.T, extra ...string) *ownRedis {
 	t.Helper()
 	addr(t) // the same switch as the other integration tests
 	bin, err := exec.LookPath("redis-server")
@@ -41,7 +42,7 @@ func startOwnRedis(t *testing.T) *ownRedis {
 	}
 	port := l.Addr().(*net.TCPAddr).Port
 	l.Close()
-	r := &ownRedis{t: t, port: port}
+	r := &ownRedis{t: t, port: port, extra: extra}
 	r.start()
 	t.Cleanup(r.stop)
 	return r
@@ -51,8 +52,9 @@ func (r *ownRedis) addr() string { return "127.0.0.1:" + strconv.Itoa(r.port) }
 
 func (r *ownRedis) start() {
 	r.t.Helper()
-	r.cmd = exec.Command("redis-server", "--port", strconv.Itoa(r.port), "--bind", "127.0.0.1",
-		"--save", "", "--appendonly", "no", "--dir", r.t.TempDir(), "--logfile", filepath.Join(r.t.TempDir(), "log"))
+	args := append([]string{"--port", strconv.Itoa(r.port), "--bind", "127.0.0.1",
+		"--save", "", "--appendonly", "no", "--dir", r.t.TempDir(), "--logfile", filepath.Join(r.t.TempDir(), "log")}, r.extra...)
+	r.cmd = exec.Command("redis-server", args...)
 	if err := r.cmd.Start(); err != nil {
 		r.t.Fatal(err)
 	}
