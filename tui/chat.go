@@ -64,6 +64,7 @@ type chatModel struct {
 	loadingOlder bool
 	loadErr      error
 	readSent     int64 // highest seq reported read
+	unreadFrom   int64 // first unread seq when the chat was opened (0: none); marks "new"
 
 	compose   textarea.Model
 	composing bool
@@ -129,6 +130,9 @@ func (m *chatModel) open(e wire.InboxEntry) tea.Cmd {
 	*m = chatModel{
 		c: m.c, conv: e, statuses: map[string]wire.MemberStatus{}, failed: map[string]string{},
 		compose: m.compose, width: m.width, height: m.height, active: true,
+	}
+	if e.Unread > 0 {
+		m.unreadFrom = e.LastReadSeq + 1
 	}
 	m.compose.Reset()
 	m.render()
@@ -301,6 +305,16 @@ func (m chatModel) Update(msg tea.Msg) (chatModel, tea.Cmd) {
 
 	case tea.KeyPressMsg:
 		cmds = append(cmds, m.handleKey(msg))
+
+	case tea.PasteMsg:
+		// A paste while reading starts writing: nothing pasted is lost.
+		if !m.composing {
+			cmds = append(cmds, m.focusCompose())
+		}
+		var cmd tea.Cmd
+		m.compose, cmd = m.compose.Update(msg)
+		m.afterLayoutChange()
+		cmds = append(cmds, cmd)
 
 	default:
 		if m.composing {
@@ -640,6 +654,9 @@ func (m *chatModel) render() {
 		if i == 0 || !sameDay(prev.Timestamp, ts, m.c.loc) {
 			out = append(out, daySeparator(s, dayLabel(ts, now, m.c.loc), w))
 		}
+		if m.unreadFrom > 0 && x.SeqNo >= m.unreadFrom && (i == 0 || prev.SeqNo < m.unreadFrom) && x.SeqNo > 0 {
+			out = append(out, newMarker(s, w))
+		}
 		showName := i == 0 || prev.SenderID != x.SenderID || !sameDay(prev.Timestamp, ts, m.c.loc) ||
 			ts.Sub(prev.Timestamp) > 10*time.Minute
 		out = append(out, m.messageLines(x, showName, senderW, m.tickFor(x, delivered, read))...)
@@ -697,6 +714,12 @@ func daySeparator(s *Styles, label string, w int) string {
 	side := max((w-ansi.StringWidth(label))/2, 1)
 	return s.Faint.Render(strings.Repeat("─", side)) + s.DaySep.Render(label) +
 		s.Faint.Render(strings.Repeat("─", max(w-side-ansi.StringWidth(label), 0)))
+}
+
+// newMarker is the line above the first message that was unread on opening.
+func newMarker(s *Styles, w int) string {
+	label := " new "
+	return s.Unread.Render(strings.Repeat("─", max(w-ansi.StringWidth(label)-2, 0)) + label + "──")
 }
 
 func centre(s string, w int) string {

@@ -584,8 +584,8 @@ func (m Model) statusLine() string {
 		right = s.StatusBar.Render(m.hints() + " ")
 	}
 	lw, rw := lipgloss.Width(left), lipgloss.Width(right)
-	if lw+rw+1 > m.width {
-		right = s.StatusBar.Render(ansi.Truncate(ansi.Strip(right), max(m.width-lw-1, 0), "…"))
+	if lw+rw+2 > m.width {
+		right = s.StatusBar.Render(ansi.Truncate(ansi.Strip(right), max(m.width-lw-2, 0), "…"))
 		rw = lipgloss.Width(right)
 	}
 	gap := s.StatusBar.Render(strings.Repeat(" ", max(m.width-lw-rw, 0)))

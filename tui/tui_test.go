@@ -616,3 +616,47 @@ func TestErrorsShowInStatusLine(t *testing.T) {
 	h.send(inboxLoadedMsg{err: errors.New("disk on fire")})
 	h.wantScreen("inbox: disk on fire")
 }
+
+func TestLoggedOutGoesToLogin(t *testing.T) {
+	h := newHarness(t, fixture(), 80, 24)
+	h.key("enter")
+	h.send(ConnEvent{State: ConnState{Status: Offline, LoggedOut: true}})
+	if h.root().page != pageLogin {
+		t.Fatal("a refused token did not bring up the login screen")
+	}
+	h.wantScreen("log in again")
+}
+
+func TestInboxChangedReloads(t *testing.T) {
+	be := fixture()
+	h := newHarness(t, be, 80, 24)
+	be.mu.Lock()
+	be.inbox[0].Name, be.inbox[0].LastMessageBody = "", "renamed preview"
+	be.mu.Unlock()
+	h.send(InboxChangedEvent{})
+	h.wantScreen("renamed preview")
+}
+
+func TestPasteWhileReadingStartsWriting(t *testing.T) {
+	h := newHarness(t, fixture(), 80, 24)
+	h.key("enter", "esc")
+	h.send(tea.PasteMsg{Content: "pasted\ntext"})
+	if r := h.root(); !r.chat.composing || r.chat.compose.Value() != "pasted\ntext" {
+		t.Fatalf("paste lost: composing=%v value=%q", r.chat.composing, r.chat.compose.Value())
+	}
+}
+
+func TestUnreadMarker(t *testing.T) {
+	h := newHarness(t, fixture(), 80, 24)
+	h.key("enter") // bob: read up to 5, 6 and 7 unread
+	lines := strings.Split(h.screen(), "\n")
+	for i, l := range lines {
+		if strings.Contains(l, " new ──") {
+			if !strings.Contains(lines[i+1], "looking now") {
+				t.Fatalf("the new marker is not above the first unread message:\n%s", h.screen())
+			}
+			return
+		}
+	}
+	t.Fatalf("no new marker:\n%s", h.screen())
+}
