@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -332,4 +333,30 @@ func TestSeedMeasurementHome(t *testing.T) {
 		server = "http://127.0.0.1:9"
 	}
 	seedCache(t, home, server, "alice", 500, 200)
+}
+
+// First run: no login and no server in the home. The TUI asks for both,
+// registers, and the login is stored where the command-line chat finds it.
+func TestTUIFirstRunRegisters(t *testing.T) {
+	srv := servertest.Start(t)
+	home := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	be := newTUIBackend(ctx, client.Config{Home: home}, slog.New(slog.DiscardHandler))
+	defer be.Close()
+	if err := be.open(ctx); !errors.Is(err, client.ErrNoServer) {
+		t.Fatalf("open with an empty home: %v, want ErrNoServer", err)
+	}
+	r := startTUI(t, be, 80, 24)
+	r.waitFor("Log in")
+	r.send(tea.KeyPressMsg{Code: 'r', Mod: tea.ModCtrl})
+	r.waitFor("Register")
+	r.keys(strings.TrimPrefix(srv.URL, "http://"), "enter", "carol", "enter", "carols-password", "enter")
+	r.waitFor("No conversations yet")
+	r.waitFor("● connected · carol")
+
+	acct, err := client.Config{Home: home}.LoadAccount()
+	if err != nil || acct.UserID != "carol" || acct.Server != srv.URL {
+		t.Fatalf("stored login = %+v, %v", acct, err)
+	}
 }
