@@ -92,6 +92,8 @@ install_moto() {
 
 start() {
 	mkdir -p "$STATE"
+	# The port checks below and moto itself run on the system's Python.
+	[ -x "$PY" ] || apt_install python3
 	if answers "$REDIS_PORT"; then
 		log "redis already answering on $REDIS_PORT"
 	else
