@@ -31,7 +31,11 @@ func (b *Broker) Publish(ctx context.Context, nodeID string, env server.Envelope
 }
 
 // Subscribe returns once Redis confirmed the subscription. go-redis resubscribes
-// by itself after a lost connection.
+// by itself after a lost connection. If Redis cannot be reached now, Subscribe
+// logs a warning and returns nil after the call timeout with the subscription
+// pending: it goes live as soon as Redis answers. A node starts degraded rather
+// than not at all (seed 003), and until then other nodes' messages for its users
+// reach them through pending_deliveries, as when any pub/sub message is lost.
 func (b *Broker) Subscribe(ctx context.Context, nodeID string, handle func(server.Envelope)) error {
 	if nodeID == "" {
 		return errEmpty
@@ -45,7 +49,10 @@ func (b *Broker) Subscribe(ctx context.Context, nodeID string, handle func(serve
 		_, err := ps.Receive(ctx) // the subscription confirmation
 		return err
 	})
-	if err != nil {
+	switch {
+	case errors.Is(err, ErrUnavailable) && ctx.Err() == nil:
+		b.c.log.Warn("redis broker: subscription pending until Redis answers", "channel", ch, "err", err)
+	case err != nil:
 		ps.Close()
 		return err
 	}

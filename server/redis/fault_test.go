@@ -267,3 +267,31 @@ func TestRedisHung(t *testing.T) {
 	}
 	t.Logf("call to a hung Redis failed after %v", d)
 }
+
+// TestSubscribeWhileDown: a node starting while Redis is down still starts; its
+// subscription goes live when Redis comes up.
+func TestSubscribeWhileDown(t *testing.T) {
+	r := startOwnRedis(t)
+	r.stop()
+	c := client(t, redis.Options{Addrs: []string{r.addr()}, Breaker: redis.BreakerOptions{OpenFor: 100 * time.Millisecond}})
+	got := make(chan server.Envelope, 64)
+	start := time.Now()
+	if err := c.Broker().Subscribe(t.Context(), "n1", func(e server.Envelope) { got <- e }); err != nil {
+		t.Fatalf("Subscribe with Redis down: %v", err)
+	}
+	if d := time.Since(start); d > time.Second {
+		t.Fatalf("Subscribe with Redis down took %v", d)
+	}
+	r.start()
+	for i := 0; ; i++ {
+		_ = c.Broker().Publish(t.Context(), "n1", server.Envelope{UserIDs: []string{"ann"}, Frame: []byte("x")})
+		select {
+		case <-got:
+			return
+		case <-time.After(100 * time.Millisecond):
+		}
+		if i == 100 {
+			t.Fatal("subscription not live 10s after Redis came up")
+		}
+	}
+}
