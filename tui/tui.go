@@ -116,6 +116,10 @@ type Model struct {
 	newChat newConvModel
 	members membersModel
 
+	// resumeWriting: the composer had focus when an overlay opened, so it gets
+	// it back when the overlay closes.
+	resumeWriting bool
+
 	flash    string
 	flashErr bool
 	flashID  int
@@ -269,11 +273,7 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, cmd
 
 	case closeOverlayMsg:
-		m.overlay = overlayNone
-		if m.page == pageChat {
-			return m, m.chat.focusCompose()
-		}
-		return m, nil
+		return m, m.closeOverlay()
 
 	case conversationCreatedMsg:
 		var cmd tea.Cmd
@@ -374,12 +374,10 @@ func (m Model) handleKey(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 				m.overlay = overlayNone
 				return m, nil
 			}
-			m.overlay = overlayHelp
-			m.chat.blurCompose()
+			m.openOverlay(overlayHelp)
 			return m, nil
 		case matches(msg, k.Finder) && m.overlay != overlayFinder:
-			m.overlay = overlayFinder
-			m.chat.blurCompose()
+			m.openOverlay(overlayFinder)
 			return m, m.finder.open(m.inbox.entries)
 		case matches(msg, k.NextUnread) && (!typing || msg.String() == "alt+n"):
 			if e, ok := m.inbox.nextUnread(m.currentConv()); ok {
@@ -390,11 +388,7 @@ func (m Model) handleKey(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 	}
 	if m.overlay == overlayHelp {
 		// Any key closes help; it is only a card to read.
-		m.overlay = overlayNone
-		if m.page == pageChat {
-			return m, m.chat.focusCompose()
-		}
-		return m, nil
+		return m, m.closeOverlay()
 	}
 	if m.overlay != overlayNone {
 		return m, m.routeToFocused(msg)
@@ -403,10 +397,10 @@ func (m Model) handleKey(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 	case pageInbox:
 		switch {
 		case matches(msg, k.NewDirect):
-			m.overlay = overlayNewChat
+			m.openOverlay(overlayNewChat)
 			return m, m.newChat.open(false)
 		case matches(msg, k.NewGroup):
-			m.overlay = overlayNewChat
+			m.openOverlay(overlayNewChat)
 			return m, m.newChat.open(true)
 		case msg.String() == "q":
 			return m, tea.Quit
@@ -419,12 +413,28 @@ func (m Model) handleKey(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 				m.chat.close()
 				return m, nil
 			case matches(msg, k.Members):
-				m.overlay = overlayMembers
+				m.openOverlay(overlayMembers)
 				return m, m.members.open(m.chat.conv)
 			}
 		}
 	}
 	return m, m.routeToFocused(msg)
+}
+
+func (m *Model) openOverlay(o overlay) {
+	if m.overlay == overlayNone {
+		m.resumeWriting = m.page == pageChat && m.chat.composing
+	}
+	m.overlay = o
+	m.chat.blurCompose()
+}
+
+func (m *Model) closeOverlay() tea.Cmd {
+	m.overlay = overlayNone
+	if m.page == pageChat && m.resumeWriting {
+		return m.chat.focusCompose()
+	}
+	return nil
 }
 
 func (m *Model) currentConv() string {

@@ -660,3 +660,16 @@ func TestUnreadMarker(t *testing.T) {
 	}
 	t.Fatalf("no new marker:\n%s", h.screen())
 }
+
+func TestOverlayReturnsToTheModeItCameFrom(t *testing.T) {
+	h := newHarness(t, fixture(), 80, 24)
+	h.key("enter", "esc", "m") // reading, then members
+	h.key("q")                 // closes the box
+	if r := h.root(); r.overlay != overlayNone || r.chat.composing {
+		t.Fatalf("after members from reading: overlay %v composing %v", r.overlay, r.chat.composing)
+	}
+	h.key("i", "ctrl+k", "esc") // writing, then the finder
+	if r := h.root(); r.overlay != overlayNone || !r.chat.composing {
+		t.Fatalf("after the finder from writing: overlay %v composing %v", r.overlay, r.chat.composing)
+	}
+}
