@@ -52,12 +52,10 @@ func (a *api) do(method, path string, body, out any) int {
 	return resp.StatusCode
 }
 
-// TestSendsSurviveRedisOutage runs a real node on DynamoDB (moto) and a Redis of
-// this test's own, stops Redis in the middle and brings it back empty: every send
-// succeeds, and seq_no stays contiguous through the fallback counter and the
-// re-seed after Redis returns without its counters.
-func TestSendsSurviveRedisOutage(t *testing.T) {
-	r := startOwnRedis(t)
+// productionNode starts a node on DynamoDB (moto, tables of its own) and the
+// given Redis, with alice and bob registered and their direct conversation created.
+func productionNode(t *testing.T, redisAddr string) (alice, bob *api, conv string) {
+	t.Helper()
 	endpoint := os.Getenv("CHAT_TEST_DYNAMO_ENDPOINT")
 	if endpoint == "" {
 		if os.Getenv("CI") != "" {
@@ -77,23 +75,33 @@ func TestSendsSurviveRedisOutage(t *testing.T) {
 	})
 	srv := servertest.Start(t, servertest.WithConfig(func(c *node.Config) {
 		c.Production = node.Production{DynamoEndpoint: endpoint, DynamoRegion: "t" + id, TablePrefix: "fault-" + id + "-",
-			CreateTables: true, RedisAddrs: []string{r.addr()}, RedisPrefix: "fault:" + id + ":"}
+			CreateTables: true, RedisAddrs: []string{redisAddr}, RedisPrefix: "fault:" + id + ":"}
 	}))
-	alice, bob := &api{t: t, base: srv.URL}, &api{t: t, base: srv.URL}
+	alice, bob = &api{t: t, base: srv.URL}, &api{t: t, base: srv.URL}
 	for _, u := range []struct {
 		a  *api
 		id string
 	}{{alice, "alice"}, {bob, "bob"}} {
 		var auth wire.AuthResponse
-		if st := u.a.do("POST", "/v1/register", wire.RegisterRequest{UserID: u.id, Password: "password-" + u.id}, &auth); st != http.StatusCreated && st != http.StatusOK {
+		if st := u.a.do("POST", "/v1/register", wire.RegisterRequest{UserID: u.id, Password: "password-" + u.id}, &auth); st/100 != 2 {
 			t.Fatalf("register %s: %d", u.id, st)
 		}
 		u.a.token = auth.Token
 	}
-	conv := wire.DirectConversationID("alice", "bob")
+	conv = wire.DirectConversationID("alice", "bob")
 	if st := alice.do("POST", "/v1/conversations", wire.CreateConversationRequest{Type: wire.Direct, Members: []string{"bob"}}, nil); st/100 != 2 {
 		t.Fatalf("create conversation: %d", st)
 	}
+	return alice, bob, conv
+}
+
+// TestSendsSurviveRedisOutage runs a real node on DynamoDB (moto) and a Redis of
+// this test's own, stops Redis in the middle and brings it back empty: every send
+// succeeds, and seq_no stays contiguous through the fallback counter and the
+// re-seed after Redis returns without its counters.
+func TestSendsSurviveRedisOutage(t *testing.T) {
+	r := startOwnRedis(t)
+	alice, bob, conv := productionNode(t, r.addr())
 	var want int64
 	send := func(phase string) time.Duration {
 		t.Helper()
@@ -130,6 +138,20 @@ func TestSendsSurviveRedisOutage(t *testing.T) {
 	for i, m := range h.Messages {
 		if m.SeqNo != want-int64(i) {
 			t.Fatalf("history out of order or with a gap at %d: seq %d", i, m.SeqNo)
+		}
+	}
+}
+
+// TestNodeStartsWithRedisDown: a node whose Redis is unreachable at start starts
+// anyway and stores messages on its fallbacks.
+func TestNodeStartsWithRedisDown(t *testing.T) {
+	r := startOwnRedis(t)
+	r.stop()
+	alice, _, conv := productionNode(t, r.addr())
+	for i := int64(1); i <= 3; i++ {
+		var resp wire.SendResponse
+		if st := alice.do("POST", "/v1/conversations/"+conv+"/messages", wire.SendRequest{MessageID: fmt.Sprint("m", i), Content: "hi"}, &resp); st != http.StatusCreated || resp.SeqNo != i {
+			t.Fatalf("send %d with Redis down: status %d seq %d", i, st, resp.SeqNo)
 		}
 	}
 }
