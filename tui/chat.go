@@ -70,6 +70,10 @@ type chatModel struct {
 	composing bool
 	active    bool
 
+	// lineCache keeps each message's rendered lines: a tick or a new message
+	// re-renders one message, not the whole history.
+	lineCache map[string]cachedLines
+
 	offset  int // history lines scrolled up from the bottom
 	newHere int // messages that arrived while scrolled up
 	lines   []string
@@ -114,8 +118,24 @@ func composerStyles(s *Styles) textarea.Styles {
 	return st
 }
 
+// cachedLines is one message's rendering and what it depended on.
+type cachedLines struct {
+	key   lineKey
+	lines []string
+}
+
+type lineKey struct {
+	width, senderW int
+	showName       bool
+	tick           tick
+	failed         string
+	seq            int64
+	minute         int64
+}
+
 func (m *chatModel) restyle() {
 	m.compose.SetStyles(composerStyles(m.c.styles))
+	m.lineCache = nil
 	m.render()
 }
 
@@ -659,7 +679,18 @@ func (m *chatModel) render() {
 		}
 		showName := i == 0 || prev.SenderID != x.SenderID || !sameDay(prev.Timestamp, ts, m.c.loc) ||
 			ts.Sub(prev.Timestamp) > 10*time.Minute
-		out = append(out, m.messageLines(x, showName, senderW, m.tickFor(x, delivered, read))...)
+		t := m.tickFor(x, delivered, read)
+		k := lineKey{width: w, senderW: senderW, showName: showName, tick: t, failed: m.failed[x.MessageID],
+			seq: x.SeqNo, minute: ts.Unix() / 60}
+		c, ok := m.lineCache[x.MessageID]
+		if !ok || c.key != k {
+			c = cachedLines{key: k, lines: m.messageLines(x, showName, senderW, t)}
+			if m.lineCache == nil {
+				m.lineCache = map[string]cachedLines{}
+			}
+			m.lineCache[x.MessageID] = c
+		}
+		out = append(out, c.lines...)
 		prev = x
 	}
 	m.lines = out
