@@ -22,22 +22,31 @@ const DefaultInboxSize = 1000
 //
 // Each user keeps at most maxPerUser conversations: beyond that the least recent
 // is dropped, and Top asking for more than what is kept of a trimmed inbox reports
-// ErrCold, so the caller reads the full list from the store.
+// ErrCold, so the caller reads the full list from the store. An inbox nobody
+// filled or read for DefaultInboxIdle goes cold again (as the Redis one expires),
+// so memory follows the users active lately, not every user ever seen.
 type InboxIndex struct {
 	max    int
+	idle   int64 // nanoseconds
+	now    func() time.Time
 	shards [nShards]inboxShard
 }
 
 type inboxShard struct {
-	mu    sync.Mutex
-	users map[string]*userInbox
-	_     [32]byte
+	mu      sync.Mutex
+	users   map[string]*userInbox
+	sweptAt int64
+	_       [32]byte
 }
 
 type userInbox struct {
 	convs   map[string]int64 // conversation id → last activity, unix millis
 	trimmed bool             // some conversations were dropped to respect max
+	used    int64            // last Fill or Top, unix nanos
 }
+
+// DefaultInboxIdle is how long an unread inbox stays warm.
+const DefaultInboxIdle = 24 * time.Hour
 
 // NewInboxIndex returns an InboxIndex keeping up to maxPerUser conversations per
 // user (0: DefaultInboxSize).
@@ -45,7 +54,27 @@ func NewInboxIndex(maxPerUser int) *InboxIndex {
 	if maxPerUser <= 0 {
 		maxPerUser = DefaultInboxSize
 	}
-	return &InboxIndex{max: maxPerUser}
+	return &InboxIndex{max: maxPerUser, idle: int64(DefaultInboxIdle), now: time.Now}
+}
+
+// SetIdle changes how long an unread inbox stays warm and the clock that measures
+// it; call it before use.
+func (x *InboxIndex) SetIdle(idle time.Duration, now func() time.Time) {
+	x.idle, x.now = int64(idle), now
+}
+
+// sweep drops the shard's idle inboxes, at most once per idle period / 4, so its
+// cost is spread thin. Called with sh.mu held.
+func (x *InboxIndex) sweep(sh *inboxShard, now int64) {
+	if now-sh.sweptAt < x.idle/4 {
+		return
+	}
+	for id, in := range sh.users {
+		if now-in.used >= x.idle {
+			delete(sh.users, id)
+		}
+	}
+	sh.sweptAt = now
 }
 
 // activity is the time an inbox entry sorts by: its last message, or its creation
@@ -127,13 +156,19 @@ func (x *InboxIndex) Top(_ context.Context, userID string, limit int) ([]string,
 	if limit < 1 {
 		return nil, fmt.Errorf("inbox top: limit %d must be at least 1", limit)
 	}
+	now := x.now().UnixNano()
 	sh := &x.shards[shardOf(userID)]
 	sh.mu.Lock()
 	in := sh.users[userID]
+	if in != nil && now-in.used >= x.idle {
+		delete(sh.users, userID)
+		in = nil
+	}
 	if in == nil || (in.trimmed && limit > len(in.convs)) {
 		sh.mu.Unlock()
 		return nil, server.ErrCold
 	}
+	in.used = now
 	items := make([]inboxItem, 0, len(in.convs))
 	for id, ms := range in.convs {
 		items = append(items, inboxItem{id, ms})
@@ -160,12 +195,16 @@ func (x *InboxIndex) Fill(_ context.Context, userID string, entries []server.Inb
 		in.convs[e.Conversation.ID] = max(in.convs[e.Conversation.ID], activity(e.Conversation))
 	}
 	x.trim(in)
+	now := x.now().UnixNano()
+	in.used = now
 	sh := &x.shards[shardOf(userID)]
 	sh.mu.Lock()
 	if sh.users == nil {
 		sh.users = make(map[string]*userInbox)
+		sh.sweptAt = now
 	}
 	sh.users[userID] = in
+	x.sweep(sh, now)
 	sh.mu.Unlock()
 	return nil
 }

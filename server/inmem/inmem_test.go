@@ -194,3 +194,41 @@ func BenchmarkSendPath(b *testing.B) {
 		}
 	})
 }
+
+func TestInboxIndexIdle(t *testing.T) {
+	clk := newClock()
+	x := inmem.NewInboxIndex(0)
+	x.SetIdle(time.Hour, clk.now)
+	ctx := t.Context()
+	for _, u := range []string{"reader", "idle"} {
+		if err := x.Fill(ctx, u, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	clk.advance(50 * time.Minute)
+	if _, err := x.Top(ctx, "reader", 5); err != nil { // reading keeps it warm
+		t.Fatal(err)
+	}
+	// Touches do not: an inbox nobody reads goes cold.
+	if err := x.Touch(ctx, []string{"idle", "reader"}, "c", clk.now()); err != nil {
+		t.Fatal(err)
+	}
+	clk.advance(20 * time.Minute)
+	if _, err := x.Top(ctx, "idle", 5); !errors.Is(err, server.ErrCold) {
+		t.Fatalf("Top of an inbox unread for 70 minutes: %v, want ErrCold", err)
+	}
+	if got, err := x.Top(ctx, "reader", 5); err != nil || !slices.Equal(got, []string{"c"}) {
+		t.Fatalf("Top(reader) = %q, %v", got, err)
+	}
+	// An inbox gone idle stays cold however many sends touch it.
+	clk.advance(2 * time.Hour)
+	if err := x.Fill(ctx, "new", nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := x.Touch(ctx, []string{"reader"}, "d", clk.now()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := x.Top(ctx, "reader", 5); !errors.Is(err, server.ErrCold) {
+		t.Fatalf("Top after 2h idle: %v, want ErrCold", err)
+	}
+}
