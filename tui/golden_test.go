@@ -108,3 +108,10 @@ func TestGoldenLogin(t *testing.T) {
 	h.key("ctrl+r")
 	golden(t, "register", h.screen())
 }
+
+func TestGoldenWideChatWithSidebar(t *testing.T) {
+	h := newHarness(t, fixture(), 120, 30)
+	h.key("j", "enter") // team; bob's unread count shows in the sidebar
+	checkFrame(t, h.screen(), 120, 30)
+	golden(t, "chat_wide", h.screen())
+}

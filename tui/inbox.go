@@ -27,6 +27,7 @@ type inboxModel struct {
 	top     int // first visible entry
 	loaded  bool
 	err     error
+	compact bool // one line per conversation: the sidebar beside a chat
 	width   int
 	height  int
 }
@@ -132,7 +133,26 @@ func (m *inboxModel) sortEntries() {
 	})
 }
 
-func (m *inboxModel) visibleRows() int { return max((m.height-1)/inboxRowHeight, 1) }
+func (m *inboxModel) rowHeight() int {
+	if m.compact {
+		return 1
+	}
+	return inboxRowHeight
+}
+
+func (m *inboxModel) visibleRows() int { return max((m.height-1)/m.rowHeight(), 1) }
+
+// entryAt returns the conversation drawn at screen row y (0 is the title).
+func (m inboxModel) entryAt(y int) (wire.InboxEntry, bool) {
+	if y < 1 {
+		return wire.InboxEntry{}, false
+	}
+	i := m.top + (y-1)/m.rowHeight()
+	if i >= len(m.entries) || i >= m.top+m.visibleRows() {
+		return wire.InboxEntry{}, false
+	}
+	return m.entries[i], true
+}
 
 func (m *inboxModel) clamp() {
 	m.cursor = min(max(m.cursor, 0), max(len(m.entries)-1, 0))
@@ -274,7 +294,11 @@ func (m inboxModel) View() string {
 	rows := m.visibleRows()
 	for i := m.top; i < len(m.entries) && i < m.top+rows; i++ {
 		b.WriteString("\n")
-		b.WriteString(m.row(m.entries[i], i == m.cursor))
+		if m.compact {
+			b.WriteString(m.compactRow(m.entries[i], i == m.cursor))
+		} else {
+			b.WriteString(m.row(m.entries[i], i == m.cursor))
+		}
 	}
 	return b.String()
 }
@@ -328,6 +352,32 @@ func (m inboxModel) row(e wire.InboxEntry, sel bool) string {
 	line2 := bar + plain.Render("  ") + st(s.Subtle).Render(preview) + plain.Render(strings.Repeat(" ", gap2)) +
 		st(s.Unread).Render(badgeText) + plain.Render(" ")
 	return line1 + "\n" + line2
+}
+
+// compactRow is one line: the marks, the name and the unread count.
+func (m inboxModel) compactRow(e wire.InboxEntry, sel bool) string {
+	s := m.c.styles
+	bar, mark := "  ", "  "
+	if sel {
+		bar = s.Cursor.Render("▌ ")
+	}
+	if e.Type == wire.Group {
+		mark = s.GroupMark.Render("# ")
+	}
+	badge := ""
+	if e.Unread > 0 {
+		badge = fmt.Sprintf(" %d", e.Unread)
+	}
+	name := ansi.Truncate(convTitle(e, m.c.me), max(m.width-4-len(badge)-1, 1), "…")
+	nameStyle := s.App
+	switch {
+	case sel:
+		nameStyle = s.Title
+	case e.Unread > 0:
+		nameStyle = s.UnreadName
+	}
+	gap := strings.Repeat(" ", max(m.width-4-ansi.StringWidth(name)-len(badge)-1, 0))
+	return bar + mark + nameStyle.Render(name) + gap + s.Unread.Render(badge)
 }
 
 func padRight(s string, w int) string {

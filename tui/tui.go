@@ -211,9 +211,23 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tea.KeyPressMsg:
 		return m.handleKey(msg)
 
+	case tea.MouseClickMsg:
+		if m.overlay == overlayNone && msg.Button == tea.MouseLeft {
+			if m.page == pageInbox || m.sidebar() && msg.X < sidebarWidth {
+				if e, ok := m.inbox.entryAt(msg.Y); ok {
+					return m, func() tea.Msg { return openConversationMsg{e} }
+				}
+			}
+		}
+		return m, nil
+
 	case tea.MouseWheelMsg:
 		switch {
 		case m.overlay != overlayNone:
+		case m.sidebar() && msg.X < sidebarWidth:
+			var cmd tea.Cmd
+			m.inbox, cmd = m.inbox.Update(msg)
+			return m, cmd
 		case m.page == pageChat:
 			var cmd tea.Cmd
 			m.chat, cmd = m.chat.Update(msg)
@@ -411,6 +425,7 @@ func (m Model) handleKey(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 			case matches(msg, k.Back):
 				m.page = pageInbox
 				m.chat.close()
+				m.resize()
 				return m, nil
 			case matches(msg, k.Members):
 				m.openOverlay(overlayMembers)
@@ -497,11 +512,27 @@ func flash(text string, isErr bool) tea.Cmd {
 	return func() tea.Msg { return flashMsg{text, isErr} }
 }
 
+// Wide terminals show the conversation list beside the chat, as weechat and
+// gomuks do.
+const (
+	sidebarMinWidth = 110
+	sidebarWidth    = 28
+)
+
+func (m *Model) sidebar() bool { return m.page == pageChat && m.width >= sidebarMinWidth }
+
 func (m *Model) resize() {
 	h := max(m.height-1, 1) // the status line
 	m.login.SetSize(m.width, h)
-	m.inbox.SetSize(m.width, h)
-	m.chat.SetSize(m.width, h)
+	if m.sidebar() {
+		m.inbox.compact = true
+		m.inbox.SetSize(sidebarWidth, h)
+		m.chat.SetSize(m.width-sidebarWidth-2, h)
+	} else {
+		m.inbox.compact = false
+		m.inbox.SetSize(m.width, h)
+		m.chat.SetSize(m.width, h)
+	}
 	m.finder.SetSize(m.width, h)
 	m.help.SetSize(m.width, h)
 	m.newChat.SetSize(m.width, h)
@@ -545,6 +576,11 @@ func (m Model) render() string {
 		body = m.inbox.View()
 	case pageChat:
 		body = m.chat.View()
+		if m.sidebar() {
+			rule := m.c.styles.Faint.Render(strings.TrimSuffix(strings.Repeat("│ \n", h), "\n"))
+			body = lipgloss.JoinHorizontal(lipgloss.Top, fitBlock(m.inbox.View(), sidebarWidth, h), rule,
+				fitBlock(body, m.width-sidebarWidth-2, h))
+		}
 	}
 	body = fitBlock(body, m.width, h)
 	var box string

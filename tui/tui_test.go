@@ -673,3 +673,23 @@ func TestOverlayReturnsToTheModeItCameFrom(t *testing.T) {
 		t.Fatalf("after the finder from writing: overlay %v composing %v", r.overlay, r.chat.composing)
 	}
 }
+
+func TestMouseClickOpensConversation(t *testing.T) {
+	h := newHarness(t, fixture(), 120, 30)
+	h.send(tea.MouseClickMsg{Button: tea.MouseLeft, X: 5, Y: 3}) // inbox rows: 1-2 bob, 3-4 team
+	if r := h.root(); r.page != pageChat || r.chat.conv.ConversationID != "g:team" {
+		t.Fatalf("click did not open team: %q", r.chat.conv.ConversationID)
+	}
+	// In the sidebar, one row per conversation: row 1 is bob.
+	h.send(tea.MouseClickMsg{Button: tea.MouseLeft, X: 5, Y: 1})
+	if r := h.root(); r.chat.conv.ConversationID != bobConv {
+		t.Fatalf("sidebar click did not open bob: %q", r.chat.conv.ConversationID)
+	}
+	h.wantScreen("ping me when you are back")
+	// Narrow again: no sidebar, the chat takes the width.
+	h.send(tea.WindowSizeMsg{Width: 80, Height: 24})
+	checkFrame(t, h.screen(), 80, 24)
+	if strings.Contains(h.screen(), "│ ") {
+		t.Fatalf("sidebar drawn at 80 columns:\n%s", h.screen())
+	}
+}
