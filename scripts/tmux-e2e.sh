@@ -86,10 +86,12 @@ URL="http://127.0.0.1:$PORT"
 "$TMP/bin/chatserver" --addr "127.0.0.1:$PORT" --data-dir "$TMP/data" --registration open >"$TMP/server.log" 2>&1 &
 SERVER_PID=$!
 
+# Ours is up when it says so in its own log (another process could hold the
+# port and answer /healthz) and answers /healthz.
 deadline=$((SECONDS + TIMEOUT))
-until curl -fsS "$URL/healthz" >/dev/null 2>&1; do
+until grep -q "chatserver listening" "$TMP/server.log" 2>/dev/null && curl -fsS "$URL/healthz" >/dev/null 2>&1; do
 	kill -0 "$SERVER_PID" 2>/dev/null || fail "chatserver exited during start"
-	((SECONDS < deadline)) || fail "chatserver did not answer /healthz within ${TIMEOUT}s"
+	((SECONDS < deadline)) || fail "chatserver did not start within ${TIMEOUT}s"
 	sleep 0.1
 done
 log "server up at $URL"
