@@ -265,6 +265,29 @@ func (a *API) SendMessage(ctx context.Context, conversationID string, req wire.S
 	return resp, status == http.StatusCreated, err
 }
 
+// SendNow stores a message over HTTP and returns once it is durable: the
+// blocking path for scripts, with no cache and no socket. A failure to reach
+// the server is retried twice (after 100 ms and 300 ms) with the same
+// message_id, which the server stores once however often it arrives.
+func (a *API) SendNow(ctx context.Context, conversationID, messageID, content string) (wire.SendResponse, error) {
+	req := wire.SendRequest{MessageID: messageID, Content: content}
+	delay := 100 * time.Millisecond
+	for attempt := 1; ; attempt++ {
+		resp, _, err := a.SendMessage(ctx, conversationID, req)
+		if err == nil || !IsNetError(err) || attempt == 3 {
+			return resp, err
+		}
+		t := time.NewTimer(delay)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return resp, err
+		}
+		delay *= 3
+	}
+}
+
 // History returns a page of messages before beforeSeq (0: the newest), newest
 // first; NextBeforeSeq is the cursor of the next older page.
 func (a *API) History(ctx context.Context, conversationID string, beforeSeq int64, limit int) (wire.HistoryResponse, error) {

@@ -4,11 +4,13 @@ import (
 	"bufio"
 	"context"
 	"encoding/binary"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"os"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -273,14 +275,23 @@ func (f writerFunc) Write(b []byte) (int, error) { return f(b) }
 // picks.
 func (p *proxy) filter(w io.Writer, r io.Reader) error {
 	br := bufio.NewReader(r)
-	for {
+	upgraded := false
+	for first := true; ; first = false {
 		line, err := br.ReadString('\n')
 		if _, werr := io.WriteString(w, line); err != nil || werr != nil {
 			return err
 		}
+		if first {
+			upgraded = strings.Contains(line, " 101 ")
+		}
 		if line == "\r\n" {
 			break
 		}
+	}
+	if !upgraded {
+		// Plain HTTP (keep-alive answers follow): nothing to pick frames from.
+		_, err := io.Copy(w, br)
+		return err
 	}
 	for {
 		var hdr [14]byte
@@ -300,6 +311,9 @@ func (p *proxy) filter(w io.Writer, r io.Reader) error {
 				return err
 			}
 			n, h = int(binary.BigEndian.Uint64(hdr[2:10])), 10
+		}
+		if n < 0 || n > 1<<24 {
+			return fmt.Errorf("proxy: frame of %d bytes is not what this test expects", n)
 		}
 		payload := make([]byte, n)
 		if _, err := io.ReadFull(br, payload); err != nil {

@@ -524,3 +524,34 @@ func TestWaitPassed(t *testing.T) {
 		}
 	})
 }
+
+func TestSendNow(t *testing.T) {
+	srv := servertest.Start(t)
+	aliceAPI, bobAPI := register(t, srv, "alice"), register(t, srv, "bob")
+	conv := direct(t, aliceAPI, "bob")
+	px := newProxy(t, hostport(t, srv.URL))
+	api := client.NewAPI(px.URL(), aliceAPI.Token(), httpClient(t))
+	t.Run("OKRetriedOverAnOutage", func(t *testing.T) {
+		px.set(false)
+		time.AfterFunc(150*time.Millisecond, func() { px.set(true) })
+		resp, err := api.SendNow(bg, conv, "now-1", "through the outage")
+		if err != nil {
+			t.Fatal(err)
+		}
+		again, err := api.SendNow(bg, conv, "now-1", "through the outage")
+		if err != nil || again != resp {
+			t.Fatalf("repeat: %+v %v, first %+v", again, err, resp)
+		}
+		h, err := bobAPI.History(bg, conv, 0, 10)
+		if err != nil || len(h.Messages) != 1 {
+			t.Fatalf("bob's history: %+v %v", h, err)
+		}
+	})
+	t.Run("ErrDown", func(t *testing.T) {
+		px.set(false)
+		defer px.set(true)
+		if _, err := api.SendNow(bg, conv, "now-2", "x"); !client.IsNetError(err) {
+			t.Fatalf("err = %v", err)
+		}
+	})
+}

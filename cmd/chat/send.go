@@ -106,7 +106,7 @@ func (a *app) runSend(ctx context.Context, args []string) error {
 		}
 		rctx, cancel := context.WithTimeout(ctx, *timeout)
 		defer cancel()
-		resp, err := sendRetry(rctx, api, conv, wire.SendRequest{MessageID: id, Content: content})
+		resp, err := api.SendNow(rctx, conv, id, content)
 		if err != nil {
 			return asTarget(err)
 		}
@@ -201,21 +201,3 @@ func readLine(br *bufio.Reader, limit int) (string, error) {
 
 // maxStdinBytes bounds a message read whole from standard input.
 const maxStdinBytes = 4 << 20
-
-// sendRetry posts a message, retrying a few times when the server cannot be
-// reached: the message_id makes a repeat harmless.
-func sendRetry(ctx context.Context, api *client.API, conv string, req wire.SendRequest) (wire.SendResponse, error) {
-	delay := 100 * time.Millisecond
-	for attempt := 1; ; attempt++ {
-		resp, _, err := api.SendMessage(ctx, conv, req)
-		if err == nil || !client.IsNetError(err) || attempt == 3 {
-			return resp, err
-		}
-		select {
-		case <-time.After(delay):
-		case <-ctx.Done():
-			return resp, err
-		}
-		delay *= 3
-	}
-}
