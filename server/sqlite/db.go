@@ -38,6 +38,9 @@ type Store struct {
 	closeOnce sync.Once
 	done      chan struct{}
 	stmts     map[string]*sql.Stmt
+
+	txStmtsFor *sql.Tx              // the transaction txStmts belong to (writer goroutine only)
+	txStmts    map[string]*sql.Stmt // hot statements bound to txStmtsFor
 }
 
 // Options tune a Store. The zero value is right for production.
@@ -77,7 +80,7 @@ func Open(path string, opt Options) (*Store, error) {
 	}
 	r.SetMaxOpenConns(8)
 	r.SetMaxIdleConns(8)
-	s := &Store{w: w, r: r, now: opt.Now, jobs: make(chan *job, 4096), done: make(chan struct{}), stmts: map[string]*sql.Stmt{}}
+	s := &Store{w: w, r: r, now: opt.Now, jobs: make(chan *job, 4096), done: make(chan struct{}), stmts: map[string]*sql.Stmt{}, txStmts: map[string]*sql.Stmt{}}
 	if err := s.prepare(); err != nil {
 		s.w.Close()
 		s.r.Close()
@@ -291,7 +294,22 @@ func (s *Store) prepare() error {
 	return nil
 }
 
-func (s *Store) stmt(tx *sql.Tx, name string) *sql.Stmt { return tx.Stmt(s.stmts[name]) }
+// stmt returns the named hot statement bound to tx, made once per transaction:
+// tx.Stmt costs allocations and locks, and a batch runs the same few statements
+// hundreds of times. Only the writer goroutine runs transactions, so the cache
+// needs no lock.
+func (s *Store) stmt(tx *sql.Tx, name string) *sql.Stmt {
+	if s.txStmtsFor != tx {
+		s.txStmtsFor = tx
+		clear(s.txStmts)
+	}
+	st := s.txStmts[name]
+	if st == nil {
+		st = tx.Stmt(s.stmts[name])
+		s.txStmts[name] = st
+	}
+	return st
+}
 
 func isUnique(err error) bool {
 	var se sqlite3.Error

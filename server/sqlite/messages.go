@@ -12,29 +12,32 @@ import (
 
 func (s *Store) AppendMessage(ctx context.Context, m server.Message, receivers []string) error {
 	return s.write(ctx, func(tx *sql.Tx) error {
-		var orig server.Message
-		var ts int64
-		err := s.stmt(tx, "msgByID").QueryRow(m.ConversationID, m.MessageID).Scan(&orig.SeqNo, &orig.SenderID, &orig.ReceiverID, &orig.Content, &ts, &orig.S3Ref, &orig.Attachment)
-		if err == nil {
-			orig.ConversationID, orig.MessageID, orig.Timestamp = m.ConversationID, m.MessageID, fromNS(ts)
-			return &server.DuplicateError{Original: orig}
-		}
-		if !errors.Is(err, sql.ErrNoRows) {
-			return fmt.Errorf("idempotency lookup: %w", err)
-		}
-		res, err := s.stmt(tx, "updateConv").Exec(m.SeqNo, m.Content, m.SenderID, ns(m.Timestamp), m.ConversationID)
-		if err != nil {
-			return fmt.Errorf("update conversation: %w", err)
-		}
-		if n, _ := res.RowsAffected(); n == 0 {
-			return server.ErrNotFound
-		}
-		res, err = s.stmt(tx, "insertMsg").Exec(m.ConversationID, m.SeqNo, m.MessageID, m.SenderID, m.ReceiverID, m.Content, ns(m.Timestamp), m.Attachment)
+		// Insert first: a new message is the common case, and the unique keys on
+		// (conversation_id, seq_no) and (conversation_id, message_id) decide the
+		// rest; only a conflict pays for the idempotency lookup.
+		res, err := s.stmt(tx, "insertMsg").Exec(m.ConversationID, m.SeqNo, m.MessageID, m.SenderID, m.ReceiverID, m.Content, ns(m.Timestamp), m.Attachment)
 		if err != nil {
 			return fmt.Errorf("insert message: %w", err)
 		}
 		if n, _ := res.RowsAffected(); n == 0 {
+			var orig server.Message
+			var ts int64
+			err := s.stmt(tx, "msgByID").QueryRow(m.ConversationID, m.MessageID).Scan(&orig.SeqNo, &orig.SenderID, &orig.ReceiverID, &orig.Content, &ts, &orig.S3Ref, &orig.Attachment)
+			if err == nil {
+				orig.ConversationID, orig.MessageID, orig.Timestamp = m.ConversationID, m.MessageID, fromNS(ts)
+				return &server.DuplicateError{Original: orig}
+			}
+			if !errors.Is(err, sql.ErrNoRows) {
+				return fmt.Errorf("idempotency lookup: %w", err)
+			}
 			return server.ErrSeqTaken
+		}
+		res, err = s.stmt(tx, "updateConv").Exec(m.SeqNo, m.Content, m.SenderID, ns(m.Timestamp), m.ConversationID)
+		if err != nil {
+			return fmt.Errorf("update conversation: %w", err)
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return server.ErrNotFound // the message insert rolls back with this job
 		}
 		if _, err := s.stmt(tx, "upsertStatus").Exec(m.SenderID, m.ConversationID, m.SeqNo, m.SeqNo); err != nil {
 			return fmt.Errorf("sender status: %w", err)
