@@ -76,6 +76,17 @@ func (m finderModel) Update(msg tea.Msg) (finderModel, tea.Cmd) {
 				m.input.Blur()
 				return m, func() tea.Msg { return openConversationMsg{e} }
 			}
+			if peer, ok := m.newPeer(); ok {
+				// No conversation by that name: start one with that user.
+				c := m.c
+				m.input.Blur()
+				return m, func() tea.Msg {
+					ctx, cancel := c.call()
+					defer cancel()
+					cv, err := c.be.CreateDirect(ctx, peer)
+					return conversationCreatedMsg{cv, err}
+				}
+			}
 			return m, nil
 		case matches(msg, k.FinderUp):
 			m.cursor = max(m.cursor-1, 0)
@@ -92,6 +103,15 @@ func (m finderModel) Update(msg tea.Msg) (finderModel, tea.Cmd) {
 		m.filter()
 	}
 	return m, cmd
+}
+
+// newPeer is the query as a user id to start a direct chat with, when it is one.
+func (m finderModel) newPeer() (string, bool) {
+	q := strings.TrimPrefix(strings.ToLower(strings.TrimSpace(m.input.Value())), "@")
+	if q == "" || q == m.c.me || wire.ValidateUserID(q) != nil {
+		return "", false
+	}
+	return q, true
 }
 
 func (m finderModel) View() string {
@@ -119,7 +139,11 @@ func (m finderModel) View() string {
 		lines = append(lines, bar+mark+name+badge)
 	}
 	if len(m.hits) == 0 {
-		lines = append(lines, s.Subtle.Render("  no match"))
+		if peer, ok := m.newPeer(); ok {
+			lines = append(lines, s.Subtle.Render("  no match · enter: message "+peer))
+		} else {
+			lines = append(lines, s.Subtle.Render("  no match"))
+		}
 	}
 	return s.Overlay.Width(m.boxWidth()).Render(strings.Join(lines, "\n"))
 }

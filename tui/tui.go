@@ -293,6 +293,10 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		var cmd tea.Cmd
 		m.newChat, cmd = m.newChat.Update(msg)
 		if msg.err != nil {
+			if m.overlay != overlayNewChat {
+				// From the finder: its box closes, the reason stays on the status line.
+				return m, tea.Batch(m.closeOverlay(), flash("could not start the chat: "+errText(msg.err), true))
+			}
 			return m, cmd
 		}
 		e := entryFromConversation(msg.conv, m.c.me)

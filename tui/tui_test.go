@@ -693,3 +693,15 @@ func TestMouseClickOpensConversation(t *testing.T) {
 		t.Fatalf("sidebar drawn at 80 columns:\n%s", h.screen())
 	}
 }
+
+func TestFinderStartsDirectChatWithUnknownName(t *testing.T) {
+	be := fixture()
+	h := newHarness(t, be, 80, 24)
+	h.key("ctrl+k")
+	h.typeText("zed")
+	h.wantScreen("enter: message zed")
+	h.key("enter")
+	if r := h.root(); r.page != pageChat || r.chat.conv.ConversationID != wire.DirectConversationID("alice", "zed") || r.overlay != overlayNone {
+		t.Fatalf("no chat with zed: page %v overlay %v conv %q", r.page, r.overlay, r.chat.conv.ConversationID)
+	}
+}
