@@ -119,6 +119,9 @@ type Model struct {
 	// resumeWriting: the composer had focus when an overlay opened, so it gets
 	// it back when the overlay closes.
 	resumeWriting bool
+	// blurred: the terminal reported losing focus; nothing counts as read
+	// until it comes back.
+	blurred bool
 
 	flash    string
 	flashErr bool
@@ -202,6 +205,21 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.width, m.height = msg.Width, msg.Height
 		m.resize()
 		return m, nil
+
+	case tea.BlurMsg:
+		m.blurred = true
+		m.resize()
+		return m, nil
+
+	case tea.FocusMsg:
+		m.blurred = false
+		m.resize()
+		var cmd tea.Cmd
+		if m.page == pageChat {
+			cmd = m.chat.maybeMarkRead()
+			m.inbox.markOpened(m.chat.conv.ConversationID)
+		}
+		return m, cmd
 
 	case tea.BackgroundColorMsg:
 		m.c.styles = NewStyles(msg.IsDark())
@@ -486,7 +504,8 @@ func (m *Model) handleEvent(ev Event) tea.Cmd {
 		}
 		return nil
 	case MessageEvent:
-		open := m.page == pageChat && m.chat.conv.ConversationID == ev.Message.ConversationID
+		// Seen: on screen, at the bottom of the history, in a focused terminal.
+		open := m.chat.active && m.chat.offset == 0 && m.chat.conv.ConversationID == ev.Message.ConversationID
 		if !m.inbox.applyMessage(ev.Message, open || ev.Message.SenderID == m.c.me) {
 			// A conversation we do not know yet: the cache has it by now.
 			return tea.Batch(m.inbox.load(), m.chatEvent(ev))
@@ -541,7 +560,7 @@ func (m *Model) resize() {
 	m.help.SetSize(m.width, h)
 	m.newChat.SetSize(m.width, h)
 	m.members.SetSize(m.width, h)
-	m.chat.active = m.page == pageChat
+	m.chat.active = m.page == pageChat && !m.blurred
 }
 
 func (m *Model) restyle() {
@@ -556,6 +575,7 @@ func (m Model) View() tea.View {
 	v := tea.NewView(m.render())
 	v.AltScreen = true
 	v.MouseMode = tea.MouseModeCellMotion
+	v.ReportFocus = true
 	v.WindowTitle = "chat"
 	if m.c.me != "" {
 		v.WindowTitle = "chat · " + m.c.me

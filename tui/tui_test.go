@@ -705,3 +705,19 @@ func TestFinderStartsDirectChatWithUnknownName(t *testing.T) {
 		t.Fatalf("no chat with zed: page %v overlay %v conv %q", r.page, r.overlay, r.chat.conv.ConversationID)
 	}
 }
+
+func TestNothingReadWhileTerminalUnfocused(t *testing.T) {
+	be := fixture()
+	h := newHarness(t, be, 80, 24)
+	h.key("g", "j", "j", "enter") // carol
+	h.send(tea.BlurMsg{})
+	h.deliver(wire.Message{ConversationID: carolConv, SeqNo: 2, MessageID: "c2", SenderID: "carol", Content: "are you there?", Timestamp: fixtureNow})
+	h.wantScreen("are you there?")
+	if be.reads[carolConv] != 1 {
+		t.Fatalf("read = %d while the terminal was unfocused, want 1", be.reads[carolConv])
+	}
+	h.send(tea.FocusMsg{})
+	if be.reads[carolConv] != 2 {
+		t.Fatalf("read = %d after focus came back, want 2", be.reads[carolConv])
+	}
+}
