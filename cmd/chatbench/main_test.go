@@ -1,0 +1,71 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// The scenarios run end to end against a real in-process server at a tiny size
+// and report what they measured; figures themselves are not judged here.
+func TestScenariosRunInProcess(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "out.json")
+	var stdout, stderr bytes.Buffer
+	args := []string{"--inproc", "--tmp", t.TempDir(), "--json", out, "--duration", "500ms", "--users", "6", "--window", "4",
+		"--groups", "5", "--fanout-duration", "300ms", "--idle-conns", "20", "--history-messages", "300", "--history-pages", "20",
+		"--reconnect-clients", "5", "echo", "throughput", "latency", "fanout", "idle", "history", "reconnect"}
+	if err := run(context.Background(), args, &stdout, &stderr); err != nil {
+		t.Fatalf("chatbench: %v\n%s", err, stderr.String())
+	}
+	data, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep Report
+	if err := json.Unmarshal(data, &rep); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{"echo", "throughput", "latency", "fanout", "idle", "history", "reconnect"} {
+		if rep.Scenarios[s] == nil {
+			t.Errorf("no %s result in the JSON", s)
+		}
+	}
+	var thr ChatResult
+	raw, _ := json.Marshal(rep.Scenarios["throughput"])
+	json.Unmarshal(raw, &thr)
+	if thr.Delivered == 0 || thr.Lost != 0 || thr.Disorder != 0 || thr.Acked < thr.Delivered {
+		t.Errorf("throughput: %+v: want deliveries, all acked, none lost or out of order", thr)
+	}
+	if !strings.Contains(stdout.String(), "share of echo rate") {
+		t.Errorf("table lacks the echo ratio:\n%s", stdout.String())
+	}
+}
+
+func TestBadArguments(t *testing.T) {
+	for _, args := range [][]string{
+		{},
+		{"nonsense"},
+		{"--users", "3", "throughput"},
+		{"--groups", "1", "fanout"},
+		{"--server", "http://127.0.0.1:1", "--inproc", "idle"},
+		{"--size", "5", "throughput"},
+	} {
+		var stdout, stderr bytes.Buffer
+		if err := run(context.Background(), args, &stdout, &stderr); err == nil {
+			t.Errorf("chatbench %q: no error", args)
+		}
+	}
+}
+
+// An unreachable --server fails the scenario with an error rather than hanging.
+func TestUnreachableServer(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	err := run(context.Background(), []string{"--server", "http://127.0.0.1:1", "--users", "2", "--duration", "100ms", "throughput"}, &stdout, &stderr)
+	if err == nil || !strings.Contains(err.Error(), "throughput") {
+		t.Fatalf("got %v, want the throughput scenario to fail", err)
+	}
+}
