@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -110,6 +111,10 @@ func New(o Options) (*Client, error) {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
+	// go-redis logs through one package-level logger (dial failures, pub/sub
+	// reconnects): send it to the first Client's logger at debug level, where an
+	// outage does not flood the log; the breaker and the fallbacks report it.
+	setLoggerOnce.Do(func() { goredis.SetLogger(slogPrintf{o.Logger}) })
 	c := &Client{prefix: o.Prefix, o: o, log: o.Logger}
 	var err error
 	if c.cb, err = newBreaker("redis", o.Breaker, o.Registerer, isFailure, isExcluded); err != nil {
@@ -136,6 +141,14 @@ func New(o Options) (*Client, error) {
 		ContextTimeoutEnabled: true,
 	})
 	return c, nil
+}
+
+var setLoggerOnce sync.Once
+
+type slogPrintf struct{ l *slog.Logger }
+
+func (p slogPrintf) Printf(ctx context.Context, format string, v ...any) {
+	p.l.DebugContext(ctx, "go-redis: "+fmt.Sprintf(format, v...))
 }
 
 // Close closes the connections.
