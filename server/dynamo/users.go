@@ -78,7 +78,8 @@ func (s *Store) GetUser(ctx context.Context, id string) (server.User, error) {
 		if id == "" || id == firstUserKey {
 			return server.ErrNotFound
 		}
-		out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(s.t.users), Key: item{"user_id": sv(id)}})
+		// Strongly consistent: a login right after registering must find the user.
+		out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(s.t.users), Key: item{"user_id": sv(id)}, ConsistentRead: aws.Bool(true)})
 		if err != nil {
 			return err
 		}
@@ -173,7 +174,8 @@ func (s *Store) PutToken(ctx context.Context, t server.Token) error {
 func (s *Store) GetToken(ctx context.Context, hash string) (server.Token, error) {
 	var t server.Token
 	err := s.do(ctx, "get token", func(ctx context.Context) error {
-		out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(s.t.tokens), Key: item{"hash": sv(hash)}})
+		// Strongly consistent: a token is used right after the login that made it.
+		out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(s.t.tokens), Key: item{"hash": sv(hash)}, ConsistentRead: aws.Bool(true)})
 		if err != nil {
 			return err
 		}
