@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"syscall"
 	"time"
 
 	"github.com/chatterm/chat/wire"
@@ -270,6 +271,19 @@ type IdleResult struct {
 }
 
 func (b *bench) idle(ctx context.Context) error {
+	// Each connection is a socket here and one in the server (two in this process
+	// with --inproc); the file limit caps how many one run can hold.
+	var lim syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err == nil {
+		per := uint64(1)
+		if b.inproc {
+			per = 2
+		}
+		if need := uint64(b.idleConns)*per + 1000; need > lim.Cur {
+			return fmt.Errorf("--idle-conns %d needs about %d open files, but RLIMIT_NOFILE is %d and cannot be raised here (ulimit -Hn; raising it needs CAP_SYS_RESOURCE)",
+				b.idleConns, need, lim.Cur)
+		}
+	}
 	return b.withTarget(ctx, "idle", func(t *target) error {
 		users := b.idleUsers
 		if users <= 0 {
