@@ -11,6 +11,7 @@ import (
 	"time"
 
 	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/term"
 
 	"github.com/chatterm/chat/client"
 	"github.com/chatterm/chat/tui"
@@ -23,6 +24,10 @@ import (
 // never to the screen.
 func runTUI(ctx context.Context, cfg client.Config) error {
 	started := time.Now()
+	if !term.IsTerminal(os.Stdout.Fd()) {
+		return errors.New("the full-screen UI needs a terminal, and standard output is not one; " +
+			"for scripts use the commands (chat --help)")
+	}
 	logger, closeLog, err := openTUILog(cfg)
 	if err != nil {
 		return err
