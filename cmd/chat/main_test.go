@@ -559,3 +559,41 @@ func TestRunInProcess(t *testing.T) {
 		t.Fatalf("help send: exit %d, %q", code, out.String())
 	}
 }
+
+// chat send must start fast (under 30 ms in all), so no linked package may do
+// heavy work at init: go-runewidth v0.0.27 once spent 40-140 ms building a
+// width table there. Each package's init time is the least of a few runs, to
+// look past a busy machine.
+func TestStartupInitIsCheap(t *testing.T) {
+	best := map[string]float64{}
+	for range 3 {
+		c := exec.Command(chatBin, "--help")
+		c.Env = append(os.Environ(), "GODEBUG=inittrace=1")
+		var errOut bytes.Buffer
+		c.Stderr = &errOut
+		if err := c.Run(); err != nil {
+			t.Fatal(err)
+		}
+		sc := bufio.NewScanner(&errOut)
+		for sc.Scan() {
+			// init github.com/x/y @1.2 ms, 139 ms clock, 18776 bytes, 44 allocs
+			f := strings.Fields(sc.Text())
+			if len(f) < 7 || f[0] != "init" || f[6] != "clock," {
+				continue
+			}
+			var ms float64
+			fmt.Sscan(f[4], &ms)
+			if old, ok := best[f[1]]; !ok || ms < old {
+				best[f[1]] = ms
+			}
+		}
+	}
+	if len(best) == 0 {
+		t.Fatal("no init trace read")
+	}
+	for pkg, ms := range best {
+		if ms > 15 {
+			t.Errorf("package %s spends %.0f ms in init on every start of chat", pkg, ms)
+		}
+	}
+}
