@@ -555,3 +555,39 @@ func TestSendNow(t *testing.T) {
 		}
 	})
 }
+
+// A conversation read while offline counts as unread nowhere once back: the
+// cache drops the count at once, and the server hears of it on reconnect.
+func TestSessionOfflineReadReportedOnReconnect(t *testing.T) {
+	srv := servertest.Start(t)
+	aliceAPI, bobAPI := register(t, srv, "alice"), register(t, srv, "bob")
+	conv := direct(t, aliceAPI, "bob")
+	resp, _, err := aliceAPI.SendMessage(bg, conv, wire.SendRequest{MessageID: "r1", Content: "read me"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	px := newProxy(t, hostport(t, srv.URL))
+	bob := startDevice(t, bobAPI, px.URL(), "bob")
+	bob.waitFor("the message", func() bool { return len(bob.cached(conv)) == 1 })
+	px.set(false)
+	bob.waitFor("offline", func() bool { return bob.sess.State().Status == client.Reconnecting })
+	if err := bob.sess.MarkRead(bg, conv, resp.SeqNo); err != nil {
+		t.Fatal(err)
+	}
+	if e, _ := bob.store.InboxEntry(bg, conv); e.Unread != 0 {
+		t.Fatalf("unread %d after reading offline", e.Unread)
+	}
+	px.set(true)
+	bob.waitFor("the read on the server", func() bool {
+		st, err := aliceAPI.Status(bg, conv)
+		if err != nil {
+			return false
+		}
+		for _, m := range st.Members {
+			if m.UserID == "bob" {
+				return m.LastReadSeq == resp.SeqNo
+			}
+		}
+		return false
+	})
+}
