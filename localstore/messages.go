@@ -35,7 +35,7 @@ func (s *Store) PutMessages(ctx context.Context, msgs ...wire.Message) ([]wire.M
 
 func (s *Store) putMessages(ctx context.Context, tx *sql.Tx, msgs []wire.Message) ([]wire.Message, error) {
 	ins, err := tx.PrepareContext(ctx, `INSERT OR IGNORE INTO messages
-		(conversation_id, seq_no, message_id, sender_id, content, timestamp) VALUES (?, ?, ?, ?, ?, ?)`)
+		(conversation_id, seq_no, message_id, sender_id, content, attachment, timestamp) VALUES (?, ?, ?, ?, ?, ?, ?)`)
 	if err != nil {
 		return nil, err
 	}
@@ -46,7 +46,7 @@ func (s *Store) putMessages(ctx context.Context, tx *sql.Tx, msgs []wire.Message
 	newest := map[string]wire.Message{} // per conversation, the newest new message
 	senders := map[senderKey]int64{}    // per sender, their newest new message
 	for _, m := range msgs {
-		res, err := ins.ExecContext(ctx, m.ConversationID, m.SeqNo, m.MessageID, m.SenderID, m.Content, nanos(m.Timestamp))
+		res, err := ins.ExecContext(ctx, m.ConversationID, m.SeqNo, m.MessageID, m.SenderID, m.Content, m.Attachment, nanos(m.Timestamp))
 		if err != nil {
 			return nil, err
 		}
@@ -76,7 +76,7 @@ func (s *Store) putMessages(ctx context.Context, tx *sql.Tx, msgs []wire.Message
 				last_message_sender = excluded.last_message_sender,
 				last_message_at = excluded.last_message_at
 			WHERE excluded.last_seq > inbox.last_seq`,
-			conv, typ, peer, m.SeqNo, m.Content, m.SenderID, nanos(m.Timestamp)); err != nil {
+			conv, typ, peer, m.SeqNo, Preview(m), m.SenderID, nanos(m.Timestamp)); err != nil {
 			return nil, err
 		}
 	}
@@ -127,7 +127,16 @@ func advanceCursor(ctx context.Context, tx *sql.Tx, conv string, floor int64) er
 	return err
 }
 
-const messageColumns = `conversation_id, seq_no, message_id, sender_id, content, timestamp`
+const messageColumns = `conversation_id, seq_no, message_id, sender_id, content, attachment, timestamp`
+
+// Preview is the inbox line for a message: its content, or a mark for an
+// attachment sent without text.
+func Preview(m wire.Message) string {
+	if m.Content == "" && m.Attachment != "" {
+		return "[attachment]"
+	}
+	return m.Content
+}
 
 func scanMessages(rows *sql.Rows) ([]wire.Message, error) {
 	defer rows.Close()
@@ -135,7 +144,7 @@ func scanMessages(rows *sql.Rows) ([]wire.Message, error) {
 	for rows.Next() {
 		var m wire.Message
 		var ts int64
-		if err := rows.Scan(&m.ConversationID, &m.SeqNo, &m.MessageID, &m.SenderID, &m.Content, &ts); err != nil {
+		if err := rows.Scan(&m.ConversationID, &m.SeqNo, &m.MessageID, &m.SenderID, &m.Content, &m.Attachment, &ts); err != nil {
 			return nil, err
 		}
 		m.Timestamp = fromNanos(ts)

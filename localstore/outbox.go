@@ -17,6 +17,7 @@ type OutboxEntry struct {
 	MessageID      string
 	ConversationID string
 	Content        string
+	Attachment     string // a media_id, or empty
 	CreatedAt      time.Time
 	Attempts       int
 	// Err is set when the server refused the message for good (too large, not a
@@ -28,40 +29,52 @@ type OutboxEntry struct {
 // with the same conversation and content returns the existing entry, so a retried
 // call is harmless; with different content it is an error.
 func (s *Store) Enqueue(ctx context.Context, conversationID, messageID, content string) (OutboxEntry, error) {
-	if err := wire.ValidateConversationID(conversationID); err != nil {
+	return s.EnqueueEntry(ctx, OutboxEntry{ConversationID: conversationID, MessageID: messageID, Content: content})
+}
+
+// EnqueueEntry is Enqueue for a message that may carry an attachment (then its
+// content may be empty). CreatedAt, Attempts and Err are set here.
+func (s *Store) EnqueueEntry(ctx context.Context, e OutboxEntry) (OutboxEntry, error) {
+	if err := wire.ValidateConversationID(e.ConversationID); err != nil {
 		return OutboxEntry{}, fmt.Errorf("enqueue: %w", err)
 	}
-	if err := wire.ValidateMessageID(messageID); err != nil {
+	if err := wire.ValidateMessageID(e.MessageID); err != nil {
 		return OutboxEntry{}, fmt.Errorf("enqueue: %w", err)
 	}
-	if content == "" {
+	if e.Content == "" && e.Attachment == "" {
 		return OutboxEntry{}, fmt.Errorf("enqueue: %w", wire.Errorf(wire.CodeInvalid, "content is empty"))
 	}
-	var e OutboxEntry
+	if e.Attachment != "" {
+		if err := wire.ValidateMediaID(e.Attachment); err != nil {
+			return OutboxEntry{}, fmt.Errorf("enqueue: %w", err)
+		}
+	}
+	var out OutboxEntry
 	err := s.tx(ctx, func(tx *sql.Tx) error {
-		got, err := outboxEntry(ctx, tx, messageID)
+		got, err := outboxEntry(ctx, tx, e.MessageID)
 		if err == nil {
-			if got.ConversationID != conversationID || got.Content != content {
-				return wire.Errorf(wire.CodeConflict, "message_id %s is already queued with other content", messageID)
+			if got.ConversationID != e.ConversationID || got.Content != e.Content || got.Attachment != e.Attachment {
+				return wire.Errorf(wire.CodeConflict, "message_id %s is already queued with other content", e.MessageID)
 			}
-			e = got
+			out = got
 			return nil
 		}
 		if !errors.Is(err, ErrNotFound) {
 			return err
 		}
-		e = OutboxEntry{MessageID: messageID, ConversationID: conversationID, Content: content, CreatedAt: s.now().UTC()}
-		_, err = tx.ExecContext(ctx, `INSERT INTO outbox (message_id, conversation_id, content, created_at) VALUES (?, ?, ?, ?)`,
-			messageID, conversationID, content, nanos(e.CreatedAt))
+		out = OutboxEntry{MessageID: e.MessageID, ConversationID: e.ConversationID, Content: e.Content,
+			Attachment: e.Attachment, CreatedAt: s.now().UTC()}
+		_, err = tx.ExecContext(ctx, `INSERT INTO outbox (message_id, conversation_id, content, attachment, created_at) VALUES (?, ?, ?, ?, ?)`,
+			out.MessageID, out.ConversationID, out.Content, out.Attachment, nanos(out.CreatedAt))
 		return err
 	})
 	if err != nil {
-		return OutboxEntry{}, fmt.Errorf("enqueue %s: %w", messageID, err)
+		return OutboxEntry{}, fmt.Errorf("enqueue %s: %w", e.MessageID, err)
 	}
-	return e, nil
+	return out, nil
 }
 
-const outboxColumns = `message_id, conversation_id, content, created_at, attempts, error_code, error_message`
+const outboxColumns = `message_id, conversation_id, content, attachment, created_at, attempts, error_code, error_message`
 
 type scanner interface{ Scan(...any) error }
 
@@ -69,7 +82,7 @@ func scanOutbox(r scanner) (OutboxEntry, error) {
 	var e OutboxEntry
 	var at int64
 	var code, msg string
-	if err := r.Scan(&e.MessageID, &e.ConversationID, &e.Content, &at, &e.Attempts, &code, &msg); err != nil {
+	if err := r.Scan(&e.MessageID, &e.ConversationID, &e.Content, &e.Attachment, &at, &e.Attempts, &code, &msg); err != nil {
 		return OutboxEntry{}, err
 	}
 	e.CreatedAt = fromNanos(at)
@@ -179,7 +192,7 @@ func (s *Store) CompleteSends(ctx context.Context, sents ...wire.SendResponse) (
 				continue
 			}
 			m := wire.Message{ConversationID: sent.ConversationID, SeqNo: sent.SeqNo, MessageID: sent.MessageID,
-				SenderID: s.self, Content: e.Content, Timestamp: sent.Timestamp}
+				SenderID: s.self, Content: e.Content, Attachment: e.Attachment, Timestamp: sent.Timestamp}
 			if err := validMessage(m); err != nil {
 				out[i].Err = err
 				continue

@@ -2,6 +2,7 @@ package localstore
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -91,6 +92,34 @@ func TestOpen(t *testing.T) {
 		_, err := Open(ctx, filepath.Join(t.TempDir(), "cache.db"), Options{})
 		if wire.ErrorCode(err) != wire.CodeInvalid {
 			t.Fatalf("err = %v, want invalid", err)
+		}
+	})
+	t.Run("OKUpgradesVersion1", func(t *testing.T) {
+		// A cache written before attachments existed (schema 1) opens, and
+		// keeps its messages.
+		path := filepath.Join(t.TempDir(), "cache.db")
+		raw, err := sql.Open("sqlite3", "file:"+path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v1, _ := migrations.ReadFile("migrations/0001_init.sql")
+		if _, err := raw.Exec(string(v1) + `; PRAGMA user_version = 1;
+			INSERT INTO messages VALUES ('dm:bob:me', 1, 'old', 'bob', 'from before', 5);
+			INSERT INTO outbox (message_id, conversation_id, content, created_at) VALUES ('q', 'dm:bob:me', 'queued', 5);`); err != nil {
+			t.Fatal(err)
+		}
+		raw.Close()
+		s, err := Open(ctx, path, Options{UserID: "me"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		m, err := s.Message(ctx, dm, 1)
+		if err != nil || m.Content != "from before" || m.Attachment != "" {
+			t.Fatalf("old message: %+v %v", m, err)
+		}
+		if es, err := s.Outbox(ctx, ""); err != nil || len(es) != 1 || es[0].Content != "queued" {
+			t.Fatalf("old outbox: %+v %v", es, err)
 		}
 	})
 	t.Run("ErrNewerSchema", func(t *testing.T) {
@@ -492,6 +521,26 @@ func TestOutbox(t *testing.T) {
 		}
 		if err := s.Discard(ctx, "id-1"); err != nil {
 			t.Fatal(err)
+		}
+	})
+	t.Run("OKAttachment", func(t *testing.T) {
+		s := newStore(t)
+		const media = "media/me/abcdefghijklmnop0123"
+		if _, err := s.EnqueueEntry(ctx, OutboxEntry{ConversationID: dm, MessageID: "pic", Attachment: media}); err != nil {
+			t.Fatal(err)
+		}
+		m, first, err := s.CompleteSend(ctx, wire.SendResponse{ConversationID: dm, SeqNo: 1, MessageID: "pic", Timestamp: t0})
+		if err != nil || !first || m.Attachment != media || m.Content != "" {
+			t.Fatalf("completed %+v %v %v", m, first, err)
+		}
+		if got, _ := s.Message(ctx, dm, 1); got.Attachment != media {
+			t.Fatalf("cached %+v", got)
+		}
+		if e, _ := s.InboxEntry(ctx, dm); e.LastMessageBody != "[attachment]" {
+			t.Fatalf("preview %q", e.LastMessageBody)
+		}
+		if _, err := s.EnqueueEntry(ctx, OutboxEntry{ConversationID: dm, MessageID: "bad", Attachment: "../etc/passwd"}); wire.ErrorCode(err) != wire.CodeInvalid {
+			t.Fatalf("bad attachment: %v", err)
 		}
 	})
 	t.Run("ErrConflict", func(t *testing.T) {
