@@ -48,6 +48,12 @@ func (c *lastSeqCache) get(convID string) int64 {
 	return 0
 }
 
+// known reports whether this node has seen the conversation exist.
+func (c *lastSeqCache) known(convID string) bool {
+	_, ok := c.m.Load(convID)
+	return ok
+}
+
 func (c *lastSeqCache) raise(convID string, seq int64) {
 	for {
 		v, loaded := c.m.LoadOrStore(convID, seq)

@@ -74,18 +74,20 @@ func (s *Service) Send(ctx context.Context, userID, convID string, req wire.Send
 	s.wg.Add(1)
 	defer s.wg.Done()
 
-	m, created, err := s.store1(ctx, userID, convID, members, req, from)
-	if errors.Is(err, ErrNotFound) && !isGroup(convID) {
-		// A direct conversation is created by its first message.
+	if !isGroup(convID) && !s.lastSeq.known(convID) {
+		// A direct conversation is created by its first message. Checking before a
+		// seq_no is taken keeps that message at seq 1.
 		a, b, _ := wire.DirectMembers(convID)
 		peer := a
 		if peer == userID {
 			peer = b
 		}
-		if _, _, err = s.ensureDirect(ctx, userID, peer); err == nil {
-			m, created, err = s.store1(ctx, userID, convID, members, req, from)
+		if _, _, err := s.ensureDirect(ctx, userID, peer); err != nil {
+			return wire.SendResponse{}, false, err
 		}
+		s.lastSeq.raise(convID, 0)
 	}
+	m, created, err := s.store1(ctx, userID, convID, members, req, from)
 	if errors.Is(err, ErrNotFound) {
 		return wire.SendResponse{}, false, wire.Errorf(wire.CodeNotFound, "no conversation %s", convID)
 	}

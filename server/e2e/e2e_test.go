@@ -57,6 +57,25 @@ func TestDirectChatTicks(t *testing.T) {
 	aws.quiet(isMessage(conv), 100*time.Millisecond)
 }
 
+func TestFirstMessageCreatesDirectConversation(t *testing.T) {
+	srv := servertest.Start(t)
+	alice, bob := register(t, srv, "alice"), register(t, srv, "bob")
+	conv := wire.DirectConversationID("alice", "bob")
+	// No POST /v1/conversations first: sending is enough.
+	if r := alice.send(conv, "first", "hi"); r.SeqNo != 1 {
+		t.Fatalf("first message has seq %d, want 1", r.SeqNo)
+	}
+	var in wire.InboxResponse
+	bob.do("GET", "/v1/inbox", nil, &in)
+	if len(in.Conversations) != 1 || in.Conversations[0].Peer != "alice" || in.Conversations[0].Unread != 1 {
+		t.Fatalf("bob's inbox: %+v", in.Conversations)
+	}
+	var e wire.ErrorResponse
+	if st := alice.do("POST", "/v1/conversations/dm:alice:nobody/messages", wire.SendRequest{MessageID: "x", Content: "hi"}, &e); st != 404 {
+		t.Fatalf("to an unknown user: %d", st)
+	}
+}
+
 func TestImplicitReadOnReply(t *testing.T) {
 	srv := servertest.Start(t)
 	alice, bob := register(t, srv, "alice"), register(t, srv, "bob")
@@ -172,7 +191,9 @@ func TestOfflineDeviceCatchesUpInOrder(t *testing.T) {
 	bws.write(wire.Frame{Type: wire.TypeAck, ConversationID: group, SeqNo: n / 3})
 	bws.write(wire.Frame{Type: wire.TypePing, ID: "p"})
 	bws.next(func(f wire.Frame) bool { return f.Type == wire.TypePong })
-	waitFor(t, func() bool { return alice.status(conv)["bob"].LastDeliveredSeq == n })
+	waitFor(t, func() bool {
+		return alice.status(conv)["bob"].LastDeliveredSeq == n && alice.status(group)["bob"].LastDeliveredSeq == n/3
+	})
 	again := dial(t, bob)
 	again.quiet(func(f wire.Frame) bool { return f.Type == wire.TypeMessage }, 200*time.Millisecond)
 
