@@ -219,7 +219,7 @@ for s in alice bob; do
 		((SECONDS < deadline)) || fail "$s's chat did not quit on ctrl+c"
 		sleep 0.1
 	done
-	st=$(tm display-message -p -t "$s" '#{pane_dead_status}')
-	[[ $st == 0 ]] || fail "$s's chat exited with status $st"
+	st=$(tm display-message -p -t "$s" '#{pane_dead_status}/#{pane_dead_signal}')
+	[[ $st == 0/ || $st == 0/0 ]] || fail "$s's chat did not exit cleanly on ctrl+c (status/signal: $st)"
 done
 log "PASS"
