@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/charmbracelet/x/ansi"
 )
@@ -114,4 +115,14 @@ func TestGoldenWideChatWithSidebar(t *testing.T) {
 	h.key("j", "enter") // team; bob's unread count shows in the sidebar
 	checkFrame(t, h.screen(), 120, 30)
 	golden(t, "chat_wide", h.screen())
+}
+
+func TestGoldenChatOfflinePending(t *testing.T) {
+	h := newHarness(t, fixture(), 80, 24)
+	h.key("enter")
+	h.send(ConnEvent{State: ConnState{Status: Reconnecting, RetryAt: fixtureNow.Add(7 * time.Second)}})
+	h.typeText("on the train, will sync later")
+	h.key("enter")
+	h.send(ConnEvent{State: ConnState{Status: Reconnecting, RetryAt: fixtureNow.Add(7 * time.Second), Unsent: 1}})
+	golden(t, "chat_offline_pending", h.screen())
 }
