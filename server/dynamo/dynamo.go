@@ -33,6 +33,7 @@ import (
 	"github.com/sony/gobreaker/v2"
 
 	"github.com/chatterm/chat/server"
+	"github.com/chatterm/chat/server/breaker"
 )
 
 var _ server.Store = (*Store)(nil)
@@ -156,7 +157,7 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 			do.APIOptions = append(do.APIOptions, serialWrites(new(sync.Mutex)))
 		}
 	})
-	if s.cb, err = newBreaker("dynamodb", o.Breaker, o.Registerer, isFailure, isExcluded); err != nil {
+	if s.cb, err = breaker.New("dynamodb", o.Breaker, breakerDefaults, o.Registerer, isFailure, isExcluded); err != nil {
 		return nil, fmt.Errorf("dynamo: %w", err)
 	}
 	return s, nil

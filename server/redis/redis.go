@@ -25,6 +25,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	goredis "github.com/redis/go-redis/v9"
 	"github.com/sony/gobreaker/v2"
+
+	"github.com/chatterm/chat/server/breaker"
 )
 
 // Options configure a Client. Zero fields take the defaults in brackets.
@@ -117,7 +119,7 @@ func New(o Options) (*Client, error) {
 	setLoggerOnce.Do(func() { goredis.SetLogger(slogPrintf{o.Logger}) })
 	c := &Client{prefix: o.Prefix, o: o, log: o.Logger}
 	var err error
-	if c.cb, err = newBreaker("redis", o.Breaker, o.Registerer, isFailure, isExcluded); err != nil {
+	if c.cb, err = breaker.New("redis", o.Breaker, breakerDefaults, o.Registerer, isFailure, isExcluded); err != nil {
 		return nil, fmt.Errorf("redis: %w", err)
 	}
 	c.rdb = goredis.NewUniversalClient(&goredis.UniversalOptions{
