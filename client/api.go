@@ -269,8 +269,7 @@ func (a *API) SendMessage(ctx context.Context, conversationID string, req wire.S
 // blocking path for scripts, with no cache and no socket. A failure to reach
 // the server is retried twice (after 100 ms and 300 ms) with the same
 // message_id, which the server stores once however often it arrives.
-func (a *API) SendNow(ctx context.Context, conversationID, messageID, content string) (wire.SendResponse, error) {
-	req := wire.SendRequest{MessageID: messageID, Content: content}
+func (a *API) SendNow(ctx context.Context, conversationID string, req wire.SendRequest) (wire.SendResponse, error) {
 	delay := 100 * time.Millisecond
 	for attempt := 1; ; attempt++ {
 		resp, _, err := a.SendMessage(ctx, conversationID, req)
@@ -286,6 +285,83 @@ func (a *API) SendNow(ctx context.Context, conversationID, messageID, content st
 		}
 		delay *= 3
 	}
+}
+
+// CreateMedia reserves a media_id and a URL to upload one file to
+// (POST /v1/media).
+func (a *API) CreateMedia(ctx context.Context, contentType string) (wire.MediaResponse, error) {
+	var out wire.MediaResponse
+	_, err := a.do(ctx, http.MethodPost, "/v1/media", nil, wire.MediaRequest{ContentType: contentType}, &out)
+	return out, err
+}
+
+// UploadMedia stores a file for an attachment: it reserves a media_id, PUTs
+// the bytes to the upload URL, and returns the media_id to send as a
+// message's attachment. size is the body's length (-1 if unknown).
+func (a *API) UploadMedia(ctx context.Context, contentType string, body io.Reader, size int64) (string, error) {
+	m, err := a.CreateMedia(ctx, contentType)
+	if err != nil {
+		return "", err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPut, m.UploadURL, body)
+	if err != nil {
+		return "", fmt.Errorf("upload: %w", err)
+	}
+	req.Header.Set("Content-Type", contentType)
+	if size >= 0 {
+		req.ContentLength = size
+	}
+	resp, err := a.hc.Do(req)
+	if err != nil {
+		if ctx.Err() != nil {
+			return "", fmt.Errorf("upload: %w", ctx.Err())
+		}
+		return "", &NetError{Server: a.server, Err: fmt.Errorf("upload: %w", err)}
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+	if resp.StatusCode >= 300 {
+		e := decodeError(resp, data)
+		e.Message = "upload refused: " + e.Message
+		return "", e
+	}
+	return m.MediaID, nil
+}
+
+// MediaURL returns a short-lived download URL for an attachment: where
+// GET /v1/media/{media_id} redirects.
+func (a *API) MediaURL(ctx context.Context, mediaID string) (string, error) {
+	if err := wire.ValidateMediaID(mediaID); err != nil {
+		return "", err
+	}
+	// The media_id has slashes of its own: the path is /v1/media/media/<user>/<token>.
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, a.server+"/v1/media/"+mediaID, nil)
+	if err != nil {
+		return "", err
+	}
+	req.Header.Set("Authorization", "Bearer "+a.token)
+	hc := *a.hc
+	hc.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	resp, err := hc.Do(req)
+	if err != nil {
+		if ctx.Err() != nil {
+			return "", ctx.Err()
+		}
+		return "", &NetError{Server: a.server, Err: err}
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+	if resp.StatusCode < 300 || resp.StatusCode >= 400 {
+		if resp.StatusCode < 300 {
+			return "", fmt.Errorf("media %s: the server answered %s, not a redirect", mediaID, resp.Status)
+		}
+		return "", decodeError(resp, data)
+	}
+	loc, err := resp.Location()
+	if err != nil {
+		return "", fmt.Errorf("media %s: %w", mediaID, err)
+	}
+	return loc.String(), nil
 }
 
 // History returns a page of messages before beforeSeq (0: the newest), newest

@@ -64,7 +64,7 @@ func (s *Session) History(ctx context.Context, conversationID string, beforeSeq 
 		for _, e := range out {
 			if e.Err == nil {
 				p.Pending = append(p.Pending, wire.Message{ConversationID: e.ConversationID, MessageID: e.MessageID,
-					SenderID: s.self, Content: e.Content, Timestamp: e.CreatedAt})
+					SenderID: s.self, Content: e.Content, Attachment: e.Attachment, Timestamp: e.CreatedAt})
 			}
 		}
 	}

@@ -547,7 +547,7 @@ func (s *Session) sendOn(ctx context.Context, l *link, e localstore.OutboxEntry)
 	l.sent[e.MessageID] = true
 	s.mu.Unlock()
 	if !l.push(ctx, wire.Frame{Type: wire.TypeSend, ID: e.MessageID, ConversationID: e.ConversationID,
-		MessageID: e.MessageID, Content: e.Content}) {
+		MessageID: e.MessageID, Content: e.Content, Attachment: e.Attachment}) {
 		s.mu.Lock()
 		delete(l.sent, e.MessageID)
 		s.mu.Unlock()
@@ -835,8 +835,20 @@ func (s *Session) Enqueue(ctx context.Context, conversationID, content string) (
 // EnqueueID is Enqueue with the caller's message_id (idempotent: the same id and
 // content again is the same message).
 func (s *Session) EnqueueID(ctx context.Context, conversationID, messageID, content string) (wire.Message, error) {
+	return s.EnqueueMessage(ctx, wire.Message{ConversationID: conversationID, MessageID: messageID, Content: content})
+}
+
+// EnqueueMessage is Enqueue for a message with an attachment (a media_id from
+// API.UploadMedia; the content may then be empty). An empty MessageID gets a
+// fresh one.
+func (s *Session) EnqueueMessage(ctx context.Context, m wire.Message) (wire.Message, error) {
+	if m.MessageID == "" {
+		m.MessageID = wire.NewMessageID()
+	}
+	conversationID, messageID, content := m.ConversationID, m.MessageID, m.Content
 	s.sendMu.Lock()
-	e, err := s.store.Enqueue(ctx, conversationID, messageID, content)
+	e, err := s.store.EnqueueEntry(ctx, localstore.OutboxEntry{ConversationID: conversationID, MessageID: messageID,
+		Content: content, Attachment: m.Attachment})
 	if err != nil {
 		s.sendMu.Unlock()
 		return wire.Message{}, err
@@ -849,7 +861,8 @@ func (s *Session) EnqueueID(ctx context.Context, conversationID, messageID, cont
 	}
 	s.sendMu.Unlock()
 	s.refreshUnsent(ctx)
-	return wire.Message{ConversationID: conversationID, MessageID: messageID, SenderID: s.self, Content: content, Timestamp: e.CreatedAt}, nil
+	return wire.Message{ConversationID: conversationID, MessageID: messageID, SenderID: s.self, Content: content,
+		Attachment: e.Attachment, Timestamp: e.CreatedAt}, nil
 }
 
 // Send queues a message like Enqueue and waits until the server has stored it
@@ -860,11 +873,21 @@ func (s *Session) Send(ctx context.Context, conversationID, content string) (wir
 
 // SendID is Send with the caller's message_id.
 func (s *Session) SendID(ctx context.Context, conversationID, messageID, content string) (wire.SendResponse, error) {
+	return s.SendMessage(ctx, wire.Message{ConversationID: conversationID, MessageID: messageID, Content: content})
+}
+
+// SendMessage is Send for a message that may carry an attachment; an empty
+// MessageID gets a fresh one.
+func (s *Session) SendMessage(ctx context.Context, m wire.Message) (wire.SendResponse, error) {
+	if m.MessageID == "" {
+		m.MessageID = wire.NewMessageID()
+	}
+	messageID := m.MessageID
 	w := make(chan sendResult, 1)
 	s.mu.Lock()
 	s.waiters[messageID] = append(s.waiters[messageID], w)
 	s.mu.Unlock()
-	if _, err := s.EnqueueID(ctx, conversationID, messageID, content); err != nil {
+	if _, err := s.EnqueueMessage(ctx, m); err != nil {
 		s.dropWaiter(messageID, w)
 		return wire.SendResponse{}, err
 	}

@@ -42,6 +42,7 @@ Commands:
   tail                  follow new messages until interrupted
   group                 create a group, add or remove members, show one
   invite                make an invite code (admins)
+  media MEDIA_ID        print an attachment's download URL, or save it (-o)
 
 Run "chat COMMAND --help" for a command's flags and examples.
 
@@ -100,6 +101,7 @@ func init() {
 		{"tail", "follow new messages", (*app).runTail},
 		{"group", "manage groups", (*app).runGroup},
 		{"invite", "make an invite code", (*app).runInvite},
+		{"media", "fetch an attachment", (*app).runMedia},
 	}
 }
 

@@ -597,3 +597,48 @@ func TestStartupInitIsCheap(t *testing.T) {
 		}
 	}
 }
+
+func TestAttachment(t *testing.T) {
+	srv := servertest.Start(t)
+	alice, bob := newUser(t, srv, "alice"), newUser(t, srv, "bob")
+	file := filepath.Join(t.TempDir(), "report.txt")
+	if err := os.WriteFile(file, []byte("week 47: all green\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Run("OK", func(t *testing.T) {
+		alice.must("", "send", "--to", "bob", "--attach", file, "the report")
+		alice.must("", "send", "--to", "bob", "--attach", file) // no text
+		out := bob.must("", "history", "--with", "alice", "--json")
+		var ms []wire.Message
+		dec := json.NewDecoder(strings.NewReader(out))
+		for dec.More() {
+			var m wire.Message
+			if err := dec.Decode(&m); err != nil {
+				t.Fatal(err)
+			}
+			ms = append(ms, m)
+		}
+		if len(ms) != 2 || ms[0].Content != "the report" || ms[0].Attachment == "" || ms[1].Content != "" || ms[1].Attachment == "" {
+			t.Fatalf("bob's history %+v", ms)
+		}
+		saved := filepath.Join(t.TempDir(), "saved.txt")
+		bob.must("", "media", ms[0].Attachment, "-o", saved)
+		if got, _ := os.ReadFile(saved); string(got) != "week 47: all green\n" {
+			t.Fatalf("downloaded %q", got)
+		}
+		if human := bob.must("", "history", "--with", "alice"); !strings.Contains(human, "[attachment media/alice/") {
+			t.Fatalf("history shows no attachment:\n%s", human)
+		}
+	})
+	t.Run("ErrNoFile", func(t *testing.T) {
+		_, errOut, code := alice.run("", "send", "--to", "bob", "--attach", "/nonexistent/x.png", "hi")
+		if code != exitUsage || !strings.Contains(errOut, "--attach") {
+			t.Fatalf("exit %d %q", code, errOut)
+		}
+	})
+	t.Run("ErrWithLines", func(t *testing.T) {
+		if _, _, code := alice.run("a\n", "send", "--to", "bob", "--lines", "--attach", file); code != exitUsage {
+			t.Fatalf("exit %d", code)
+		}
+	})
+}

@@ -85,7 +85,14 @@ func printMessage(w io.Writer, m wire.Message, withConversation bool) {
 		conv = m.ConversationID + " "
 	}
 	ts := m.Timestamp.Local().Format("2006-01-02 15:04:05")
-	fmt.Fprintf(w, "%s %s#%d %s: %s\n", ts, conv, m.SeqNo, m.SenderID, strings.ReplaceAll(m.Content, "\n", "\n    "))
+	text := strings.ReplaceAll(m.Content, "\n", "\n    ")
+	if m.Attachment != "" {
+		if text != "" {
+			text += " "
+		}
+		text += "[attachment " + m.Attachment + "]"
+	}
+	fmt.Fprintf(w, "%s %s#%d %s: %s\n", ts, conv, m.SeqNo, m.SenderID, text)
 }
 
 const lsUsage = `

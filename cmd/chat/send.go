@@ -7,6 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"mime"
+	"net/http"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -28,6 +32,9 @@ lines are skipped.
 once and answers a repeat with the first answer. With --lines, line N gets
 ID-N. The default is a fresh id per message.
 
+--attach FILE uploads the file and sends it as the message's attachment; the
+text is then optional (only "-" reads it from standard input).
+
 --wait delivered|read waits, after the send, until every other member's
 boundary has passed the (last) message; --timeout bounds the wait (exit 1 when
 it runs out, with the seq_no already printed).
@@ -38,6 +45,7 @@ Examples:
   tail -f app.log | grep ERROR | chat send --to oncall --lines
   chat send --to bob --message-id deploy-42 --json "deploying v42"
   chat send --to bob --wait read --timeout 10m "please approve"
+  chat send --group g:7f3k2 --attach report.pdf "this week's report"
 `
 
 func (a *app) runSend(ctx context.Context, args []string) error {
@@ -49,6 +57,7 @@ func (a *app) runSend(ctx context.Context, args []string) error {
 	messageID := fs.String("message-id", "", "message `ID` for idempotent retries (with --lines: ID-N)")
 	wait := fs.String("wait", "", "wait until the message is `MODE`: delivered or read")
 	timeout := fs.Duration("timeout", time.Minute, "how long --wait waits, and each request at most")
+	attach := fs.String("attach", "", "upload `FILE` and send it as the message's attachment (the text is then optional)")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -68,7 +77,18 @@ func (a *app) runSend(ctx context.Context, args []string) error {
 			return usagef("--message-id: %s", wire.ErrorMessage(err))
 		}
 	}
-	fromStdin := len(pos) == 0 || len(pos) == 1 && pos[0] == "-"
+	if *attach != "" && *lines {
+		return usagef("--attach goes with one message, not --lines")
+	}
+	// With an attachment the text is optional: only "-" reads standard input.
+	fromStdin := len(pos) == 0 && *attach == "" || len(pos) == 1 && pos[0] == "-"
+	var file *os.File
+	if *attach != "" {
+		if file, err = os.Open(*attach); err != nil {
+			return usagef("--attach: %v", err)
+		}
+		defer file.Close()
+	}
 	if fromStdin {
 		if _, tty := a.stdinTerminal(); tty {
 			fmt.Fprintln(a.stderr, "(reading the message from the terminal; end it with Ctrl-D)")
@@ -95,6 +115,16 @@ func (a *app) runSend(ctx context.Context, args []string) error {
 		return err
 	}
 
+	attachment := ""
+	if file != nil {
+		uctx, cancel := context.WithTimeout(ctx, *timeout)
+		attachment, err = upload(uctx, api, file)
+		cancel()
+		if err != nil {
+			return err
+		}
+	}
+
 	var last wire.SendResponse
 	send := func(n int, content string) error {
 		id := *messageID
@@ -106,7 +136,7 @@ func (a *app) runSend(ctx context.Context, args []string) error {
 		}
 		rctx, cancel := context.WithTimeout(ctx, *timeout)
 		defer cancel()
-		resp, err := api.SendNow(rctx, conv, id, content)
+		resp, err := api.SendNow(rctx, conv, wire.SendRequest{MessageID: id, Content: content, Attachment: attachment})
 		if err != nil {
 			return asTarget(err)
 		}
@@ -159,7 +189,7 @@ func (a *app) runSend(ctx context.Context, args []string) error {
 			}
 			content = strings.TrimSuffix(strings.TrimSuffix(string(b), "\n"), "\r")
 		}
-		if content == "" {
+		if content == "" && attachment == "" {
 			return usagef("nothing to send: the message is empty")
 		}
 		if err := send(1, content); err != nil {
@@ -177,6 +207,32 @@ func (a *app) runSend(ctx context.Context, args []string) error {
 		return fmt.Errorf("stored as seq_no %d but not %s within %s; wait longer with --timeout", last.SeqNo, *wait, *timeout)
 	}
 	return asTarget(err)
+}
+
+// upload sends a file for an attachment, with its type from the name's
+// extension, else from its first bytes; it returns the media_id.
+func upload(ctx context.Context, api *client.API, f *os.File) (string, error) {
+	fi, err := f.Stat()
+	if err != nil {
+		return "", fmt.Errorf("--attach: %w", err)
+	}
+	if !fi.Mode().IsRegular() {
+		return "", usagef("--attach: %s is not a regular file", f.Name())
+	}
+	typ := mime.TypeByExtension(filepath.Ext(f.Name()))
+	if typ == "" {
+		head := make([]byte, 512)
+		n, _ := io.ReadFull(f, head)
+		typ = http.DetectContentType(head[:n])
+		if _, err := f.Seek(0, io.SeekStart); err != nil {
+			return "", fmt.Errorf("--attach: %w", err)
+		}
+	}
+	id, err := api.UploadMedia(ctx, typ, f, fi.Size())
+	if err != nil {
+		return "", fmt.Errorf("upload %s: %w", filepath.Base(f.Name()), err)
+	}
+	return id, nil
 }
 
 // readLine reads one line (with its newline, if any) of at most limit bytes;
