@@ -120,3 +120,11 @@ type Notification struct {
 type Pusher interface {
 	Push(ctx context.Context, n Notification) error
 }
+
+// NodeKeeper is implemented by registries shared between nodes (seed 003's
+// monitoring and cleaner): Keep heartbeats for this node and drops the entries of
+// nodes whose heartbeat stopped (they crashed), through each node's reverse set,
+// until ctx ends. The Service runs it when its Registry has it.
+type NodeKeeper interface {
+	Keep(ctx context.Context, nodeID string)
+}

@@ -117,6 +117,7 @@ type Service struct {
 	ctx      context.Context // ends at Shutdown
 	cancel   context.CancelFunc
 	wg       sync.WaitGroup // in-flight sends and per-connection workers
+	bg       sync.WaitGroup // background jobs that end with ctx
 }
 
 // New builds a Service and subscribes it to its node's broker channel.
@@ -134,6 +135,9 @@ func New(cfg Config) (*Service, error) {
 	if err := cfg.Broker.Subscribe(ctx, cfg.NodeID, s.hub.deliverEnvelope); err != nil {
 		cancel()
 		return nil, fmt.Errorf("subscribe node %s: %w", cfg.NodeID, err)
+	}
+	if k, ok := cfg.Registry.(NodeKeeper); ok {
+		s.bg.Go(func() { k.Keep(ctx, cfg.NodeID) })
 	}
 	return s, nil
 }
@@ -159,6 +163,7 @@ func (s *Service) Shutdown(ctx context.Context) error {
 		err = fmt.Errorf("shutdown: in-flight work did not finish: %w", ctx.Err())
 	}
 	s.cancel()
+	s.bg.Wait()
 	dctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	if derr := s.cfg.Registry.DropNode(dctx, s.cfg.NodeID); derr != nil {

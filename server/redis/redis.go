@@ -63,6 +63,10 @@ type Options struct {
 	ProfileTTL    time.Duration
 	ProfileJitter time.Duration
 
+	// HeartbeatEvery is how often a node marks itself alive in the registry; a
+	// node silent for three times this is dead and its connections are dropped [5s].
+	HeartbeatEvery time.Duration
+
 	Logger *slog.Logger // [slog.Default()]: for dropped pub/sub messages
 }
 

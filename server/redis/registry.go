@@ -105,8 +105,15 @@ func (r *Registry) DropNode(ctx context.Context, nodeID string) error {
 	setKey := r.c.key("node", nodeID)
 	return r.c.do(ctx, "registry drop node", func(ctx context.Context) error {
 		members, err := r.c.rdb.SMembers(ctx, setKey).Result()
-		if err != nil || len(members) == 0 {
+		if err != nil {
 			return err
+		}
+		// The node is gone (shut down or reaped): no heartbeat to watch any more.
+		if err := r.c.rdb.SRem(ctx, r.nodesKey(), nodeID).Err(); err != nil {
+			return err
+		}
+		if len(members) == 0 {
+			return nil
 		}
 		_, err = r.c.rdb.Pipelined(ctx, func(pl goredis.Pipeliner) error {
 			for _, m := range members {
