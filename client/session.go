@@ -572,8 +572,27 @@ func (s *Session) handle(ctx context.Context, l *link, batch []wire.Frame) error
 			return fmt.Errorf("store incoming messages: %w", err)
 		}
 		msgs = msgs[:0]
+		type key struct{ conv, user string }
+		senders := map[key]bool{}
 		for _, m := range added {
 			s.emit(ctx, MessageEvent{Message: m})
+			if m.SenderID != s.self {
+				senders[key{m.ConversationID, m.SenderID}] = true
+			}
+		}
+		// A message implies its sender read everything before it (seed 004);
+		// the server sends no status frame for that, so the ticks of our own
+		// messages move here. The event carries the boundaries as cached.
+		for k := range senders {
+			sts, err := s.store.Statuses(ctx, k.conv)
+			if err != nil {
+				return err
+			}
+			for _, st := range sts {
+				if st.UserID == k.user {
+					s.emit(ctx, StatusEvent{ConversationID: k.conv, Status: st})
+				}
+			}
 		}
 		return nil
 	}

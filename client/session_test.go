@@ -668,3 +668,36 @@ func TestSessionSendsAttachment(t *testing.T) {
 		t.Fatalf("the server stored %+v", h.Messages[0])
 	}
 }
+
+// A reply means its sender read everything before it (seed 004): the ticks of
+// our earlier messages turn read with no status frame from the server.
+func TestSessionReplyImpliesRead(t *testing.T) {
+	srv := servertest.Start(t)
+	aliceAPI, bobAPI := register(t, srv, "alice"), register(t, srv, "bob")
+	conv := direct(t, aliceAPI, "bob")
+	alice := startDevice(t, aliceAPI, srv.URL, "alice")
+	alice.waitFor("connected", func() bool { return alice.sess.State().Status == client.Connected })
+	ctx, cancel := context.WithTimeout(bg, 10*time.Second)
+	defer cancel()
+	mine, err := alice.sess.Send(ctx, conv, "are you there?")
+	if err != nil {
+		t.Fatal(err)
+	}
+	reply, _, err := bobAPI.SendMessage(bg, conv, wire.SendRequest{MessageID: "yes", Content: "yes"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	alice.waitFor("bob's implicit read", func() bool {
+		alice.mu.Lock()
+		defer alice.mu.Unlock()
+		for _, ev := range alice.events {
+			if s, ok := ev.(client.StatusEvent); ok && s.Status.UserID == "bob" && s.Status.LastReadSeq >= mine.SeqNo {
+				return true
+			}
+		}
+		return false
+	})
+	if _, r, _ := alice.store.PeerBoundaries(bg, conv); r != reply.SeqNo {
+		t.Fatalf("bob's read boundary %d in alice's cache, want %d", r, reply.SeqNo)
+	}
+}
