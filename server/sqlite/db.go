@@ -41,6 +41,8 @@ type Store struct {
 
 	txStmtsFor *sql.Tx              // the transaction txStmts belong to (writer goroutine only)
 	txStmts    map[string]*sql.Stmt // hot statements bound to txStmtsFor
+
+	reads sync.Map // query text → *sql.Stmt prepared on r
 }
 
 // Options tune a Store. The zero value is right for production.
@@ -132,6 +134,10 @@ func (s *Store) Close() error {
 	s.closeOnce.Do(func() {
 		close(s.jobs)
 		<-s.done
+	})
+	s.reads.Range(func(_, st any) bool {
+		st.(*sql.Stmt).Close()
+		return true
 	})
 	return errors.Join(s.w.Close(), s.r.Close())
 }
@@ -309,6 +315,24 @@ func (s *Store) stmt(tx *sql.Tx, name string) *sql.Stmt {
 		s.txStmts[name] = st
 	}
 	return st
+}
+
+// query runs a read on the reader pool through a statement prepared once per
+// query text: history pages, catch-up and the pending list on connect would
+// otherwise parse their SQL on every call.
+func (s *Store) query(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
+	st, ok := s.reads.Load(q)
+	if !ok {
+		prepared, err := s.r.PrepareContext(ctx, q)
+		if err != nil {
+			return nil, err
+		}
+		var loaded bool
+		if st, loaded = s.reads.LoadOrStore(q, prepared); loaded {
+			prepared.Close()
+		}
+	}
+	return st.(*sql.Stmt).QueryContext(ctx, args...)
 }
 
 func isUnique(err error) bool {

@@ -69,7 +69,7 @@ func (s *Store) NextSeq(ctx context.Context, convID string) (int64, error) {
 const msgColumns = `seq_no, message_id, sender_id, receiver_id, content, ts, s3_ref, attachment`
 
 func (s *Store) queryMessages(ctx context.Context, convID, q string, args ...any) ([]server.Message, error) {
-	rows, err := s.r.QueryContext(ctx, q, args...)
+	rows, err := s.query(ctx, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("list messages: %w", err)
 	}
@@ -164,7 +164,7 @@ func (s *Store) AdvanceStatus(ctx context.Context, userID, convID string, delive
 }
 
 func (s *Store) ListPending(ctx context.Context, userID string) ([]server.Pending, error) {
-	rows, err := s.r.QueryContext(ctx, `SELECT conversation_id, first_undelivered_seq FROM pending_deliveries WHERE receiver_id = ? ORDER BY conversation_id`, userID)
+	rows, err := s.query(ctx, `SELECT conversation_id, first_undelivered_seq FROM pending_deliveries WHERE receiver_id = ? ORDER BY conversation_id`, userID)
 	if err != nil {
 		return nil, fmt.Errorf("list pending: %w", err)
 	}
