@@ -202,14 +202,25 @@ func (c *Conn) live(f OutFrame) {
 
 // endCatchUp releases the frames held during catch-up (duplicates of what the
 // catch-up sent are possible; clients dedupe by conversation_id and seq_no).
+//
+// Live frames keep being held while the held ones are queued, and catching ends
+// only when none are left, under the lock: a frame arriving meanwhile can never
+// overtake one held before it.
 func (c *Conn) endCatchUp() {
-	c.mu.Lock()
-	held := c.held
-	c.held, c.catching = nil, false
-	c.mu.Unlock()
-	for _, f := range held {
-		if !c.sendWait(f) {
+	for {
+		c.mu.Lock()
+		held := c.held
+		c.held = nil
+		if len(held) == 0 {
+			c.catching = false
+			c.mu.Unlock()
 			return
+		}
+		c.mu.Unlock()
+		for _, f := range held {
+			if !c.sendWait(f) {
+				return
+			}
 		}
 	}
 }
