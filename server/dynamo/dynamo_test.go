@@ -38,6 +38,11 @@ func open(t testing.TB, o dynamo.Options) *dynamo.Store {
 	t.Helper()
 	if o.Endpoint == "" {
 		o.Endpoint = endpoint(t)
+		// moto is slow, and slower on a loaded machine: behaviour tests get time;
+		// the fault tests (own endpoint) keep the fail-fast defaults.
+		if o.CallTimeout == 0 {
+			o.CallTimeout = 30 * time.Second
+		}
 	}
 	o.TablePrefix = prefix()
 	// A region of its own: moto keeps each region's tables apart, and restores

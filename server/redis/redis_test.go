@@ -33,6 +33,13 @@ func prefix(t testing.TB) string {
 	return "test:" + hex.EncodeToString(b[:]) + ":"
 }
 
+// conformanceClient is a client for tests of behaviour, not of failure: the
+// production timeouts (150 ms) are for failing fast, and a loaded CI machine
+// can exceed them on a healthy Redis.
+func conformanceClient(t testing.TB) *redis.Client {
+	return client(t, redis.Options{CallTimeout: 5 * time.Second, ReadTimeout: 2 * time.Second, WriteTimeout: 2 * time.Second, DialTimeout: 2 * time.Second})
+}
+
 // client returns a Client on the test Redis with a key prefix of its own.
 func client(t testing.TB, o redis.Options) *redis.Client {
 	t.Helper()
@@ -59,27 +66,27 @@ func client(t testing.TB, o redis.Options) *redis.Client {
 }
 
 func TestSequencer(t *testing.T) {
-	roletest.Sequencer(t, func(t *testing.T) server.Sequencer { return client(t, redis.Options{}).Sequencer() })
+	roletest.Sequencer(t, func(t *testing.T) server.Sequencer { return conformanceClient(t).Sequencer() })
 }
 
 func TestRateLimiter(t *testing.T) {
-	roletest.RateLimiter(t, func(t *testing.T) server.RateLimiter { return client(t, redis.Options{}).RateLimiter() })
+	roletest.RateLimiter(t, func(t *testing.T) server.RateLimiter { return conformanceClient(t).RateLimiter() })
 }
 
 func TestInboxIndex(t *testing.T) {
-	roletest.InboxIndex(t, func(t *testing.T) server.InboxIndex { return client(t, redis.Options{}).InboxIndex() })
+	roletest.InboxIndex(t, func(t *testing.T) server.InboxIndex { return conformanceClient(t).InboxIndex() })
 }
 
 func TestProfileCache(t *testing.T) {
-	roletest.ProfileCache(t, func(t *testing.T) server.ProfileCache { return client(t, redis.Options{}).ProfileCache() })
+	roletest.ProfileCache(t, func(t *testing.T) server.ProfileCache { return conformanceClient(t).ProfileCache() })
 }
 
 func TestRegistry(t *testing.T) {
-	roletest.Registry(t, func(t *testing.T) server.Registry { return client(t, redis.Options{}).Registry() })
+	roletest.Registry(t, func(t *testing.T) server.Registry { return conformanceClient(t).Registry() })
 }
 
 func TestBroker(t *testing.T) {
-	roletest.Broker(t, func(t *testing.T) server.Broker { return client(t, redis.Options{}).Broker() })
+	roletest.Broker(t, func(t *testing.T) server.Broker { return conformanceClient(t).Broker() })
 }
 
 // BenchmarkSendPath is the Redis work of one direct message: rate limit, seq_no,
