@@ -10,6 +10,9 @@ cd "$(dirname "$0")/.."
 # Integration tests fail instead of skipping when their services are missing.
 export CI=${CI:-true}
 
+# A state directory of this run's own: at exit it stops only what it started, not
+# services that were already answering on those ports.
+export CHAT_SERVICES_DIR=${CHAT_SERVICES_DIR:-$(mktemp -d)}
 eval "$(scripts/services.sh start)"
 trap 'scripts/services.sh stop >/dev/null 2>&1 || true' EXIT
 
