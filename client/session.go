@@ -48,6 +48,7 @@ type Session struct {
 	events chan Event
 	owns   bool // Close closes the store
 	runs   atomic.Bool
+	kick   chan struct{} // cuts a reconnect wait short (RetryNow)
 
 	// sendMu orders sends: an Enqueue and a connection's outbox resend never
 	// interleave, so messages leave in the order they were typed.
@@ -88,6 +89,7 @@ func NewSession(cfg SessionConfig) *Session {
 		log:     cfg.Logger,
 		cfg:     cfg,
 		events:  make(chan Event, cfg.EventBuffer),
+		kick:    make(chan struct{}, 1),
 		waiters: map[string][]chan sendResult{},
 		reads:   map[string]int64{},
 		state:   State{Status: Offline},
@@ -231,11 +233,23 @@ func (s *Session) Run(ctx context.Context) error {
 		t := time.NewTimer(delay)
 		select {
 		case <-t.C:
+		case <-s.kick:
+			t.Stop()
 		case <-ctx.Done():
 			t.Stop()
 			s.setState(func(st *State) { st.Status = Offline })
 			return ctx.Err()
 		}
+	}
+}
+
+// RetryNow cuts the current reconnect wait short: the next attempt starts at
+// once. Sending a message while disconnected does the same, since the user is
+// waiting on it. It does nothing while connected.
+func (s *Session) RetryNow() {
+	select {
+	case s.kick <- struct{}{}:
+	default:
 	}
 }
 
@@ -351,6 +365,10 @@ func (s *Session) serve(ctx context.Context, conn *Conn) error {
 	}()
 	s.setState(func(st *State) { st.Status, st.Err, st.RetryAt = Connected, "", time.Time{} })
 	s.log.Info("connected", "server", s.api.Server(), "user", conn.UserID())
+	select {
+	case <-s.kick: // a RetryNow from before this connection is spent
+	default:
+	}
 	for conv, seq := range reads {
 		l.push(ctx, wire.Frame{Type: wire.TypeRead, ConversationID: conv, SeqNo: seq})
 	}
@@ -879,6 +897,9 @@ func (s *Session) EnqueueMessage(ctx context.Context, m wire.Message) (wire.Mess
 		s.sendOn(ctx, l, e)
 	}
 	s.sendMu.Unlock()
+	if l == nil {
+		s.RetryNow()
+	}
 	s.refreshUnsent(ctx)
 	return wire.Message{ConversationID: conversationID, MessageID: messageID, SenderID: s.self, Content: content,
 		Attachment: e.Attachment, Timestamp: e.CreatedAt}, nil

@@ -701,3 +701,27 @@ func TestSessionReplyImpliesRead(t *testing.T) {
 		t.Fatalf("bob's read boundary %d in alice's cache, want %d", r, reply.SeqNo)
 	}
 }
+
+// Sending while the session waits out a long backoff retries at once: the
+// user is waiting on that message.
+func TestSessionSendCutsBackoffShort(t *testing.T) {
+	srv := servertest.Start(t)
+	aliceAPI, _ := register(t, srv, "alice"), register(t, srv, "bob")
+	conv := direct(t, aliceAPI, "bob")
+	px := newProxy(t, hostport(t, srv.URL))
+	alice := startDevice(t, aliceAPI, px.URL(), "alice", func(c *client.SessionConfig) {
+		c.Backoff = client.Backoff{Base: time.Hour, Cap: time.Hour}
+		c.Rand = func() float64 { return 0.5 } // every wait is half an hour
+	})
+	alice.waitFor("connected", func() bool { return alice.sess.State().Status == client.Connected })
+	px.set(false)
+	alice.waitFor("a long wait", func() bool {
+		st := alice.sess.State()
+		return st.Status == client.Reconnecting && time.Until(st.RetryAt) > 10*time.Minute
+	})
+	px.set(true)
+	if _, err := alice.sess.Enqueue(bg, conv, "now please"); err != nil {
+		t.Fatal(err)
+	}
+	alice.waitFor("sent without waiting half an hour", func() bool { return alice.sess.State().Unsent == 0 })
+}
