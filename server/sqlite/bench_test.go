@@ -1,0 +1,78 @@
+package sqlite_test
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/chatterm/chat/server"
+	"github.com/chatterm/chat/server/sqlite"
+	"github.com/chatterm/chat/wire"
+)
+
+// BenchmarkSendAndAck is the store's share of one message on the hot path: the
+// send transaction and the receiver's ack, from 200 concurrent connections in 100
+// direct conversations, so group commit batches them as the server does.
+//
+//	go test -run '^$' -bench SendAndAck -benchtime 3s ./server/sqlite/
+func BenchmarkSendAndAck(b *testing.B) {
+	for _, noSync := range []bool{false, true} {
+		b.Run(fmt.Sprintf("nosync=%v", noSync), func(b *testing.B) {
+			st, err := sqlite.Open(filepath.Join(b.TempDir(), "chat.db"), sqlite.Options{NoSync: noSync})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer st.Close()
+			ctx := context.Background()
+			now := time.Now()
+			const convs, workers = 100, 200
+			ids := make([]string, convs)
+			for i := range ids {
+				a, r := fmt.Sprintf("a%d", i), fmt.Sprintf("b%d", i)
+				ids[i] = wire.DirectConversationID(a, r)
+				if err := st.CreateConversation(ctx, server.Conversation{ID: ids[i], Type: wire.Direct, CreatedAt: now},
+					[]server.Participant{{ConversationID: ids[i], UserID: a}, {ConversationID: ids[i], UserID: r}}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			var next atomic.Int64
+			var seqs [convs]atomic.Int64
+			var wg sync.WaitGroup
+			b.ResetTimer()
+			cpu0 := cpuTime()
+			for w := range workers {
+				wg.Go(func() {
+					i := w % convs
+					a, r := fmt.Sprintf("a%d", i), fmt.Sprintf("b%d", i)
+					for next.Add(1) <= int64(b.N) {
+						seq := seqs[i].Add(1)
+						m := server.Message{ConversationID: ids[i], SeqNo: seq, MessageID: fmt.Sprint("m", seq), SenderID: a, ReceiverID: r,
+							Content: "a chat line of about the length people type, give or take a few words", Timestamp: now}
+						if err := st.AppendMessage(ctx, m, []string{r}); err != nil {
+							b.Error(err)
+							return
+						}
+						if _, _, err := st.AdvanceStatus(ctx, r, ids[i], seq, 0); err != nil {
+							b.Error(err)
+							return
+						}
+					}
+				})
+			}
+			wg.Wait()
+			// CPU rather than wall time is the figure to compare on a shared machine.
+			b.ReportMetric(float64((cpuTime()-cpu0).Microseconds())/float64(b.N), "cpu-µs/op")
+		})
+	}
+}
+
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
