@@ -274,7 +274,7 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 
 	case flashMsg:
 		m.flashID++
-		m.flash, m.flashErr = msg.text, msg.err
+		m.flash, m.flashErr = sanitize(msg.text, false), msg.err
 		id := m.flashID
 		return m, tea.Tick(5*time.Second, func(time.Time) tea.Msg { return flashExpiredMsg{id} })
 

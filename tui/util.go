@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 	"unicode"
+	"unicode/utf8"
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
@@ -30,7 +31,7 @@ func kv(bs ...key.Binding) []helpKV {
 // sequences above all, which could rewrite the terminal) are dropped, tabs become
 // spaces; newlines are kept when multiline.
 func sanitize(s string, multiline bool) string {
-	clean := true
+	clean := utf8.ValidString(s) // a stray byte such as 0x9b is an 8-bit CSI to some terminals
 	for _, r := range s {
 		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) || r == '\u2028' || r == '\u2029' {
 			clean = false
