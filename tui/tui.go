@@ -745,11 +745,13 @@ func fitBlock(s string, w, h int) string {
 	return strings.Join(lines, "\n")
 }
 
+// errText is an error as the screen shows it; it may come from a server, so it
+// is sanitised like message text.
 func errText(err error) string {
 	if err == nil {
 		return ""
 	}
-	return wireMessage(err)
+	return sanitize(wireMessage(err), false)
 }
 
 // wireMessage shows a protocol error's own message and any other error whole.
