@@ -135,11 +135,15 @@ func (s *Service) Authenticate(ctx context.Context, token string) (string, error
 	return t.UserID, nil
 }
 
-// Logout revokes a token.
-func (s *Service) Logout(ctx context.Context, token string) error {
-	if err := s.store.DeleteToken(ctx, hashSecret(token)); err != nil {
+// Logout revokes a token and closes this node's sockets opened with it (code
+// 4001: log in again before reconnecting). Sockets on other nodes end at their
+// next reconnect, when the token is refused.
+func (s *Service) Logout(ctx context.Context, userID, token string) error {
+	h := hashSecret(token)
+	if err := s.store.DeleteToken(ctx, h); err != nil {
 		return s.internal("logout", err)
 	}
+	s.hub.closeToken(userID, h, CloseTokenRevoked, "logged out")
 	return nil
 }
 

@@ -12,11 +12,13 @@ import (
 // catchUpPage is how many stored messages one catch-up read fetches.
 const catchUpPage = 200
 
-// Connect registers a new connection of userID and starts its catch-up: the hello
-// frame, then every pending message in seq order per conversation. Live messages
-// that arrive meanwhile are held and follow the backlog.
-func (s *Service) Connect(ctx context.Context, userID, connID string) (*Conn, error) {
+// Connect registers a new connection of userID, opened with token, and starts
+// its catch-up: the hello frame, then every pending message in seq order per
+// conversation. Live messages that arrive meanwhile are held and follow the
+// backlog.
+func (s *Service) Connect(ctx context.Context, userID, token, connID string) (*Conn, error) {
 	c := newConn(connID, userID, s.cfg.SendBuffer)
+	c.tokenHash = hashSecret(token)
 	s.hub.add(c)
 	s.metrics.Connections.Inc()
 	if err := s.cfg.Registry.Add(ctx, Presence{UserID: userID, ConnID: connID, NodeID: s.cfg.NodeID}); err != nil {
@@ -66,7 +68,12 @@ func (s *Service) enqueue(c *Conn, fn func()) bool {
 	}
 	c.working = true
 	c.mu.Unlock()
-	s.wg.Add(1)
+	if !s.begin() {
+		c.mu.Lock()
+		c.working, c.work = false, nil
+		c.mu.Unlock()
+		return false
+	}
 	go func() {
 		defer s.wg.Done()
 		for {
@@ -149,7 +156,7 @@ func (s *Service) HandleFrame(c *Conn, f wire.Frame) {
 		ok := s.enqueue(c, func() {
 			ctx, cancel := context.WithTimeout(s.ctx, 10*time.Second)
 			defer cancel()
-			resp, _, err := s.Send(ctx, c.UserID, f.ConversationID, wire.SendRequest{MessageID: f.MessageID, Content: f.Content}, c)
+			resp, _, err := s.Send(ctx, c.UserID, f.ConversationID, wire.SendRequest{MessageID: f.MessageID, Content: f.Content, Attachment: f.Attachment}, c)
 			if err != nil {
 				s.reply(c, wire.ErrorFrame(f.ID, err))
 				return

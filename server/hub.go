@@ -29,8 +29,9 @@ type OutFrame struct {
 // until none are left. So an idle connection costs no writer goroutine and no
 // preallocated buffer.
 type Conn struct {
-	ID     string
-	UserID string
+	ID        string
+	UserID    string
+	tokenHash string // the login it was opened with: logging out closes it
 
 	limit  int // frames queued before the connection counts as a slow consumer
 	closed chan struct{}
@@ -286,6 +287,21 @@ func (h *hub) online(user string) bool {
 
 func (h *hub) deliverEnvelope(env Envelope) {
 	h.deliver(env.UserIDs, OutFrame{Data: env.Frame, Queued: time.Now(), Message: true}, nil)
+}
+
+// closeToken closes this node's connections opened with the token.
+func (h *hub) closeToken(userID, tokenHash string, code int, reason string) {
+	h.mu.RLock()
+	var hit []*Conn
+	for c := range h.users[userID] {
+		if c.tokenHash == tokenHash {
+			hit = append(hit, c)
+		}
+	}
+	h.mu.RUnlock()
+	for _, c := range hit {
+		c.close(code, reason)
+	}
 }
 
 func (h *hub) closeAll(code int, reason string) {

@@ -60,9 +60,10 @@ func (s *Service) Send(ctx context.Context, userID, convID string, req wire.Send
 	if !slices.Contains(members, userID) {
 		return wire.SendResponse{}, false, wire.Errorf(wire.CodeForbidden, "you are not a member of conversation %s", convID)
 	}
-	if s.closing.Load() {
+	if !s.begin() {
 		return wire.SendResponse{}, false, &wire.Error{Code: wire.CodeUnavailable, Message: "server is shutting down; retry on reconnect", RetryAfterMs: 1000}
 	}
+	defer s.wg.Done()
 	// Seed 003's bounded queue: past the bound a send is refused at once with a
 	// retry hint instead of queueing behind a slow store.
 	if n := s.inFlight.Add(1); n > int64(s.cfg.MaxInFlight) {
@@ -71,8 +72,6 @@ func (s *Service) Send(ctx context.Context, userID, convID string, req wire.Send
 		return wire.SendResponse{}, false, &wire.Error{Code: wire.CodeOverloaded, Message: "server is overloaded; retry after the hint", RetryAfterMs: 500}
 	}
 	defer s.inFlight.Add(-1)
-	s.wg.Add(1)
-	defer s.wg.Done()
 
 	if !isGroup(convID) && !s.lastSeq.known(convID) {
 		// A direct conversation is created by its first message. Checking before a

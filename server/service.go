@@ -112,6 +112,7 @@ type Service struct {
 	lastSeq lastSeqCache
 	loads   singleflight.Group // profile loads: one per user id at a time
 
+	admit    sync.RWMutex    // orders wg.Add against Shutdown's Wait
 	closing  atomic.Bool     // Shutdown has begun: no new work
 	inFlight atomic.Int64    // sends between admission and answer
 	ctx      context.Context // ends at Shutdown
@@ -152,7 +153,9 @@ func (s *Service) Config() Config { return s.cfg }
 // closes every connection with a going-away code, and drops this node from the
 // registry. It does not close the backends: their owner does.
 func (s *Service) Shutdown(ctx context.Context) error {
+	s.admit.Lock()
 	s.closing.Store(true)
+	s.admit.Unlock()
 	s.hub.closeAll(CloseGoingAway, "server shutting down")
 	done := make(chan struct{})
 	go func() { s.wg.Wait(); close(done) }()
@@ -195,4 +198,16 @@ func (s *Service) internal(op string, err error) error {
 	}
 	s.log.Error(op, "err", err)
 	return &wire.Error{Code: wire.CodeUnavailable, Message: op + " failed: a backing service is unavailable; try again", RetryAfterMs: 1000}
+}
+
+// begin admits one unit of work (a send, a connection's worker) unless Shutdown
+// has begun; the caller ends it with s.wg.Done.
+func (s *Service) begin() bool {
+	s.admit.RLock()
+	defer s.admit.RUnlock()
+	if s.closing.Load() {
+		return false
+	}
+	s.wg.Add(1)
+	return true
 }

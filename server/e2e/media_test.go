@@ -68,3 +68,20 @@ func TestMediaByPresignedURL(t *testing.T) {
 		t.Fatalf("bad content type: %d", st)
 	}
 }
+
+func TestAttachmentOverWebSocket(t *testing.T) {
+	srv := servertest.Start(t)
+	alice, bob := register(t, srv, "alice"), register(t, srv, "bob")
+	conv := alice.direct("bob")
+	var up wire.MediaResponse
+	alice.do("POST", "/v1/media", wire.MediaRequest{ContentType: "text/plain"}, &up)
+	aws, bws := dial(t, alice), dial(t, bob)
+	id := aws.id()
+	aws.write(wire.Frame{Type: wire.TypeSend, ID: id, ConversationID: conv, MessageID: "att", Attachment: up.MediaID})
+	if f := aws.next(func(f wire.Frame) bool { return f.ID == id }); f.Type != wire.TypeSent {
+		t.Fatalf("attachment-only send over the socket: %+v", f)
+	}
+	if m := bws.next(isMessage(conv)).Message; m.Attachment != up.MediaID {
+		t.Fatalf("bob got %+v", m)
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/chatterm/chat/server/servertest"
+	"github.com/chatterm/chat/wire"
 )
 
 func TestShutdownClosesWithGoingAway(t *testing.T) {
@@ -42,4 +43,26 @@ func TestShutdownClosesWithGoingAway(t *testing.T) {
 	if err := ws.err; !errors.As(err, &ce) || ce.Code != websocket.StatusGoingAway {
 		t.Fatalf("close = %v, want going away (1001)", ws.err)
 	}
+}
+
+func TestLogoutClosesItsSockets(t *testing.T) {
+	srv := servertest.Start(t)
+	alice := register(t, srv, "alice")
+	other := &api{t: t, base: srv.URL, user: "alice"}
+	var login wire.AuthResponse
+	other.do("POST", "/v1/login", wire.LoginRequest{UserID: "alice", Password: "password-alice"}, &login)
+	other.token = login.Token
+	revoked, kept := dial(t, alice), dial(t, other)
+	if st := alice.do("POST", "/v1/logout", nil, nil); st != 204 {
+		t.Fatalf("logout: %d", st)
+	}
+	for range revoked.frames {
+	}
+	var ce websocket.CloseError
+	if !errors.As(revoked.err, &ce) || ce.Code != 4001 {
+		t.Fatalf("socket of the revoked token closed with %v, want 4001", revoked.err)
+	}
+	// The other login's socket is untouched.
+	kept.write(wire.Frame{Type: wire.TypePing, ID: "p"})
+	kept.next(func(f wire.Frame) bool { return f.Type == wire.TypePong })
 }

@@ -36,11 +36,12 @@ func (h *Handler) login(w http.ResponseWriter, r *http.Request) {
 
 func (h *Handler) logout(w http.ResponseWriter, r *http.Request) {
 	tok := bearer(r)
-	if _, err := h.svc.Authenticate(r.Context(), tok); err != nil {
+	user, err := h.svc.Authenticate(r.Context(), tok)
+	if err != nil {
 		h.fail(w, r, err)
 		return
 	}
-	if err := h.svc.Logout(r.Context(), tok); err != nil {
+	if err := h.svc.Logout(r.Context(), user, tok); err != nil {
 		h.fail(w, r, err)
 		return
 	}

@@ -39,7 +39,7 @@ func (h *Handler) ws(w http.ResponseWriter, r *http.Request) {
 	}
 	sock.SetReadLimit(wire.MaxFrameBytes)
 	ctx, cancel := context.WithCancel(context.Background())
-	conn, err := h.svc.Connect(ctx, user, rand.Text()[:12])
+	conn, err := h.svc.Connect(ctx, user, bearer(r), rand.Text()[:12])
 	if err != nil {
 		cancel()
 		sock.Close(websocket.StatusInternalError, "connect failed")

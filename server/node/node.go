@@ -190,8 +190,15 @@ func (n *Node) Close() error {
 	if err := n.svc.Shutdown(ctx); err != nil {
 		errs = append(errs, err)
 	}
-	if err := <-shutdownHTTP; err != nil && !errors.Is(err, http.ErrServerClosed) {
-		errs = append(errs, fmt.Errorf("http shutdown: %w", err))
+	// In-flight sends are done. Give other requests a moment, then drop what is
+	// left: Shutdown alone waits up to 5 s on connections that never sent a request.
+	select {
+	case err := <-shutdownHTTP:
+		if err != nil && !errors.Is(err, http.ErrServerClosed) {
+			errs = append(errs, fmt.Errorf("http shutdown: %w", err))
+		}
+	case <-time.After(time.Second):
+		n.srv.Close()
 	}
 	errs = append(errs, n.closeBackends())
 	return errors.Join(errs...)
