@@ -41,6 +41,9 @@ type Backend interface {
 	// CreateGroup creates a group with the caller and members.
 	CreateGroup(ctx context.Context, name string, members []string) (wire.Conversation, error)
 
+	// RetryNow cuts a reconnect wait short. It must not block.
+	RetryNow()
+
 	// Events delivers live events; the TUI reads one at a time from a command
 	// and re-arms after each (bubbletea's realtime pattern). A closed channel
 	// stops the reading.

@@ -36,6 +36,7 @@ type fakeBackend struct {
 	logins       []string
 	loginErr     error
 	historyGate  chan struct{} // when set, older pages wait for it
+	retries      int
 	nextID       int
 }
 
@@ -170,6 +171,12 @@ func (f *fakeBackend) CreateGroup(_ context.Context, name string, members []stri
 }
 
 func (f *fakeBackend) Events() <-chan Event { return f.events }
+
+func (f *fakeBackend) RetryNow() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.retries++
+}
 
 // addMessages appends n messages to a conversation, alternating senders, one
 // minute apart ending at last.

@@ -10,6 +10,7 @@ type KeyMap struct {
 	Help       key.Binding
 	Finder     key.Binding
 	NextUnread key.Binding
+	Reconnect  key.Binding
 
 	// Lists and history (vim keys as well as arrows).
 	Up       key.Binding
@@ -55,6 +56,7 @@ func DefaultKeyMap() KeyMap {
 		Help:       b([]string{"?", "f1"}, "?", "help"),
 		Finder:     b([]string{"ctrl+k"}, "ctrl+k", "switch conversation"),
 		NextUnread: b([]string{"alt+n", "u"}, "u/alt+n", "next unread"),
+		Reconnect:  b([]string{"ctrl+r"}, "ctrl+r", "reconnect now"),
 
 		Up:       b([]string{"k", "up"}, "k/↑", "up"),
 		Down:     b([]string{"j", "down"}, "j/↓", "down"),
@@ -95,7 +97,7 @@ type helpSection struct {
 
 func (k KeyMap) sections() []helpSection {
 	return []helpSection{
-		{"Everywhere", []key.Binding{k.Finder, k.NextUnread, k.Help, k.Quit}},
+		{"Everywhere", []key.Binding{k.Finder, k.NextUnread, k.Reconnect, k.Help, k.Quit}},
 		{"Inbox", []key.Binding{k.Up, k.Down, k.Top, k.Bottom, k.Open, k.NewDirect, k.NewGroup}},
 		{"Chat: reading (esc)", []key.Binding{k.Up, k.Down, k.HalfUp, k.HalfDown, k.PageUp, k.PageDown, k.Top, k.Bottom, k.Compose, k.Members, k.Back}},
 		{"Chat: writing", []key.Binding{k.Send, k.Newline, k.Cancel, k.PageUp, k.PageDown}},

@@ -415,6 +415,12 @@ func (m Model) handleKey(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 		case matches(msg, k.Finder) && m.overlay != overlayFinder:
 			m.openOverlay(overlayFinder)
 			return m, m.finder.open(m.inbox.entries)
+		case matches(msg, k.Reconnect):
+			if m.conn.Status == Connected {
+				return m, nil
+			}
+			be := m.c.be
+			return m, tea.Batch(func() tea.Msg { be.RetryNow(); return nil }, flash("reconnecting now…", false))
 		case matches(msg, k.NextUnread) && (!typing || msg.String() == "alt+n"):
 			if e, ok := m.inbox.nextUnread(m.currentConv()); ok {
 				return m, func() tea.Msg { return openConversationMsg{e} }
@@ -687,7 +693,7 @@ func (m Model) connText() string {
 		if secs > 0 {
 			txt += fmt.Sprintf(" in %d s", secs)
 		}
-		return s.StatusWarn.Render(txt+unsent) + who
+		return s.StatusWarn.Render(txt+unsent) + who + s.StatusBar.Render(" · ctrl+r now")
 	default:
 		return s.StatusBad.Render(" ○ offline"+unsent) + who
 	}

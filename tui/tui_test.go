@@ -523,6 +523,10 @@ func TestStatusLine(t *testing.T) {
 	if !strings.Contains(last(), "offline with 2 unsent") {
 		t.Fatalf("status: %q", last())
 	}
+	h.key("ctrl+r")
+	if h.be.retries != 1 {
+		t.Fatalf("ctrl+r: %d retries, want 1", h.be.retries)
+	}
 }
 
 func TestResizeRedraws(t *testing.T) {

@@ -364,4 +364,11 @@ func (b *tuiBackend) CreateGroup(ctx context.Context, name string, members []str
 	return s.CreateGroup(ctx, name, members)
 }
 
+// RetryNow cuts the session's reconnect wait short.
+func (b *tuiBackend) RetryNow() {
+	if s, err := b.session(); err == nil {
+		s.RetryNow()
+	}
+}
+
 func (b *tuiBackend) Events() <-chan tui.Event { return b.events }
