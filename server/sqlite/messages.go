@@ -143,12 +143,15 @@ func (s *Store) AdvanceStatus(ctx context.Context, userID, convID string, delive
 		}
 		st.LastDeliveredSeq, st.LastReadSeq = max(d, delivered), max(r, read)
 		changed = st.LastDeliveredSeq != d || st.LastReadSeq != r
-		if !changed {
-			return nil
+		if changed {
+			if _, err := s.stmt(tx, "upsertStatus").Exec(userID, convID, st.LastDeliveredSeq, st.LastReadSeq); err != nil {
+				return fmt.Errorf("write status: %w", err)
+			}
 		}
-		if _, err := s.stmt(tx, "upsertStatus").Exec(userID, convID, st.LastDeliveredSeq, st.LastReadSeq); err != nil {
-			return fmt.Errorf("write status: %w", err)
-		}
+		// Pending rows follow the boundary even when it did not move: a reply moves
+		// the sender's boundary (implicit read) without touching their pending row,
+		// so an ack below that boundary must still clear what it covers, or the
+		// acked messages come again on every reconnect.
 		res, err := s.stmt(tx, "clearPending").Exec(userID, convID, st.LastDeliveredSeq)
 		if err != nil {
 			return fmt.Errorf("clear pending: %w", err)
