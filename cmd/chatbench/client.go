@@ -210,3 +210,15 @@ func closeAll(conns []*wsConn) {
 	}
 	wg.Wait()
 }
+
+// closeGracefully runs the close handshake on every connection at once (each
+// waits for the server's close frame, at most a few seconds).
+func closeGracefully(conns []*wsConn) {
+	var wg sync.WaitGroup
+	for _, c := range conns {
+		if c != nil {
+			wg.Go(func() { c.sock.Close(websocket.StatusNormalClosure, "") })
+		}
+	}
+	wg.Wait()
+}
