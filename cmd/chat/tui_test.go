@@ -360,3 +360,60 @@ func TestTUIFirstRunRegisters(t *testing.T) {
 		t.Fatalf("stored login = %+v, %v", acct, err)
 	}
 }
+
+// A new device has an empty cache: scrolling up fetches the older pages from
+// the server (before_seq) until the first message.
+func TestTUIPagesHistoryFromServer(t *testing.T) {
+	srv := servertest.Start(t)
+	ctx := context.Background()
+	_, aliceCfg := account(t, srv, "alice")
+	if _, err := client.Register(ctx, client.Config{Home: t.TempDir(), Server: srv.URL},
+		"", wire.RegisterRequest{UserID: "bob", Password: "password-bob"}); err != nil {
+		t.Fatal(err)
+	}
+	acct, err := aliceCfg.LoadAccount()
+	if err != nil {
+		t.Fatal(err)
+	}
+	api := client.NewAPI(acct.Server, acct.Token, nil)
+	conv, err := api.Direct(ctx, "bob")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 1; i <= 130; i++ {
+		req := wire.SendRequest{MessageID: fmt.Sprintf("m%03d", i), Content: fmt.Sprintf("message %03d", i)}
+		if _, _, err := api.SendMessage(ctx, conv.ConversationID, req); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	// bob on a new machine: log in, nothing cached.
+	home := t.TempDir()
+	bcfg := client.Config{Home: home, Server: srv.URL}
+	if _, err := client.Login(ctx, bcfg, "", "bob", "password-bob"); err != nil {
+		t.Fatal(err)
+	}
+	rctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	be := newTUIBackend(rctx, bcfg, slog.New(slog.DiscardHandler))
+	if err := be.open(rctx); err != nil {
+		t.Fatal(err)
+	}
+	defer be.Close()
+	r := startTUI(t, be, 80, 24)
+	r.waitFor("message 130") // the inbox preview, once the session has refreshed it
+	r.keys("enter")
+	r.until("the newest page", func(s string) bool {
+		p := ansi.Strip(s)
+		return strings.Contains(p, "alice  direct") && strings.Contains(p, "message 130")
+	})
+	r.keys("esc")
+	r.until("the first message, after paging up", func(s string) bool {
+		if strings.Contains(ansi.Strip(s), "message 001") {
+			return true
+		}
+		r.keys("g") // to the top of what is loaded: asks for the page before it
+		return false
+	})
+	r.waitFor("beginning of the conversation")
+}
