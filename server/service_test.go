@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -20,6 +21,13 @@ func newService(t *testing.T, cfg server.Config) *server.Service {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { store.Close() })
+	return serviceOn(t, store, cfg)
+}
+
+// serviceOn starts a Service with fresh in-process roles on store: what a
+// process restart gives.
+func serviceOn(t *testing.T, store server.Store, cfg server.Config) *server.Service {
+	t.Helper()
 	cfg.Backends = server.Backends{Store: store, Sequencer: inmem.NewSequencer(), Rate: inmem.NewRateLimiter(time.Now),
 		Inbox: inmem.NewInboxIndex(100), Profiles: inmem.NewProfileCache(time.Hour, time.Minute, time.Now),
 		Registry: inmem.NewRegistry(), Broker: inmem.NewBroker()}
@@ -71,5 +79,59 @@ func TestOverloadedWhenTooManyInFlight(t *testing.T) {
 	// Capacity is back once the first is answered.
 	if _, _, err := svc.Send(ctx, "bob", conv, wire.SendRequest{MessageID: "third", Content: "now fine"}, nil); err != nil {
 		t.Fatalf("after the first finished: %v", err)
+	}
+}
+
+// A restart loses the in-process counter. With a gap in the stored numbers (a
+// number taken by a send that then failed), a fresh counter would hand out the
+// gap's number; the store refuses any seq at or below last_seq, so the message
+// lands after every stored one instead of among them.
+func TestRestartWithSeqGapKeepsOrder(t *testing.T) {
+	ctx := context.Background()
+	store, err := sqlite.Open(filepath.Join(t.TempDir(), "chat.db"), sqlite.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	before := serviceOn(t, store, server.Config{SendRate: -1})
+	for _, u := range []string{"alice", "bob"} {
+		if _, err := before.Register(ctx, wire.RegisterRequest{UserID: u, Password: "password-" + u}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	conv := wire.DirectConversationID("alice", "bob")
+	if _, _, err := before.CreateConversation(ctx, "alice", wire.CreateConversationRequest{Type: wire.Direct, Members: []string{"bob"}}); err != nil {
+		t.Fatal(err)
+	}
+	// seq 1 and 2 were taken by sends that failed: 3 is the first stored. A fresh
+	// counter starts at 1, which is free.
+	for _, m := range []server.Message{
+		{ConversationID: conv, SeqNo: 3, MessageID: "m3", SenderID: "alice", ReceiverID: "bob", Content: "three", Timestamp: time.Now()},
+		{ConversationID: conv, SeqNo: 4, MessageID: "m4", SenderID: "alice", ReceiverID: "bob", Content: "four", Timestamp: time.Now()},
+	} {
+		if err := store.AppendMessage(ctx, m, []string{"bob"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before.Shutdown(ctx)
+
+	after := serviceOn(t, store, server.Config{SendRate: -1})
+	r, _, err := after.Send(ctx, "bob", conv, wire.SendRequest{MessageID: "m5", Content: "after restart"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.SeqNo != 5 {
+		t.Fatalf("first send after restart got seq %d, want 5 (above the stored 4)", r.SeqNo)
+	}
+	h, err := after.History(ctx, "alice", conv, 0, 0, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, m := range h.Messages {
+		got = append(got, m.Content)
+	}
+	if want := []string{"after restart", "four", "three"}; !slices.Equal(got, want) {
+		t.Fatalf("history newest first: %q, want %q", got, want)
 	}
 }

@@ -35,13 +35,14 @@ type Store interface {
 	RemoveParticipant(ctx context.Context, convID, userID string) error              // ErrNotFound
 
 	// AppendMessage is the send transaction (seed 002 AP7 and seed 004): it stores m
-	// only if (conversation_id, seq_no) is free and (conversation_id, message_id) is
-	// new; moves the conversation's last_seq (never down) and preview (when m is the
-	// newest); moves the sender's last_delivered_seq and last_read_seq up to m.SeqNo
+	// only if m.SeqNo is above the conversation's last_seq (so it is free, and no
+	// message is ever stored behind a newer one: stored order is seq order) and
+	// (conversation_id, message_id) is new; moves the conversation's last_seq and
+	// preview to m; moves the sender's last_delivered_seq and last_read_seq up to m.SeqNo
 	// (a reply implies read); and for each receiver records pending_deliveries
 	// (first_undelivered_seq kept if already set). All or nothing.
-	// Errors: ErrSeqTaken, *DuplicateError (with the stored original), ErrNotFound
-	// (no such conversation).
+	// Errors: ErrSeqTaken (m.SeqNo <= last_seq: the counter is behind), a
+	// *DuplicateError (with the stored original), ErrNotFound (no such conversation).
 	AppendMessage(ctx context.Context, m Message, receivers []string) error
 	// NextSeq is the fallback counter: an atomic increment of a counter on the
 	// conversation item, used when the Sequencer is unavailable.

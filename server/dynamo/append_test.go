@@ -2,6 +2,7 @@ package dynamo_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -25,18 +26,20 @@ func must(t *testing.T, err error) {
 	}
 }
 
-// TestAppendOutOfOrder drives the re-planning of the send transaction: writes
-// whose "this is the newest message" condition fails are rewritten from the
-// items' current state, and nothing moves backwards.
+// TestAppendOutOfOrder: a seq behind last_seq is refused whole (nothing moves
+// backwards, no message is stored behind a newer one), and the re-planning of
+// the send transaction keeps boundaries that moved ahead of the message.
 func TestAppendOutOfOrder(t *testing.T) {
 	s := open(t, dynamo.Options{})
 	ctx := context.Background()
 	conv := wire.DirectConversationID("alice", "bob")
 	must(t, s.CreateConversation(ctx, server.Conversation{ID: conv, Type: wire.Direct, CreatedAt: t0},
 		[]server.Participant{{UserID: "alice", Role: wire.RoleMember}, {UserID: "bob", Role: wire.RoleMember}}))
+	must(t, s.AppendMessage(ctx, msg(conv, 3, "alice"), []string{"bob"}))
 	must(t, s.AppendMessage(ctx, msg(conv, 5, "alice"), []string{"bob"}))
-	must(t, s.AppendMessage(ctx, msg(conv, 3, "alice"), []string{"bob"})) // pending start moves down to 3
-	must(t, s.AppendMessage(ctx, msg(conv, 4, "alice"), []string{"bob"})) // inside the pending range
+	if err := s.AppendMessage(ctx, msg(conv, 4, "alice"), []string{"bob"}); !errors.Is(err, server.ErrSeqTaken) {
+		t.Fatalf("append behind last_seq: %v, want ErrSeqTaken", err)
+	}
 	c, err := s.GetConversation(ctx, conv)
 	must(t, err)
 	if c.LastSeq != 5 || c.LastMessageBody != "hello 5" {
@@ -51,6 +54,9 @@ func TestAppendOutOfOrder(t *testing.T) {
 	must(t, err)
 	if st[0].LastReadSeq != 5 || st[0].LastDeliveredSeq != 5 {
 		t.Fatalf("alice %+v, want 5/5", st[0])
+	}
+	if msgs, _ := s.ListMessages(ctx, conv, 0, 10); len(msgs) != 2 {
+		t.Fatalf("refused append stored something: %+v", msgs)
 	}
 	// Bob acks 4: 5 is still pending.
 	_, _, err = s.AdvanceStatus(ctx, "bob", conv, 4, 0)

@@ -269,7 +269,10 @@ func (s *Store) resolve(ctx context.Context, m server.Message, items []planned, 
 		if err != nil {
 			return false, err // ErrNotFound included
 		}
-		plan.newest = c.LastSeq < m.SeqNo
+		if c.LastSeq >= m.SeqNo {
+			// Never store a message behind a newer one: the caller takes a new seq.
+			return false, server.ErrSeqTaken
+		}
 	}
 	if _, ok := failed[kindMessage]; ok {
 		return false, server.ErrSeqTaken

@@ -272,12 +272,10 @@ var hotStatements = map[string]string{
 	"msgByID": `SELECT seq_no, sender_id, receiver_id, content, ts, s3_ref, attachment FROM messages WHERE conversation_id = ? AND message_id = ?`,
 	"insertMsg": `INSERT INTO messages (conversation_id, seq_no, message_id, sender_id, receiver_id, content, ts, attachment)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
-	"updateConv": `UPDATE conversations SET
-		last_message_body   = CASE WHEN ?1 > last_seq THEN ?2 ELSE last_message_body END,
-		last_message_sender = CASE WHEN ?1 > last_seq THEN ?3 ELSE last_message_sender END,
-		last_message_at     = CASE WHEN ?1 > last_seq THEN ?4 ELSE last_message_at END,
-		last_seq = MAX(last_seq, ?1), counter = MAX(counter, ?1)
-		WHERE conversation_id = ?5`,
+	"updateConv": `UPDATE conversations SET last_message_body = ?2, last_message_sender = ?3, last_message_at = ?4,
+		last_seq = ?1, counter = MAX(counter, ?1)
+		WHERE conversation_id = ?5 AND last_seq < ?1`,
+	"convExists": `SELECT 1 FROM conversations WHERE conversation_id = ?`,
 	"upsertStatus": `INSERT INTO message_status (user_id, conversation_id, last_delivered_seq, last_read_seq) VALUES (?1, ?2, MAX(?3, ?4), ?4)
 		ON CONFLICT DO UPDATE SET last_delivered_seq = MAX(last_delivered_seq, excluded.last_delivered_seq),
 		last_read_seq = MAX(last_read_seq, excluded.last_read_seq)`,

@@ -37,7 +37,14 @@ func (s *Store) AppendMessage(ctx context.Context, m server.Message, receivers [
 			return fmt.Errorf("update conversation: %w", err)
 		}
 		if n, _ := res.RowsAffected(); n == 0 {
-			return server.ErrNotFound // the message insert rolls back with this job
+			// The message insert rolls back with this job.
+			var one int
+			if err := s.stmt(tx, "convExists").QueryRow(m.ConversationID).Scan(&one); errors.Is(err, sql.ErrNoRows) {
+				return server.ErrNotFound
+			} else if err != nil {
+				return fmt.Errorf("conversation lookup: %w", err)
+			}
+			return server.ErrSeqTaken // at or below last_seq
 		}
 		if _, err := s.stmt(tx, "upsertStatus").Exec(m.SenderID, m.ConversationID, m.SeqNo, m.SeqNo); err != nil {
 			return fmt.Errorf("sender status: %w", err)

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -304,14 +305,20 @@ func testAppend(t *testing.T, s server.Store) {
 	t.Run("ErrNotFound", func(t *testing.T) {
 		wantErr(t, s.AppendMessage(ctx, msg("g:none", 1, "alice", ""), nil), server.ErrNotFound)
 	})
-	t.Run("OutOfOrderCommitKeepsNewestPreview", func(t *testing.T) {
+	t.Run("ErrSeqBehindLastSeq", func(t *testing.T) {
 		m3 := msg(c.ID, 3, "bob", "alice")
-		m2 := msg(c.ID, 2, "alice", "bob")
 		must(t, s.AppendMessage(ctx, m3, []string{"alice"}))
-		must(t, s.AppendMessage(ctx, m2, []string{"bob"}))
+		// seq 2 is free but behind last_seq 3: storing it would put a message
+		// behind a newer one, so it is refused like a taken seq.
+		m2 := msg(c.ID, 2, "alice", "bob")
+		wantErr(t, s.AppendMessage(ctx, m2, []string{"bob"}), server.ErrSeqTaken)
 		conv, _ := s.GetConversation(ctx, c.ID)
 		if conv.LastSeq != 3 || conv.LastMessageBody != m3.Content {
-			t.Fatalf("preview moved back: %+v", conv)
+			t.Fatalf("preview after a refused append: %+v", conv)
+		}
+		got, _ := s.ListMessages(ctx, c.ID, 0, 10)
+		if len(got) != 2 || got[0].SeqNo != 3 || got[1].SeqNo != 1 {
+			t.Fatalf("messages: %+v", got)
 		}
 		// Bob replied at 3: he has implicitly read everything before.
 		st, _ := s.ListStatuses(ctx, c.ID, []string{"bob"})
@@ -321,22 +328,33 @@ func testAppend(t *testing.T, s server.Store) {
 	})
 }
 
+// testAppendConcurrent: appenders race for numbers from one counter, as nodes
+// sharing a Sequencer do; a refused number is replaced by a fresh one. Every
+// message is stored once, and stored order is seq order.
 func testAppendConcurrent(t *testing.T, s server.Store, opt Options) {
 	ctx := context.Background()
 	g := server.Conversation{ID: "g:busy", Type: wire.Group, CreatedAt: t0}
 	must(t, s.CreateConversation(ctx, g, []server.Participant{{ConversationID: g.ID, UserID: "a", Role: wire.RoleAdmin, JoinedAt: t0}}))
+	var counter atomic.Int64
 	var wg sync.WaitGroup
-	errs := make(chan error, opt.Concurrency*opt.PerWorker)
+	errs := make(chan error, opt.Concurrency)
 	for w := range opt.Concurrency {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for i := range opt.PerWorker {
-				seq := int64(w*opt.PerWorker + i + 1)
-				m := msg(g.ID, seq, "a", "")
-				m.MessageID = fmt.Sprintf("w%d-%d", w, i)
-				if err := s.AppendMessage(ctx, m, nil); err != nil {
-					errs <- err
+				for {
+					m := msg(g.ID, counter.Add(1), "a", "")
+					m.MessageID = fmt.Sprintf("w%d-%d", w, i)
+					err := s.AppendMessage(ctx, m, nil)
+					if errors.Is(err, server.ErrSeqTaken) {
+						continue // another appender got ahead: take a new number
+					}
+					if err != nil {
+						errs <- err
+						return
+					}
+					break
 				}
 			}
 		}()
@@ -352,14 +370,19 @@ func testAppendConcurrent(t *testing.T, s server.Store, opt Options) {
 	if len(got) != total {
 		t.Fatalf("stored %d messages, want %d", len(got), total)
 	}
+	ids := map[string]bool{}
 	for i, m := range got {
-		if m.SeqNo != int64(i+1) {
-			t.Fatalf("message %d has seq %d", i, m.SeqNo)
+		if i > 0 && m.SeqNo <= got[i-1].SeqNo {
+			t.Fatalf("seq %d after %d", m.SeqNo, got[i-1].SeqNo)
 		}
+		if ids[m.MessageID] {
+			t.Fatalf("message %s stored twice", m.MessageID)
+		}
+		ids[m.MessageID] = true
 	}
 	conv, _ := s.GetConversation(ctx, g.ID)
-	if conv.LastSeq != int64(total) {
-		t.Fatalf("last_seq = %d, want %d", conv.LastSeq, total)
+	if conv.LastSeq != got[len(got)-1].SeqNo {
+		t.Fatalf("last_seq = %d, newest message %d", conv.LastSeq, got[len(got)-1].SeqNo)
 	}
 }
 
