@@ -68,6 +68,7 @@ type chatModel struct {
 
 	compose   textarea.Model
 	composing bool
+	drafts    map[string]string // unsent text by conversation
 	active    bool
 
 	// lineCache keeps each message's rendered lines: a tick or a new message
@@ -147,14 +148,29 @@ func (m *chatModel) SetSize(w, h int) {
 
 // open resets the screen for a conversation and starts loading it.
 func (m *chatModel) open(e wire.InboxEntry) tea.Cmd {
+	// What was typed and not sent stays with its conversation.
+	drafts := m.drafts
+	if drafts == nil {
+		drafts = map[string]string{}
+	}
+	if m.conv.ConversationID != "" {
+		if v := m.compose.Value(); v != "" {
+			drafts[m.conv.ConversationID] = v
+		} else {
+			delete(drafts, m.conv.ConversationID)
+		}
+	}
 	*m = chatModel{
 		c: m.c, conv: e, statuses: map[string]wire.MemberStatus{}, failed: map[string]string{},
-		compose: m.compose, width: m.width, height: m.height, active: true,
+		compose: m.compose, width: m.width, height: m.height, active: true, drafts: drafts,
 	}
 	if e.Unread > 0 {
 		m.unreadFrom = e.LastReadSeq + 1
 	}
 	m.compose.Reset()
+	if d, ok := drafts[e.ConversationID]; ok {
+		m.compose.SetValue(d)
+	}
 	m.render()
 	c, id := m.c, e.ConversationID
 	load := func() tea.Msg {

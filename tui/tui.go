@@ -400,6 +400,12 @@ func (m *Model) typing() bool {
 func (m Model) handleKey(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 	k := m.c.keys
 	if matches(msg, k.Quit) {
+		// With text in the composer, the first ctrl+c clears it, as in a shell.
+		if m.overlay == overlayNone && m.page == pageChat && m.chat.composing && m.chat.compose.Value() != "" {
+			m.chat.compose.Reset()
+			m.chat.afterLayoutChange()
+			return m, flash("cleared; ctrl+c again quits", false)
+		}
 		return m, tea.Quit
 	}
 	typing := m.typing()

@@ -725,3 +725,44 @@ func TestNothingReadWhileTerminalUnfocused(t *testing.T) {
 		t.Fatalf("read = %d after focus came back, want 2", be.reads[carolConv])
 	}
 }
+
+func TestDraftsStayWithTheirConversation(t *testing.T) {
+	h := newHarness(t, fixture(), 80, 24)
+	h.key("enter") // bob
+	h.typeText("half a thought")
+	h.key("ctrl+k")
+	h.typeText("team")
+	h.key("enter")
+	if v := h.root().chat.compose.Value(); v != "" {
+		t.Fatalf("bob's draft leaked into team: %q", v)
+	}
+	h.key("ctrl+k")
+	h.typeText("bob")
+	h.key("enter")
+	if v := h.root().chat.compose.Value(); v != "half a thought" {
+		t.Fatalf("draft for bob = %q", v)
+	}
+}
+
+func TestCtrlCClearsTheComposerFirst(t *testing.T) {
+	h := newHarness(t, fixture(), 80, 24)
+	h.key("enter")
+	h.typeText("oops")
+	m, cmd := h.m.Update(keyMsg("ctrl+c"))
+	h.m = m
+	if h.root().chat.compose.Value() != "" {
+		t.Fatal("ctrl+c did not clear the composer")
+	}
+	if cmd != nil {
+		if _, quit := cmd().(tea.QuitMsg); quit {
+			t.Fatal("ctrl+c with text quit")
+		}
+	}
+	_, cmd = h.m.Update(keyMsg("ctrl+c"))
+	if cmd == nil {
+		t.Fatal("second ctrl+c did nothing")
+	}
+	if _, quit := cmd().(tea.QuitMsg); !quit {
+		t.Fatal("second ctrl+c did not quit")
+	}
+}
