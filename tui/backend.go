@@ -57,6 +57,8 @@ type Page struct {
 	// Pending holds the messages typed but not yet stored by the server (the
 	// outbox), oldest first; only filled for the newest page (beforeSeq 0).
 	Pending []wire.Message
+	// Stale: the server could not be asked, so this is what the cache had.
+	Stale bool
 }
 
 // Event is something the backend reports while the TUI runs. The concrete types

@@ -63,6 +63,7 @@ type chatModel struct {
 	more         bool // older pages may exist
 	loadingOlder bool
 	loadErr      error
+	stale        bool // the last page came from the cache only (offline)
 	readSent     int64 // highest seq reported read
 	unreadFrom   int64 // first unread seq when the chat was opened (0: none); marks "new"
 
@@ -234,6 +235,7 @@ func (m chatModel) Update(msg tea.Msg) (chatModel, tea.Cmd) {
 			return m, flash("history: "+errText(msg.err), true)
 		}
 		m.loadErr = nil
+		m.stale = msg.page.Stale
 		if msg.before == 0 {
 			m.loaded = true
 			for _, p := range msg.page.Pending {
@@ -791,6 +793,8 @@ func (m chatModel) View() string {
 		right = s.Unread.Render(fmt.Sprintf("↓ %d new ", m.newHere))
 	case m.offset > 0:
 		right = s.Subtle.Render("↓ G to the newest ")
+	case m.stale:
+		right = s.Subtle.Render("offline: from the cache ")
 	}
 	header := title + s.Subtle.Render("  "+kind)
 	header += strings.Repeat(" ", max(w-lipgloss.Width(header)-lipgloss.Width(right), 1)) + right

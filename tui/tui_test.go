@@ -766,3 +766,12 @@ func TestCtrlCClearsTheComposerFirst(t *testing.T) {
 		t.Fatal("second ctrl+c did not quit")
 	}
 }
+
+func TestStaleHistorySaysSo(t *testing.T) {
+	h := newHarness(t, fixture(), 80, 24)
+	h.key("enter")
+	h.send(historyMsg{conv: bobConv, page: Page{Messages: nil, Stale: true}})
+	if !strings.Contains(strings.Split(h.screen(), "\n")[0], "offline: from the cache") {
+		t.Fatalf("header does not say the page is from the cache:\n%s", h.screen())
+	}
+}
