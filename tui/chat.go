@@ -63,7 +63,7 @@ type chatModel struct {
 	more         bool // older pages may exist
 	loadingOlder bool
 	loadErr      error
-	stale        bool // the last page came from the cache only (offline)
+	stale        bool  // the last page came from the cache only (offline)
 	readSent     int64 // highest seq reported read
 	unreadFrom   int64 // first unread seq when the chat was opened (0: none); marks "new"
 
