@@ -174,12 +174,7 @@ func (m *chatModel) open(e wire.InboxEntry) tea.Cmd {
 	}
 	m.render()
 	c, id := m.c, e.ConversationID
-	load := func() tea.Msg {
-		ctx, cancel := c.call()
-		defer cancel()
-		p, err := c.be.History(ctx, id, 0, c.page)
-		return historyMsg{conv: id, page: p, err: err}
-	}
+	load := m.loadNewest()
 	stat := func() tea.Msg {
 		ctx, cancel := c.call()
 		defer cancel()
@@ -193,6 +188,18 @@ func (m *chatModel) open(e wire.InboxEntry) tea.Cmd {
 		return convInfoMsg{conv: cv, err: err}
 	}
 	return tea.Batch(load, stat, info, m.focusCompose())
+}
+
+// loadNewest asks for the newest page; also after a reconnect when what is on
+// screen came from the cache only.
+func (m *chatModel) loadNewest() tea.Cmd {
+	c, id := m.c, m.conv.ConversationID
+	return func() tea.Msg {
+		ctx, cancel := c.call()
+		defer cancel()
+		p, err := c.be.History(ctx, id, 0, c.page)
+		return historyMsg{conv: id, page: p, err: err}
+	}
 }
 
 func (m *chatModel) close() {

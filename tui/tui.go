@@ -503,6 +503,9 @@ func (m *Model) handleEvent(ev Event) tea.Cmd {
 		return m.inbox.load()
 	case ConnEvent:
 		m.conn = ev.State
+		if ev.State.Status == Connected && m.page == pageChat && m.chat.stale {
+			return m.chat.loadNewest()
+		}
 		if ev.State.LoggedOut && m.page != pageLogin {
 			m.page, m.overlay = pageLogin, overlayNone
 			m.chat.close()

@@ -774,4 +774,9 @@ func TestStaleHistorySaysSo(t *testing.T) {
 	if !strings.Contains(strings.Split(h.screen(), "\n")[0], "offline: from the cache") {
 		t.Fatalf("header does not say the page is from the cache:\n%s", h.screen())
 	}
+	// Back online: the newest page is asked for again.
+	h.send(ConnEvent{State: ConnState{Status: Connected}})
+	if strings.Contains(h.screen(), "offline: from the cache") {
+		t.Fatalf("still marked as from the cache after reconnecting:\n%s", h.screen())
+	}
 }
