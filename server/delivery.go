@@ -174,7 +174,8 @@ func (s *Service) HandleFrame(c *Conn, f wire.Frame) {
 			defer cancel()
 			var err error
 			if f.Type == wire.TypeAck {
-				_, err = s.MarkDelivered(ctx, c.UserID, f.ConversationID, f.SeqNo)
+				// The acking device knows what it acked: it gets no status frame for it.
+				_, err = s.advance(ctx, c.UserID, f.ConversationID, f.SeqNo, 0, c)
 			} else {
 				_, err = s.MarkRead(ctx, c.UserID, f.ConversationID, f.SeqNo)
 			}
@@ -235,15 +236,17 @@ func (s *Service) reply(c *Conn, f wire.Frame) {
 
 // MarkDelivered moves the user's last_delivered_seq forward (a cumulative ack).
 func (s *Service) MarkDelivered(ctx context.Context, userID, convID string, seq int64) (wire.MemberStatus, error) {
-	return s.advance(ctx, userID, convID, seq, 0)
+	return s.advance(ctx, userID, convID, seq, 0, nil)
 }
 
 // MarkRead moves the user's last_read_seq (and with it last_delivered_seq) forward.
 func (s *Service) MarkRead(ctx context.Context, userID, convID string, seq int64) (wire.MemberStatus, error) {
-	return s.advance(ctx, userID, convID, 0, seq)
+	return s.advance(ctx, userID, convID, 0, seq, nil)
 }
 
-func (s *Service) advance(ctx context.Context, userID, convID string, delivered, read int64) (wire.MemberStatus, error) {
+// advance moves userID's boundaries; from, when set, is the connection that asked,
+// which is left out of the status push.
+func (s *Service) advance(ctx context.Context, userID, convID string, delivered, read int64, from *Conn) (wire.MemberStatus, error) {
 	if delivered < 0 || read < 0 || delivered == 0 && read == 0 {
 		return wire.MemberStatus{}, wire.Errorf(wire.CodeInvalid, "seq_no must be a positive integer")
 	}
@@ -276,9 +279,9 @@ func (s *Service) advance(ctx context.Context, userID, convID string, delivered,
 	}
 	ms := wire.MemberStatus{UserID: userID, LastDeliveredSeq: st.LastDeliveredSeq, LastReadSeq: st.LastReadSeq}
 	if changed {
-		// Every member's devices (the user's own too) see the boundary move: ticks
-		// change live, and the user's other devices clear their unread counts.
-		s.push(ctx, members, wire.Frame{Type: wire.TypeStatus, ConversationID: convID, Status: &ms}, nil)
+		// Every member's devices (the user's other devices too) see the boundary
+		// move: ticks change live, and the other devices clear their unread counts.
+		s.push(ctx, members, wire.Frame{Type: wire.TypeStatus, ConversationID: convID, Status: &ms}, from)
 	}
 	return ms, nil
 }

@@ -1,0 +1,120 @@
+package httpd_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"github.com/chatterm/chat/server/servertest"
+	"github.com/chatterm/chat/wire"
+)
+
+func register(t *testing.T, base, user string) string {
+	t.Helper()
+	body, _ := json.Marshal(wire.RegisterRequest{UserID: user, Password: "password-" + user})
+	resp, err := http.Post(base+"/v1/register", "application/json", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var auth wire.AuthResponse
+	if err := json.NewDecoder(resp.Body).Decode(&auth); err != nil || auth.Token == "" {
+		t.Fatalf("register %s: %d %v", user, resp.StatusCode, err)
+	}
+	return auth.Token
+}
+
+type device struct {
+	t    *testing.T
+	sock *websocket.Conn
+}
+
+func connect(t *testing.T, base, token string) *device {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	sock, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(base, "http")+"/v1/ws",
+		&websocket.DialOptions{HTTPHeader: http.Header{"Authorization": {"Bearer " + token}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sock.CloseNow() })
+	d := &device{t: t, sock: sock}
+	if f := d.next(); f.Type != wire.TypeHello {
+		t.Fatalf("first frame %q, want hello", f.Type)
+	}
+	return d
+}
+
+func (d *device) send(f wire.Frame) {
+	d.t.Helper()
+	data, _ := wire.EncodeFrame(f)
+	if err := d.sock.Write(context.Background(), websocket.MessageText, data); err != nil {
+		d.t.Fatal(err)
+	}
+}
+
+func (d *device) next() wire.Frame {
+	d.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_, data, err := d.sock.Read(ctx)
+	if err != nil {
+		d.t.Fatal(err)
+	}
+	f, err := wire.DecodeFrame(data)
+	if err != nil {
+		d.t.Fatal(err)
+	}
+	return f
+}
+
+// until reads frames up to the first of type typ and returns those before it.
+func (d *device) until(typ string) []wire.Frame {
+	d.t.Helper()
+	var before []wire.Frame
+	for {
+		f := d.next()
+		if f.Type == typ {
+			return before
+		}
+		before = append(before, f)
+	}
+}
+
+// An ack's status frame goes to the sender and to the acker's other devices, not
+// back to the device that acked.
+func TestAckStatusSkipsTheAckingDevice(t *testing.T) {
+	srv := servertest.Start(t)
+	alice, bob := register(t, srv.URL, "alice"), register(t, srv.URL, "bob")
+	a1, a2, b := connect(t, srv.URL, alice), connect(t, srv.URL, alice), connect(t, srv.URL, bob)
+	conv := wire.DirectConversationID("alice", "bob")
+	b.send(wire.Frame{Type: wire.TypeSend, ID: "s1", ConversationID: conv, MessageID: "m1", Content: "hi"})
+	b.until(wire.TypeSent)
+	for _, d := range []*device{a1, a2} {
+		d.until(wire.TypeMessage)
+	}
+	a1.send(wire.Frame{Type: wire.TypeAck, ConversationID: conv, SeqNo: 1})
+	for name, d := range map[string]*device{"bob": b, "alice's other device": a2} {
+		var f wire.Frame
+		for f = d.next(); f.Type != wire.TypeStatus; f = d.next() {
+		}
+		if f.Status.UserID != "alice" || f.Status.LastDeliveredSeq != 1 {
+			t.Fatalf("%s got status %+v, want alice delivered 1", name, f.Status)
+		}
+	}
+	// A sync runs on the connection's worker after the ack, so any status the ack
+	// pushed to this device is queued before the synced answer.
+	a1.send(wire.Frame{Type: wire.TypeSync, ID: "y"})
+	for _, f := range a1.until(wire.TypeSynced) {
+		if f.Type == wire.TypeStatus {
+			t.Fatalf("the acking device got its own ack's status %+v", f.Status)
+		}
+	}
+}
