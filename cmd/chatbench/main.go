@@ -153,7 +153,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&b.historyPages, "history-pages", 2000, "history: pages fetched")
 	fs.StringVar(&b.historyDir, "history-dir", "", "history: keep the seeded data directory here and reuse it on later runs")
 	fs.IntVar(&b.reconnectK, "reconnect-clients", 500, "reconnect: clients dropped at once")
-	fs.Float64Var(&b.reconnectRate, "reconnect-rate", 20, "reconnect: messages/s each sender sends to its dropped peer")
+	fs.Float64Var(&b.reconnectRate, "reconnect-rate", 1000, "reconnect: messages/s, all senders together, sent to the dropped clients meanwhile")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: chatbench [flags] scenario...\n\nScenarios: echo throughput latency fanout idle history reconnect all\n(all = echo throughput latency fanout idle history reconnect)\n\nFlags:\n")
 		fs.PrintDefaults()

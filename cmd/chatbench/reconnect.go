@@ -150,7 +150,9 @@ func (b *bench) reconnect(ctx context.Context) error {
 		var stored atomic.Int64
 		stopSend := make(chan struct{})
 		var swg sync.WaitGroup
-		interval := time.Duration(float64(time.Second) / b.reconnectRate)
+		// The rate is the total over all senders, so a large K does not also mean
+		// a load far beyond what the server stores.
+		interval := time.Duration(float64(k) / b.reconnectRate * float64(time.Second))
 		for i, sc := range sConns {
 			swg.Go(func() { // reader of the sender's answers
 				for {
