@@ -40,6 +40,8 @@ type Backend interface {
 	CreateDirect(ctx context.Context, peer string) (wire.Conversation, error)
 	// CreateGroup creates a group with the caller and members.
 	CreateGroup(ctx context.Context, name string, members []string) (wire.Conversation, error)
+	// AddMembers adds users to a group (group admins only) and returns it.
+	AddMembers(ctx context.Context, conversationID string, members []string) (wire.Conversation, error)
 
 	// RetryNow cuts a reconnect wait short. It must not block.
 	RetryNow()

@@ -170,6 +170,23 @@ func (f *fakeBackend) CreateGroup(_ context.Context, name string, members []stri
 	return c, nil
 }
 
+func (f *fakeBackend) AddMembers(_ context.Context, id string, members []string) (wire.Conversation, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	c, ok := f.convs[id]
+	if !ok {
+		return c, wire.Errorf(wire.CodeNotFound, "no conversation %s", id)
+	}
+	for _, u := range members {
+		if u == "nobody" {
+			return c, wire.Errorf(wire.CodeNotFound, "no user %s", u)
+		}
+		c.Participants = append(c.Participants, wire.Participant{UserID: u, Role: wire.RoleMember})
+	}
+	f.convs[id] = c
+	return c, nil
+}
+
 func (f *fakeBackend) Events() <-chan Event { return f.events }
 
 func (f *fakeBackend) RetryNow() {

@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 
+	"charm.land/bubbles/v2/textinput"
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/chatterm/chat/wire"
@@ -17,8 +18,14 @@ type membersLoadedMsg struct {
 	err      error
 }
 
+// membersAddedMsg: AddMembers answered.
+type membersAddedMsg struct {
+	conv wire.Conversation
+	err  error
+}
+
 // membersModel lists who is in the conversation, with their role and how far
-// each has received and read.
+// each has received and read; in a group, a adds members.
 type membersModel struct {
 	c        *common
 	conv     wire.InboxEntry
@@ -29,15 +36,38 @@ type membersModel struct {
 	top      int
 	width    int
 	height   int
+
+	adding  bool
+	input   textinput.Model
+	addErr  string
+	addBusy bool
 }
 
-func newMembersModel(c *common) membersModel { return membersModel{c: c} }
+func newMembersModel(c *common) membersModel {
+	ti := textinput.New()
+	ti.Prompt = "add › "
+	ti.Placeholder = "user ids"
+	ti.SetStyles(inputStyles(c.styles))
+	return membersModel{c: c, input: ti}
+}
 
-func (m *membersModel) SetSize(w, h int) { m.width, m.height = w, h }
+func (m *membersModel) SetSize(w, h int) {
+	m.width, m.height = w, h
+	m.input.SetWidth(40)
+}
+
+func (m *membersModel) restyle() { m.input.SetStyles(inputStyles(m.c.styles)) }
 
 func (m *membersModel) open(e wire.InboxEntry) tea.Cmd {
 	m.conv, m.parts, m.statuses, m.loading, m.err, m.top = e, nil, nil, true, nil, 0
-	c := m.c
+	m.adding, m.addErr, m.addBusy = false, "", false
+	m.input.Reset()
+	m.input.Blur()
+	return m.reload()
+}
+
+func (m *membersModel) reload() tea.Cmd {
+	e, c := m.conv, m.c
 	return func() tea.Msg {
 		ctx, cancel := c.call()
 		defer cancel()
@@ -69,8 +99,24 @@ func (m membersModel) Update(msg tea.Msg) (membersModel, tea.Cmd) {
 		for _, s := range msg.statuses {
 			m.statuses[s.UserID] = s
 		}
+	case membersAddedMsg:
+		m.addBusy = false
+		if msg.err != nil {
+			m.addErr = errText(msg.err)
+			return m, nil
+		}
+		m.adding, m.addErr = false, ""
+		m.input.Reset()
+		m.input.Blur()
+		return m, m.reload()
 	case tea.KeyPressMsg:
+		if m.adding {
+			return m.updateAdding(msg)
+		}
 		switch {
+		case msg.String() == "a" && m.conv.Type == wire.Group && !m.loading:
+			m.adding, m.addErr = true, ""
+			return m, m.input.Focus()
 		case matches(msg, k.Down):
 			m.top = min(m.top+1, max(len(m.parts)-m.rows(), 0))
 		case matches(msg, k.Up):
@@ -82,7 +128,43 @@ func (m membersModel) Update(msg tea.Msg) (membersModel, tea.Cmd) {
 	return m, nil
 }
 
-func (m membersModel) rows() int { return max(m.height-8, 1) }
+func (m membersModel) updateAdding(msg tea.KeyPressMsg) (membersModel, tea.Cmd) {
+	k := m.c.keys
+	switch {
+	case matches(msg, k.Cancel):
+		m.adding, m.addErr = false, ""
+		m.input.Blur()
+		return m, nil
+	case matches(msg, k.Submit):
+		if m.addBusy {
+			return m, nil
+		}
+		users := splitMembers(m.input.Value())
+		if len(users) == 0 {
+			m.addErr = "type one or more user ids"
+			return m, nil
+		}
+		for _, u := range users {
+			if err := wire.ValidateUserID(u); err != nil {
+				m.addErr = errText(err)
+				return m, nil
+			}
+		}
+		m.addBusy, m.addErr = true, ""
+		c, id := m.c, m.conv.ConversationID
+		return m, func() tea.Msg {
+			ctx, cancel := c.call()
+			defer cancel()
+			cv, err := c.be.AddMembers(ctx, id, users)
+			return membersAddedMsg{cv, err}
+		}
+	}
+	var cmd tea.Cmd
+	m.input, cmd = m.input.Update(msg)
+	return m, cmd
+}
+
+func (m membersModel) rows() int { return max(m.height-10, 1) }
 
 func (m membersModel) View() string {
 	s := m.c.styles
@@ -109,7 +191,22 @@ func (m membersModel) View() string {
 			lines = append(lines, s.Sender(p.UserID).Render(padRight(name, 18))+" "+
 				s.Accent.Render(padRight(role, 6))+" "+s.Subtle.Render(info))
 		}
-		lines = append(lines, "", s.Subtle.Render(fmt.Sprintf("%d members · any key closes", len(m.parts))))
+		switch {
+		case m.adding:
+			lines = append(lines, "", m.input.View())
+			switch {
+			case m.addBusy:
+				lines = append(lines, s.Subtle.Render("adding…"))
+			case m.addErr != "":
+				lines = append(lines, s.Error.Render(m.addErr))
+			default:
+				lines = append(lines, s.Subtle.Render("enter adds · esc cancels"))
+			}
+		case m.conv.Type == wire.Group:
+			lines = append(lines, "", s.Subtle.Render(fmt.Sprintf("%d members · a adds · any other key closes", len(m.parts))))
+		default:
+			lines = append(lines, "", s.Subtle.Render(fmt.Sprintf("%d members · any key closes", len(m.parts))))
+		}
 	}
 	return s.Overlay.Render(strings.Join(lines, "\n"))
 }

@@ -346,6 +346,14 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		var cmd tea.Cmd
 		m.members, cmd = m.members.Update(msg)
 		return m, cmd
+
+	case membersAddedMsg:
+		var cmd tea.Cmd
+		m.members, cmd = m.members.Update(msg)
+		if msg.err == nil {
+			m.chat, _ = m.chat.Update(ConversationEvent{Conversation: msg.conv})
+		}
+		return m, cmd
 	}
 
 	// Anything else (cursor blinks, component ticks) goes to whatever is focused.
@@ -385,7 +393,9 @@ func (m *Model) typing() bool {
 	switch m.overlay {
 	case overlayFinder, overlayNewChat:
 		return true
-	case overlayHelp, overlayMembers:
+	case overlayMembers:
+		return m.members.adding
+	case overlayHelp:
 		return false
 	}
 	switch m.page {
@@ -583,6 +593,7 @@ func (m *Model) restyle() {
 	m.chat.restyle()
 	m.finder.restyle()
 	m.newChat.restyle()
+	m.members.restyle()
 }
 
 // View draws the current page, any overlay on top of it, and the status line.

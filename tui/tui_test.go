@@ -780,3 +780,23 @@ func TestStaleHistorySaysSo(t *testing.T) {
 		t.Fatalf("still marked as from the cache after reconnecting:\n%s", h.screen())
 	}
 }
+
+func TestAddMembersToGroup(t *testing.T) {
+	be := fixture()
+	h := newHarness(t, be, 80, 24)
+	h.key("j", "enter", "esc", "m") // team, reading, members
+	h.wantScreen("a adds")
+	h.key("a")
+	h.typeText("nobody")
+	h.key("enter")
+	h.wantScreen("no user nobody")
+	for range 6 {
+		h.key("backspace")
+	}
+	h.typeText("dave, erin")
+	h.key("enter")
+	h.wantScreen("erin")
+	h.wantScreen("5 members")
+	h.key("q")
+	h.wantScreen("group · 5 members") // the chat header follows
+}

@@ -364,6 +364,20 @@ func (b *tuiBackend) CreateGroup(ctx context.Context, name string, members []str
 	return s.CreateGroup(ctx, name, members)
 }
 
+// AddMembers adds users to a group and records the new membership in the
+// cache, so group ticks wait for the newcomers too.
+func (b *tuiBackend) AddMembers(ctx context.Context, id string, members []string) (wire.Conversation, error) {
+	s, err := b.session()
+	if err != nil {
+		return wire.Conversation{}, err
+	}
+	c, err := s.API().AddMembers(ctx, id, members)
+	if err != nil {
+		return c, err
+	}
+	return c, s.Store().PutConversation(ctx, c)
+}
+
 // RetryNow cuts the session's reconnect wait short.
 func (b *tuiBackend) RetryNow() {
 	if s, err := b.session(); err == nil {
