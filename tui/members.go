@@ -114,7 +114,7 @@ func (m membersModel) Update(msg tea.Msg) (membersModel, tea.Cmd) {
 			return m.updateAdding(msg)
 		}
 		switch {
-		case msg.String() == "a" && m.conv.Type == wire.Group && !m.loading:
+		case msg.String() == "a" && m.conv.Type == wire.Group:
 			m.adding, m.addErr = true, ""
 			return m, m.input.Focus()
 		case matches(msg, k.Down):

@@ -417,3 +417,40 @@ func TestTUIPagesHistoryFromServer(t *testing.T) {
 	})
 	r.waitFor("beginning of the conversation")
 }
+
+// A group made in the TUI, a member added from the members box: the newcomer's
+// TUI lists the group, and group ticks wait for every member.
+func TestTUIGroupOnServer(t *testing.T) {
+	srv := servertest.Start(t)
+	aliceBE, _ := account(t, srv, "alice")
+	bobBE, _ := account(t, srv, "bob")
+	carolBE, _ := account(t, srv, "carol")
+	alice := startTUI(t, aliceBE, 100, 30)
+	carol := startTUI(t, carolBE, 100, 30)
+	alice.waitFor("● connected · alice")
+	carol.waitFor("● connected · carol")
+
+	alice.keys("N", "crew")
+	alice.send(tea.KeyPressMsg{Code: tea.KeyTab})
+	alice.keys("bob", "enter")
+	alice.waitFor("crew  group · 2 members")
+	alice.keys("esc", "m", "a", "carol", "enter")
+	alice.waitFor("carol")
+	alice.waitFor("3 members")
+	alice.keys("q") // any key closes the box
+	alice.until("the chat header to count carol", func(s string) bool { return strings.Contains(ansi.Strip(s), "crew  group · 3 members") })
+
+	carol.waitFor("# crew")
+	alice.keys("i", "all hands", "enter")
+	alice.until("stored", func(s string) bool { t := tickOf(s, "all hands"); return t == "✓" || t == "✓✓" })
+	bob := startTUI(t, bobBE, 100, 30)
+	bob.waitFor("all hands")
+	bob.keys("enter")
+	bob.waitFor("crew  group · 3 members")
+	if got := tickOf(alice.view(), "all hands"); got == "read" {
+		t.Fatalf("read by bob alone, but carol has not read it: tick %q", got)
+	}
+	carol.waitFor("all hands")
+	carol.keys("enter")
+	alice.until("read by both", func(s string) bool { return tickOf(s, "all hands") == "read" })
+}
