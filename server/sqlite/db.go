@@ -75,6 +75,14 @@ func Open(path string, opt Options) (*Store, error) {
 		w.Close()
 		return nil, fmt.Errorf("migrate %s: %w", path, err)
 	}
+	// Checkpoint every 10,000 WAL pages (40 MB) instead of 1,000: the hot pages
+	// (conversations, statuses, the upper B-tree levels) are rewritten by every
+	// batch, and a longer WAL copies each of them into the database once per
+	// checkpoint instead of ten times (BenchmarkSendAndAck: about 15% less CPU).
+	if _, err := w.Exec("PRAGMA wal_autocheckpoint = 10000"); err != nil {
+		w.Close()
+		return nil, fmt.Errorf("set wal_autocheckpoint on %s: %w", path, err)
+	}
 	r, err := sql.Open("sqlite3", fmt.Sprintf("file:%s?_journal_mode=WAL&_busy_timeout=10000&_query_only=1", path))
 	if err != nil {
 		w.Close()
