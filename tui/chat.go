@@ -296,10 +296,16 @@ func (m chatModel) Update(msg tea.Msg) (chatModel, tea.Cmd) {
 			return m, nil
 		}
 		before := len(m.lines)
+		var newest int64
+		if n := len(m.msgs); n > 0 {
+			newest = m.msgs[n-1].SeqNo
+		}
 		added := m.merge([]wire.Message{msg.Message})
 		m.render()
-		if added && m.offset > 0 {
-			// Keep the lines the reader is looking at in place.
+		// A message after the newest goes at the bottom: keep the lines the
+		// reader is looking at in place. An older one (catch-up filling a gap)
+		// lands above and moves nothing, since the offset counts from the bottom.
+		if added && m.offset > 0 && msg.Message.SeqNo > newest {
 			m.offset += len(m.lines) - before
 			if msg.Message.SenderID != m.c.me {
 				m.newHere++

@@ -800,3 +800,27 @@ func TestAddMembersToGroup(t *testing.T) {
 	h.key("q")
 	h.wantScreen("group · 5 members") // the chat header follows
 }
+
+func TestCatchUpOfOlderMessagesIsNotNew(t *testing.T) {
+	be := fixture()
+	h := newHarness(t, be, 80, 12)
+	h.key("enter", "esc", "k", "k")
+	var before string
+	// A message older than the newest arrives (a sync filling a gap): not "new",
+	// and the view does not move.
+	be.mu.Lock()
+	be.msgs[bobConv] = slices.DeleteFunc(be.msgs[bobConv], func(m wire.Message) bool { return m.SeqNo == 3 })
+	be.mu.Unlock()
+	rm := h.root()
+	rm.chat.msgs = slices.DeleteFunc(slices.Clone(rm.chat.msgs), func(m wire.Message) bool { return m.SeqNo == 3 })
+	rm.chat.render()
+	h.m = rm
+	before = h.screen()
+	h.send(MessageEvent{Message: wire.Message{ConversationID: bobConv, SeqNo: 3, MessageID: "b3", SenderID: "bob", Content: "great. see you there", Timestamp: fixtureNow.Add(-26 * time.Hour)}})
+	if header := strings.Split(h.screen(), "\n")[0]; strings.Contains(header, " new ") {
+		t.Fatalf("an older message counted as new: %q", header)
+	}
+	if got := strings.Split(h.screen(), "\n")[2:8]; !slices.Equal(got, strings.Split(before, "\n")[2:8]) {
+		t.Fatalf("view moved:\n%s\n---\n%s", before, h.screen())
+	}
+}

@@ -415,7 +415,16 @@ func TestTUIPagesHistoryFromServer(t *testing.T) {
 		r.keys("g") // to the top of what is loaded: asks for the page before it
 		return false
 	})
-	r.waitFor("beginning of the conversation")
+	r.until("the start marker", func(s string) bool {
+		if strings.Contains(ansi.Strip(s), "beginning of the conversation") {
+			return true
+		}
+		r.keys("g")
+		return false
+	})
+	if header := strings.Split(r.screen(), "\n")[0]; strings.Contains(header, " new ") {
+		t.Fatalf("old messages counted as new: %q", header)
+	}
 }
 
 // A group made in the TUI, a member added from the members box: the newcomer's
