@@ -20,15 +20,23 @@ import (
 	"github.com/chatterm/chat/wire"
 )
 
-// The history scenario's two users and their conversation.
-const (
-	histA = "histbench-a"
-	histB = "histbench-b"
-)
+// The history scenario's reader and the peers of its conversations.
+const histA = "histbench-a"
+
+func histPeer(i int) string { return "histbench-b" + strconv.Itoa(i) }
+
+// histLayout spreads m messages over conversations of at least 100 messages each.
+func (b *bench) histLayout() (convs, per int) {
+	convs = max(min(b.historyConvs, b.historyM/100), 1)
+	return convs, b.historyM / convs
+}
 
 // seedHistory fills dataDir's SQLite file, through the server's own store package,
-// with m messages in one direct conversation (keeping any already there).
-func seedHistory(ctx context.Context, dataDir string, m int, logf func(string, ...any)) error {
+// with convs direct conversations of per messages each (keeping what is already
+// there). Each conversation is written in seq order by its own goroutine (the
+// store refuses a seq below the last), and the many goroutines together fill the
+// store's group-commit batches.
+func seedHistory(ctx context.Context, dataDir string, convs, per int, logf func(string, ...any)) error {
 	if err := os.MkdirAll(dataDir, 0o750); err != nil {
 		return err
 	}
@@ -42,89 +50,91 @@ func seedHistory(ctx context.Context, dataDir string, m int, logf func(string, .
 	if err != nil {
 		return err
 	}
-	for _, u := range []string{histA, histB} {
-		err := st.CreateUser(ctx, server.User{ID: u, DisplayName: u, PasswordHash: hash, CreatedAt: now}, server.Claim{Now: now})
-		if err != nil && !errors.Is(err, server.ErrExists) {
-			return fmt.Errorf("seed user %s: %w", u, err)
-		}
+	if err := st.CreateUser(ctx, server.User{ID: histA, DisplayName: histA, PasswordHash: hash, CreatedAt: now}, server.Claim{Now: now}); err != nil && !errors.Is(err, server.ErrExists) {
+		return fmt.Errorf("seed user %s: %w", histA, err)
 	}
-	conv := wire.DirectConversationID(histA, histB)
-	c, err := st.GetConversation(ctx, conv)
-	if errors.Is(err, server.ErrNotFound) {
-		err = st.CreateConversation(ctx, server.Conversation{ID: conv, Type: wire.Direct, CreatedAt: now}, []server.Participant{
-			{ConversationID: conv, UserID: histA, Role: wire.RoleMember, JoinedAt: now},
-			{ConversationID: conv, UserID: histB, Role: wire.RoleMember, JoinedAt: now}})
-	}
-	if err != nil {
-		return fmt.Errorf("seed conversation: %w", err)
-	}
-	if c.LastSeq >= int64(m) {
-		logf("store already holds %d messages", c.LastSeq)
-		return nil
-	}
-	// Many writers at once let the store's group commit fill its batches.
-	seqs := make(chan int64, 1024)
-	var wg sync.WaitGroup
-	var firstErr atomic.Value
 	var done atomic.Int64
+	var firstErr atomic.Value
 	start := time.Now()
-	for range 512 {
+	var wg sync.WaitGroup
+	for i := range convs {
 		wg.Go(func() {
-			for seq := range seqs {
-				from, to := histA, histB
-				if seq%2 == 0 {
-					from, to = to, from
-				}
-				msg := server.Message{ConversationID: conv, SeqNo: seq, MessageID: "seed-" + strconv.FormatInt(seq, 10), SenderID: from, ReceiverID: to,
-					Content: fmt.Sprintf("seeded message %d: some text of a typical length for a chat line", seq), Timestamp: now.Add(time.Duration(seq) * time.Millisecond)}
-				if err := st.AppendMessage(ctx, msg, []string{to}); err != nil {
-					firstErr.CompareAndSwap(nil, fmt.Errorf("seed message %d: %w", seq, err))
-				}
-				if n := done.Add(1); n%500000 == 0 {
-					logf("seeded %d messages (%.0f/s)", n, float64(n)/time.Since(start).Seconds())
-				}
+			if err := seedConversation(ctx, st, i, per, now, &done, start, logf); err != nil {
+				firstErr.CompareAndSwap(nil, err)
 			}
 		})
 	}
-	for seq := c.LastSeq + 1; seq <= int64(m) && ctx.Err() == nil; seq++ {
-		seqs <- seq
-	}
-	close(seqs)
 	wg.Wait()
 	if err, ok := firstErr.Load().(error); ok {
 		return err
 	}
-	logf("seeded %d messages in %.1fs", done.Load(), time.Since(start).Seconds())
+	if n := done.Load(); n > 0 {
+		logf("seeded %d messages in %.1fs", n, time.Since(start).Seconds())
+	} else {
+		logf("the store already holds %d conversations of %d messages", convs, per)
+	}
 	return ctx.Err()
+}
+
+func seedConversation(ctx context.Context, st *sqlite.Store, i, per int, now time.Time, done *atomic.Int64, start time.Time, logf func(string, ...any)) error {
+	peer := histPeer(i)
+	err := st.CreateUser(ctx, server.User{ID: peer, DisplayName: peer, CreatedAt: now}, server.Claim{Now: now})
+	if err != nil && !errors.Is(err, server.ErrExists) {
+		return fmt.Errorf("seed user %s: %w", peer, err)
+	}
+	conv := wire.DirectConversationID(histA, peer)
+	c, err := st.GetConversation(ctx, conv)
+	if errors.Is(err, server.ErrNotFound) {
+		err = st.CreateConversation(ctx, server.Conversation{ID: conv, Type: wire.Direct, CreatedAt: now}, []server.Participant{
+			{ConversationID: conv, UserID: histA, Role: wire.RoleMember, JoinedAt: now},
+			{ConversationID: conv, UserID: peer, Role: wire.RoleMember, JoinedAt: now}})
+	}
+	if err != nil {
+		return fmt.Errorf("seed conversation %s: %w", conv, err)
+	}
+	for seq := c.LastSeq + 1; seq <= int64(per) && ctx.Err() == nil; seq++ {
+		from, to := histA, peer
+		if seq%2 == 0 {
+			from, to = to, from
+		}
+		msg := server.Message{ConversationID: conv, SeqNo: seq, MessageID: "seed-" + strconv.FormatInt(seq, 10), SenderID: from, ReceiverID: to,
+			Content: fmt.Sprintf("seeded message %d: some text of a typical length for a chat line", seq), Timestamp: now.Add(time.Duration(seq) * time.Millisecond)}
+		if err := st.AppendMessage(ctx, msg, []string{to}); err != nil {
+			return fmt.Errorf("seed message %d of %s: %w", seq, conv, err)
+		}
+		if n := done.Add(1); n%500000 == 0 {
+			logf("seeded %d messages (%.0f/s)", n, float64(n)/time.Since(start).Seconds())
+		}
+	}
+	return nil
 }
 
 // HistoryResult is the history scenario's measurement.
 type HistoryResult struct {
-	Messages int64       `json:"messages"`
-	Pages    int         `json:"pages"`
-	Latency  Percentiles `json:"page_latency"`
-	Seeded   string      `json:"seeded"`
+	Messages      int64       `json:"messages"`
+	Conversations int         `json:"conversations"`
+	Pages         int         `json:"pages"`
+	Latency       Percentiles `json:"page_latency"`
+	Seeded        string      `json:"seeded"`
 }
 
-// history fetches random before_seq pages of 50 and checks each page.
+// history fetches before_seq pages of 50 at random places of random conversations
+// and checks each page.
 func (b *bench) history(ctx context.Context) error {
+	convs, per := b.histLayout()
+	if per < 51 {
+		return fmt.Errorf("--history-messages %d over %d conversations leaves %d each; history needs more than 50", b.historyM, convs, per)
+	}
 	run := func(t *target, seeded string) error {
 		a := &api{base: t.url, hc: b.dial.api}
 		var auth wire.AuthResponse
 		if err := a.do(ctx, "POST", "/v1/login", "", wire.LoginRequest{UserID: histA, Password: benchPassword}, &auth); err != nil {
 			return err
 		}
-		conv := wire.DirectConversationID(histA, histB)
-		var st wire.StatusResponse
-		if err := a.do(ctx, "GET", "/v1/conversations/"+url.PathEscape(conv)+"/status", auth.Token, nil, &st); err != nil {
-			return err
-		}
-		if st.LastSeq < 51 {
-			return fmt.Errorf("the conversation holds %d messages; history needs more than 50", st.LastSeq)
-		}
 		h := newHist()
 		for i := range b.historyPages {
-			before := 51 + rand.Int64N(st.LastSeq-50+1) // pages entirely inside the store
+			conv := wire.DirectConversationID(histA, histPeer(rand.IntN(convs)))
+			before := 51 + rand.Int64N(int64(per)-50) // pages entirely inside the conversation
 			path := fmt.Sprintf("/v1/conversations/%s/messages?before_seq=%d&limit=50", url.PathEscape(conv), before)
 			var page wire.HistoryResponse
 			t0 := time.Now()
@@ -133,17 +143,17 @@ func (b *bench) history(ctx context.Context) error {
 			}
 			h.record(i, time.Since(t0))
 			if len(page.Messages) != 50 {
-				return fmt.Errorf("page before %d has %d messages, want 50", before, len(page.Messages))
+				return fmt.Errorf("%s: page before %d has %d messages, want 50", conv, before, len(page.Messages))
 			}
 			for j, m := range page.Messages {
 				if m.SeqNo != before-1-int64(j) {
-					return fmt.Errorf("page before %d: message %d has seq_no %d, want %d", before, j, m.SeqNo, before-1-int64(j))
+					return fmt.Errorf("%s: page before %d: message %d has seq_no %d, want %d", conv, before, j, m.SeqNo, before-1-int64(j))
 				}
 			}
 		}
-		r := HistoryResult{Messages: st.LastSeq, Pages: b.historyPages, Latency: h.percentiles(), Seeded: seeded}
+		r := HistoryResult{Messages: int64(convs * per), Conversations: convs, Pages: b.historyPages, Latency: h.percentiles(), Seeded: seeded}
 		b.report.Scenarios["history"] = r
-		name := fmt.Sprintf("history (%d msgs)", st.LastSeq)
+		name := fmt.Sprintf("history (%d msgs)", r.Messages)
 		b.row(name, "page of 50 p50", r.Latency.P50, "ms")
 		b.target(name, "page of 50 p99", r.Latency.P99, "ms", "< 2 (at 10M)", r.Latency.P99 < 2)
 		b.row(name, "page of 50 p99.9", r.Latency.P999, "ms")
@@ -152,7 +162,7 @@ func (b *bench) history(ctx context.Context) error {
 	if b.serverURL != "" {
 		// A server we did not start: seed through the API (slower; keep M small).
 		t := &target{url: b.serverURL}
-		if err := b.seedOverAPI(ctx, t); err != nil {
+		if err := b.seedOverAPI(ctx, t, convs, per); err != nil {
 			return err
 		}
 		return run(t, "api")
@@ -166,7 +176,7 @@ func (b *bench) history(ctx context.Context) error {
 		defer cleanup()
 		dir = d
 	}
-	if err := seedHistory(ctx, dir, b.historyM, b.logf); err != nil {
+	if err := seedHistory(ctx, dir, convs, per, b.logf); err != nil {
 		return err
 	}
 	t, err := b.startTarget(ctx, dir)
@@ -180,29 +190,37 @@ func (b *bench) history(ctx context.Context) error {
 	return err
 }
 
-func (b *bench) seedOverAPI(ctx context.Context, t *target) error {
+// seedOverAPI sends the messages over HTTP, each conversation in order.
+func (b *bench) seedOverAPI(ctx context.Context, t *target, convs, per int) error {
 	a := &api{base: t.url, hc: b.dial.api}
-	tokens, err := a.register(ctx, []string{histA, histB})
+	users := []string{histA}
+	for i := range convs {
+		users = append(users, histPeer(i))
+	}
+	tokens, err := a.register(ctx, users)
 	if err != nil {
 		return err
 	}
-	conv, err := a.createConversation(ctx, tokens[0], wire.CreateConversationRequest{Type: wire.Direct, Members: []string{histB}})
-	if err != nil {
-		return err
-	}
-	var st wire.StatusResponse
-	if err := a.do(ctx, "GET", "/v1/conversations/"+url.PathEscape(conv)+"/status", tokens[0], nil, &st); err != nil {
-		return err
-	}
-	next := atomic.Int64{}
-	next.Store(st.LastSeq)
 	var wg sync.WaitGroup
 	var firstErr atomic.Value
-	for range 32 {
+	sem := make(chan struct{}, 32)
+	for i := range convs {
 		wg.Go(func() {
-			for n := next.Add(1); n <= int64(b.historyM) && ctx.Err() == nil; n = next.Add(1) {
-				req := wire.SendRequest{MessageID: "seed-" + strconv.FormatInt(n, 10), Content: fmt.Sprintf("seeded message %d", n)}
-				if err := a.do(ctx, "POST", "/v1/conversations/"+url.PathEscape(conv)+"/messages", tokens[n%2], req, nil); err != nil {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			conv, err := a.createConversation(ctx, tokens[0], wire.CreateConversationRequest{Type: wire.Direct, Members: []string{histPeer(i)}})
+			if err != nil {
+				firstErr.CompareAndSwap(nil, err)
+				return
+			}
+			for n := 1; n <= per && ctx.Err() == nil; n++ {
+				from := tokens[0]
+				if n%2 == 0 {
+					from = tokens[i+1]
+				}
+				// The same message ids on a rerun are answered as resends: nothing new is stored.
+				req := wire.SendRequest{MessageID: "seed-" + strconv.Itoa(n), Content: fmt.Sprintf("seeded message %d", n)}
+				if err := a.do(ctx, "POST", "/v1/conversations/"+url.PathEscape(conv)+"/messages", from, req, nil); err != nil {
 					firstErr.CompareAndSwap(nil, err)
 					return
 				}

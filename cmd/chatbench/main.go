@@ -75,6 +75,7 @@ type bench struct {
 	idleUsers      int
 	idleHold       time.Duration
 	historyM       int
+	historyConvs   int
 	historyPages   int
 	historyDir     string
 	reconnectK     int
@@ -149,7 +150,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&b.idleConns, "idle-conns", 10000, "idle: connections")
 	fs.IntVar(&b.idleUsers, "idle-users", 0, "idle: users the connections belong to (default: connections/10, at least 1)")
 	fs.DurationVar(&b.idleHold, "idle-hold", 0, "idle: keep the connections open this long after measuring (to profile the server)")
-	fs.IntVar(&b.historyM, "history-messages", 100000, "history: messages in the seeded conversation")
+	fs.IntVar(&b.historyM, "history-messages", 100000, "history: messages in the seeded store")
+	fs.IntVar(&b.historyConvs, "history-conversations", 256, "history: conversations the messages are spread over (each gets at least 100)")
 	fs.IntVar(&b.historyPages, "history-pages", 2000, "history: pages fetched")
 	fs.StringVar(&b.historyDir, "history-dir", "", "history: keep the seeded data directory here and reuse it on later runs")
 	fs.IntVar(&b.reconnectK, "reconnect-clients", 500, "reconnect: clients dropped at once")
