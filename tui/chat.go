@@ -835,3 +835,14 @@ func (m chatModel) View() string {
 	parts = append(parts, rule, m.compose.View())
 	return strings.Join(parts, "\n")
 }
+
+// ShortHelp is the chat's keys for the status line, by mode.
+func (m chatModel) ShortHelp() []helpKV {
+	k := m.c.keys
+	if m.composing {
+		bs := kv(k.Send, k.Newline, k.Cancel, k.Finder)
+		bs[2].desc = "read"
+		return bs
+	}
+	return kv(k.Compose, k.Back, k.Members, k.Help)
+}

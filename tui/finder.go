@@ -147,3 +147,9 @@ func (m finderModel) View() string {
 	}
 	return s.Overlay.Width(m.boxWidth()).Render(strings.Join(lines, "\n"))
 }
+
+// ShortHelp is the finder's keys for the status line.
+func (m finderModel) ShortHelp() []helpKV {
+	k := m.c.keys
+	return kv(k.FinderDown, k.FinderOpen, k.FinderClose)
+}

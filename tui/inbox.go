@@ -386,3 +386,9 @@ func padRight(s string, w int) string {
 	}
 	return s
 }
+
+// ShortHelp is the inbox's keys for the status line.
+func (m inboxModel) ShortHelp() []helpKV {
+	k := m.c.keys
+	return kv(k.Open, k.NewDirect, k.NewGroup, k.Finder, k.Help)
+}

@@ -210,3 +210,15 @@ func (m membersModel) View() string {
 	}
 	return s.Overlay.Render(strings.Join(lines, "\n"))
 }
+
+// ShortHelp is the members box's keys for the status line.
+func (m membersModel) ShortHelp() []helpKV {
+	if m.adding {
+		k := m.c.keys
+		return kv(k.Submit, k.Cancel)
+	}
+	if m.conv.Type == wire.Group {
+		return []helpKV{{"a", "add"}, {"any key", "close"}}
+	}
+	return []helpKV{{"any key", "close"}}
+}

@@ -183,3 +183,9 @@ func (m newConvModel) View() string {
 	}
 	return s.Overlay.Width(m.boxWidth()).Render(strings.Join(lines, "\n"))
 }
+
+// ShortHelp is the form's keys for the status line.
+func (m newConvModel) ShortHelp() []helpKV {
+	k := m.c.keys
+	return kv(k.NextField, k.Submit, k.Cancel)
+}
