@@ -1,9 +1,12 @@
 package tui
 
 import (
+	"context"
 	"fmt"
 	"testing"
 	"time"
+
+	tea "charm.land/bubbletea/v2"
 
 	"github.com/chatterm/chat/wire"
 )
@@ -28,5 +31,30 @@ func BenchmarkChatRender(b *testing.B) {
 	b.ResetTimer()
 	for b.Loop() {
 		c.render()
+	}
+}
+
+// BenchmarkLiveMessage measures one incoming message in the open chat (with
+// 300 loaded) through the root model: Update and View, as each frame does.
+func BenchmarkLiveMessage(b *testing.B) {
+	be := fixture()
+	long := wire.DirectConversationID("alice", "dave")
+	be.addMessages(long, []string{"dave", "alice"}, 300, fixtureNow.Add(-time.Hour), func(i int) string {
+		return fmt.Sprintf("message %d with a few words in it", i)
+	})
+	be.inbox = append(be.inbox, wire.InboxEntry{ConversationID: long, Type: wire.Direct, Peer: "dave", LastSeq: 300, LastMessageAt: fixtureNow})
+	m := New(Options{Backend: be, Now: func() time.Time { return fixtureNow }, Location: time.UTC, PageSize: 100})
+	var tm tea.Model = m
+	tm, _ = tm.Update(tea.WindowSizeMsg{Width: 100, Height: 40})
+	tm, _ = tm.Update(openConversationMsg{entry: be.inbox[len(be.inbox)-1]})
+	p, _ := be.History(context.Background(), long, 0, 300)
+	tm, _ = tm.Update(historyMsg{conv: long, page: p})
+	seq := int64(300)
+	b.ResetTimer()
+	for b.Loop() {
+		seq++
+		tm, _ = tm.Update(MessageEvent{Message: wire.Message{ConversationID: long, SeqNo: seq, MessageID: fmt.Sprint(seq),
+			SenderID: "dave", Content: "another one", Timestamp: fixtureNow}})
+		_ = tm.View()
 	}
 }
