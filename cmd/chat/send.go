@@ -100,16 +100,8 @@ func (a *app) runSend(ctx context.Context, args []string) error {
 	}
 	rctx, cancel := context.WithTimeout(ctx, *timeout)
 	conv, err := target(rctx, api, acct, *to, *group, true)
-	if err == nil && *to != "" {
-		// Clients create a direct conversation before its first message
-		// (docs/protocol.md); for an existing one this is a cheap no-op, and for
-		// an unknown user it is the clear "no user" answer.
-		var c wire.Conversation
-		c, err = api.Direct(rctx, strings.ToLower(strings.TrimPrefix(*to, "@")))
-		if err == nil && c.ConversationID != conv {
-			err = fmt.Errorf("the server named the conversation with %s %q, expected %q", *to, c.ConversationID, conv)
-		}
-	}
+	// No request to create a direct conversation first: its first message creates
+	// it, and a message to an unknown user gets the clear "no user" answer.
 	cancel()
 	if err != nil {
 		return err
