@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -115,6 +116,42 @@ func TestAckStatusSkipsTheAckingDevice(t *testing.T) {
 	for _, f := range a1.until(wire.TypeSynced) {
 		if f.Type == wire.TypeStatus {
 			t.Fatalf("the acking device got its own ack's status %+v", f.Status)
+		}
+	}
+}
+
+// Acks sent in a burst: the sender sees the boundary only move forward, with at
+// most one status per ack, and end at the last ack.
+func TestAckBurstEndsAtTheLastAck(t *testing.T) {
+	srv := servertest.Start(t)
+	alice, bob := register(t, srv.URL, "alice"), register(t, srv.URL, "bob")
+	a, b := connect(t, srv.URL, alice), connect(t, srv.URL, bob)
+	conv := wire.DirectConversationID("alice", "bob")
+	const n = 30
+	for i := 1; i <= n; i++ {
+		b.send(wire.Frame{Type: wire.TypeSend, ID: "s", ConversationID: conv, MessageID: "m" + strconv.Itoa(i), Content: "hi"})
+		b.until(wire.TypeSent)
+	}
+	for i := 1; i <= n; i++ {
+		if f := a.until(wire.TypeMessage); len(f) > 0 && f[0].Type == wire.TypeError {
+			t.Fatalf("alice got an error: %+v", f[0].Error)
+		}
+	}
+	for i := 1; i <= n; i++ {
+		a.send(wire.Frame{Type: wire.TypeAck, ConversationID: conv, SeqNo: int64(i)})
+	}
+	var last int64
+	for statuses := 0; last < n; statuses++ {
+		f := b.next()
+		if f.Type != wire.TypeStatus {
+			continue
+		}
+		if f.Status.LastDeliveredSeq <= last {
+			t.Fatalf("status went from %d to %d", last, f.Status.LastDeliveredSeq)
+		}
+		last = f.Status.LastDeliveredSeq
+		if statuses > n {
+			t.Fatalf("more status frames than acks")
 		}
 	}
 }
