@@ -540,6 +540,12 @@ func (s *Store) AdvanceStatus(ctx context.Context, userID, convID string, delive
 			d0, r0 := getN(row, "last_delivered_seq"), getN(row, "last_read_seq")
 			st.LastDeliveredSeq, st.LastReadSeq = max(d0, delivered), max(r0, read)
 			if changed = st.LastDeliveredSeq != d0 || st.LastReadSeq != r0; !changed {
+				// The boundary may have moved without the pending row (a reply's
+				// implicit read): an ack it covers must still clear the row, or
+				// the acked messages come again on every reconnect.
+				if delivered > 0 && cleared < st.LastDeliveredSeq {
+					return s.clearPending(ctx, userID, convID, st.LastDeliveredSeq)
+				}
 				return nil
 			}
 			if st.LastDeliveredSeq > max(d0, cleared) {

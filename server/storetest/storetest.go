@@ -472,6 +472,28 @@ func testStatus(t *testing.T, s server.Store) {
 			t.Fatalf("pending after new message: %+v", pend)
 		}
 	})
+	t.Run("AckBelowImplicitReadClearsPending", func(t *testing.T) {
+		// Carol's message is pending for dave; dave replies (his boundary moves to
+		// the reply by implicit read), then acks carol's message: the ack moves no
+		// boundary but must clear the pending row, or it is delivered again on
+		// every reconnect.
+		cd, cdm := direct("carol", "dave")
+		must(t, s.CreateConversation(ctx, cd, cdm))
+		must(t, s.AppendMessage(ctx, msg(cd.ID, 1, "carol", "dave"), []string{"dave"}))
+		must(t, s.AppendMessage(ctx, msg(cd.ID, 2, "dave", "carol"), []string{"carol"}))
+		st, changed, err := s.AdvanceStatus(ctx, "dave", cd.ID, 1, 0)
+		must(t, err)
+		if changed || st.LastDeliveredSeq != 2 {
+			t.Fatalf("ack below the implicit read: %+v changed=%v", st, changed)
+		}
+		pend, err := s.ListPending(ctx, "dave")
+		must(t, err)
+		for _, p := range pend {
+			if p.ConversationID == cd.ID {
+				t.Fatalf("dave's pending row survived his ack: %+v", p)
+			}
+		}
+	})
 	t.Run("NoRowMeansZero", func(t *testing.T) {
 		st, err := s.ListStatuses(ctx, c.ID, []string{"carol"})
 		must(t, err)
