@@ -108,22 +108,22 @@ func (s *Service) catchUpPending(c *Conn) {
 }
 
 // sendAfter queues every stored message of convID after seq (at most limit, 0 for
-// all) to c, waiting for room; false if the connection ended. more reports
-// whether messages remain past the limit.
+// all) to c, waiting for room; false if the connection ended.
 func (s *Service) sendAfter(c *Conn, convID string, after int64, limit int) bool {
-	ok, _ := s.sendAfterLimit(c, convID, after, limit)
+	_, ok, _ := s.sendAfterLimit(c, convID, after, limit)
 	return ok
 }
 
-func (s *Service) sendAfterLimit(c *Conn, convID string, after int64, limit int) (ok, more bool) {
-	sent := 0
+// sendAfterLimit is sendAfter that also says how many it sent and whether
+// messages remain past the limit.
+func (s *Service) sendAfterLimit(c *Conn, convID string, after int64, limit int) (sent int, ok, more bool) {
 	for {
 		page := catchUpPage
 		if limit > 0 && limit-sent < page {
 			page = limit - sent
 		}
 		if page == 0 {
-			return true, true
+			return sent, true, true
 		}
 		msgs, err := s.store.ListMessagesAfter(s.ctx, convID, after, page)
 		if err == nil {
@@ -131,18 +131,18 @@ func (s *Service) sendAfterLimit(c *Conn, convID string, after int64, limit int)
 		}
 		if err != nil {
 			s.log.Warn("catch-up read", "conversation", convID, "err", err)
-			return true, false
+			return sent, true, false
 		}
 		for _, m := range msgs {
 			data, _ := wire.EncodeFrame(wire.Frame{Type: wire.TypeMessage, Message: ptr(wireMessage(m))})
 			if !c.sendWait(OutFrame{Data: data, Queued: time.Now()}) {
-				return false, false
+				return sent, false, false
 			}
 			after = m.SeqNo
 			sent++
 		}
 		if len(msgs) < page {
-			return true, false
+			return sent, true, false
 		}
 	}
 }
@@ -214,12 +214,12 @@ func (s *Service) sync(c *Conn, f wire.Frame) {
 			s.reply(c, wire.ErrorFrame(f.ID, wire.Errorf(wire.CodeForbidden, "you are not a member of conversation %s", cur.ConversationID)))
 			continue
 		}
-		ok, m := s.sendAfterLimit(c, cur.ConversationID, cur.SeqNo, budget)
+		sent, ok, m := s.sendAfterLimit(c, cur.ConversationID, cur.SeqNo, budget)
 		if !ok {
 			return
 		}
 		more = more || m
-		budget -= catchUpPage // approximate: exact counts are not needed for a bound
+		budget -= sent
 	}
 	s.reply(c, wire.Frame{Type: wire.TypeSynced, ID: f.ID, More: more})
 }

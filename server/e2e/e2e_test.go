@@ -672,3 +672,38 @@ func waitFor(t *testing.T, cond func() bool) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// One sync answers many small conversations at once: the budget counts the
+// messages sent, not a page per conversation.
+func TestSyncManyConversationsInOneRound(t *testing.T) {
+	srv := servertest.Start(t)
+	alice := register(t, srv, "alice")
+	var cursors []wire.Cursor
+	for i := range 12 {
+		peer := fmt.Sprintf("peer%02d", i)
+		p := register(t, srv, peer)
+		conv := p.direct("alice")
+		p.send(conv, "m1", "hello from "+peer)
+		cursors = append(cursors, wire.Cursor{ConversationID: conv, SeqNo: 0})
+	}
+	ws := dial(t, alice)
+	// The pending backlog arrives first; then an explicit sync from zero.
+	for range 12 {
+		ws.next(func(f wire.Frame) bool { return f.Type == wire.TypeMessage })
+	}
+	ws.write(wire.Frame{Type: wire.TypeSync, ID: "s", Cursors: cursors})
+	got := 0
+	for {
+		f := ws.next(func(f wire.Frame) bool { return f.Type == wire.TypeMessage || f.Type == wire.TypeSynced })
+		if f.Type == wire.TypeSynced {
+			if f.More {
+				t.Fatalf("12 one-message conversations needed another round (got %d)", got)
+			}
+			break
+		}
+		got++
+	}
+	if got != 12 {
+		t.Fatalf("sync sent %d messages, want 12", got)
+	}
+}
