@@ -1,0 +1,410 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/chatterm/chat/localstore"
+	"github.com/chatterm/chat/wire"
+)
+
+// Incoming frames: sync rounds after a (re)connect, storing messages before
+// acking them, filling holes, applying boundaries; and read reports.
+
+// startRound asks for every message after the given cursors (in several sync
+// frames when there are more than wire.MaxCursors); "synced" answers end it.
+func (s *Session) startRound(ctx context.Context, l *link, cursors []wire.Cursor) error {
+	l.syncs, l.round, l.more = map[string]bool{}, map[string]int64{}, false
+	if s.cfg.Filter != nil {
+		kept := cursors[:0:0]
+		for _, c := range cursors {
+			if s.cfg.Filter(c.ConversationID) {
+				kept = append(kept, c)
+			}
+		}
+		cursors = kept
+	}
+	for _, c := range cursors {
+		l.round[c.ConversationID] = c.SeqNo
+	}
+	for len(cursors) > 0 || len(l.syncs) == 0 {
+		n := min(len(cursors), wire.MaxCursors)
+		s.mu.Lock()
+		s.syncSeq++
+		id := "sync-" + strconv.Itoa(s.syncSeq)
+		s.mu.Unlock()
+		l.syncs[id] = true
+		if !l.push(ctx, wire.Frame{Type: wire.TypeSync, ID: id, Cursors: cursors[:n]}) {
+			return context.Cause(l.ctx)
+		}
+		cursors = cursors[n:]
+	}
+	return nil
+}
+
+// synced handles the answer that ends one sync request.
+func (s *Session) synced(ctx context.Context, l *link, f wire.Frame) error {
+	if !l.syncs[f.ID] {
+		return nil
+	}
+	delete(l.syncs, f.ID)
+	l.more = l.more || f.More
+	if len(l.syncs) > 0 {
+		return nil
+	}
+	if l.more {
+		// An answer was cut at the server's budget: ask again from the cursors
+		// we have now. Without progress (a hole in the server's numbering that
+		// the answer did not get past) stop; the next connect tries again.
+		var next []wire.Cursor
+		progress := false
+		for conv, was := range l.round {
+			cur, _, err := s.store.Cursor(ctx, conv)
+			if err != nil {
+				return err
+			}
+			progress = progress || cur > was
+			next = append(next, wire.Cursor{ConversationID: conv, SeqNo: cur})
+		}
+		if progress {
+			return s.startRound(ctx, l, next)
+		}
+		s.log.Warn("sync makes no progress; leaving the rest for the next connect", "conversations", len(next))
+		l.round = nil
+		return nil
+	}
+	// The round is complete: the server has sent every message after each
+	// cursor up to its newest, and every later one reaches this connection
+	// live, in order. So whatever is missing below our newest cached message
+	// does not exist (the server skipped that number), and the cursor may pass
+	// it.
+	round := l.round
+	l.round = nil
+	for conv := range round {
+		top, err := s.store.LatestSeq(ctx, conv)
+		if err != nil {
+			return err
+		}
+		if err := s.store.AdvanceCursor(ctx, conv, top); err != nil {
+			return err
+		}
+		if err := s.ack(ctx, l, conv); err != nil {
+			return err
+		}
+	}
+	if len(l.gapped) > 0 {
+		var cs []wire.Cursor
+		for conv := range l.gapped {
+			cur, _, err := s.store.Cursor(ctx, conv)
+			if err != nil {
+				return err
+			}
+			cs = append(cs, wire.Cursor{ConversationID: conv, SeqNo: cur})
+		}
+		l.gapped = map[string]bool{}
+		return s.startRound(ctx, l, cs)
+	}
+	return nil
+}
+
+// ack tells the server that a conversation is stored up to its cursor, unless
+// this connection already said so.
+func (s *Session) ack(ctx context.Context, l *link, conv string) error {
+	cur, ok, err := s.store.Cursor(ctx, conv)
+	if err != nil {
+		return err
+	}
+	if ok && cur > l.acked[conv] {
+		if !l.push(ctx, wire.Frame{Type: wire.TypeAck, ConversationID: conv, SeqNo: cur}) {
+			return context.Cause(l.ctx)
+		}
+		l.acked[conv] = cur
+	}
+	return nil
+}
+
+// handle applies a batch of frames in order. Consecutive messages are stored
+// in one transaction, and only then acked: an ack means "stored here".
+// Consecutive "sent" answers are applied in one transaction too.
+func (s *Session) handle(ctx context.Context, l *link, batch []wire.Frame) error {
+	var msgs []wire.Message
+	var sents []wire.SendResponse
+	var statuses []localstore.StatusUpdate
+	touched := map[string]int64{} // conversation -> highest seq_no received
+	flushMsgs := func() error {
+		if len(msgs) == 0 {
+			return nil
+		}
+		added, err := s.store.PutMessages(ctx, msgs...)
+		if err != nil {
+			// Not acked, so the server sends them again after the reconnect.
+			return fmt.Errorf("store incoming messages: %w", err)
+		}
+		msgs = msgs[:0]
+		type key struct{ conv, user string }
+		senders := map[key]bool{}
+		for _, m := range added {
+			s.emit(ctx, MessageEvent{Message: m})
+			if m.SenderID != s.self {
+				senders[key{m.ConversationID, m.SenderID}] = true
+			}
+		}
+		// A message implies its sender read everything before it (seed 004);
+		// the server sends no status frame for that, so the ticks of our own
+		// messages move here. The event carries the boundaries as cached.
+		for k := range senders {
+			sts, err := s.store.Statuses(ctx, k.conv)
+			if err != nil {
+				return err
+			}
+			for _, st := range sts {
+				if st.UserID == k.user {
+					s.emit(ctx, StatusEvent{ConversationID: k.conv, Status: st})
+				}
+			}
+		}
+		return nil
+	}
+	flushSents := func() error {
+		if len(sents) == 0 {
+			return nil
+		}
+		done, err := s.store.CompleteSends(ctx, sents...)
+		if err != nil {
+			return err
+		}
+		for i, d := range done {
+			if d.Err != nil {
+				s.log.Warn("sent answer not applied", "message_id", sents[i].MessageID, "err", d.Err)
+				continue
+			}
+			if d.First {
+				s.emit(ctx, SentEvent{Sent: sents[i], Message: d.Message})
+			}
+			s.resolve(sents[i].MessageID, sendResult{resp: sents[i]})
+		}
+		sents = sents[:0]
+		s.refreshUnsent(ctx)
+		return nil
+	}
+	flushStatuses := func() error {
+		if len(statuses) == 0 {
+			return nil
+		}
+		changed, err := s.store.ApplyStatuses(ctx, statuses...)
+		if err != nil {
+			return err
+		}
+		for i, u := range statuses {
+			if changed[i] {
+				s.emit(ctx, StatusEvent{ConversationID: u.ConversationID, Status: u.Status})
+			}
+		}
+		statuses = statuses[:0]
+		return nil
+	}
+	// Runs of one kind are applied together; a change of kind flushes the run
+	// before, so everything takes effect in the order it arrived.
+	kind := ""
+	flush := func(next string) error {
+		if next == kind {
+			return nil
+		}
+		kind = next
+		if err := flushMsgs(); err != nil {
+			return err
+		}
+		if err := flushSents(); err != nil {
+			return err
+		}
+		return flushStatuses()
+	}
+	for _, f := range batch {
+		switch f.Type {
+		case wire.TypeMessage:
+			m := *f.Message
+			if s.cfg.Filter != nil && !s.cfg.Filter(m.ConversationID) {
+				continue
+			}
+			if m.MessageID == "" || m.SenderID == "" || wire.ValidateConversationID(m.ConversationID) != nil {
+				s.log.Warn("skipping a malformed message", "conversation", m.ConversationID, "seq", m.SeqNo)
+				continue
+			}
+			if err := flush(f.Type); err != nil {
+				return err
+			}
+			msgs = append(msgs, m)
+			touched[m.ConversationID] = max(touched[m.ConversationID], m.SeqNo)
+		case wire.TypeSent:
+			if err := flush(f.Type); err != nil {
+				return err
+			}
+			sents = append(sents, wire.SendResponse{ConversationID: f.ConversationID, SeqNo: f.SeqNo, MessageID: f.MessageID, Timestamp: f.Timestamp})
+		case wire.TypeStatus:
+			if err := flush(f.Type); err != nil {
+				return err
+			}
+			statuses = append(statuses, localstore.StatusUpdate{ConversationID: f.ConversationID, Status: *f.Status})
+		default:
+			if err := flush(f.Type); err != nil {
+				return err
+			}
+			if err := s.handleOther(ctx, l, f); err != nil {
+				return err
+			}
+		}
+	}
+	if err := flush(""); err != nil {
+		return err
+	}
+	// Ack each touched conversation up to its cursor, duplicates included: a
+	// redelivery means the server missed our earlier ack.
+	for conv, top := range touched {
+		if err := s.ack(ctx, l, conv); err != nil {
+			return err
+		}
+		// A message beyond the cursor means a hole: a message this device
+		// missed, or a number the server skipped. A sync of that conversation
+		// tells which (after the round in flight, which may already cover it).
+		if _, inRound := l.round[conv]; inRound {
+			continue
+		}
+		if cur, _, err := s.store.Cursor(ctx, conv); err == nil && cur < top {
+			l.gapped[conv] = true
+		}
+	}
+	if len(l.gapped) > 0 && l.round == nil {
+		var cs []wire.Cursor
+		for conv := range l.gapped {
+			cur, _, err := s.store.Cursor(ctx, conv)
+			if err != nil {
+				return err
+			}
+			cs = append(cs, wire.Cursor{ConversationID: conv, SeqNo: cur})
+		}
+		l.gapped = map[string]bool{}
+		return s.startRound(ctx, l, cs)
+	}
+	return nil
+}
+
+func (s *Session) handleOther(ctx context.Context, l *link, f wire.Frame) error {
+	switch f.Type {
+	case wire.TypeSynced:
+		return s.synced(ctx, l, f)
+	case wire.TypeConversation:
+		if err := s.store.PutConversation(ctx, *f.Conv); err != nil {
+			s.log.Warn("store conversation", "err", err)
+			return nil
+		}
+		s.emit(ctx, ConversationEvent{Conversation: *f.Conv})
+	case wire.TypeError:
+		s.handleError(ctx, l, f)
+	case wire.TypePong, wire.TypeHello:
+	default:
+		s.log.Debug("ignoring frame", "type", f.Type)
+	}
+	return nil
+}
+
+func (s *Session) handleError(ctx context.Context, l *link, f wire.Frame) {
+	if f.ID == "" {
+		s.log.Warn("server error", "err", f.Error)
+		return
+	}
+	if l.syncs[f.ID] {
+		// One cursor was refused (we left that conversation); the rest of the
+		// sync goes on, and "synced" still follows.
+		s.log.Info("sync refused a cursor", "err", f.Error)
+		return
+	}
+	s.mu.Lock()
+	isSend := l.sent[f.ID]
+	s.mu.Unlock()
+	if !isSend {
+		s.log.Warn("server error", "id", f.ID, "err", f.Error)
+		return
+	}
+	s.log.Info("send refused", "message_id", f.ID, "err", f.Error)
+	if f.Error.Code.Retryable() {
+		// Rate limited or overloaded: send it again after the hint, on whatever
+		// connection is up by then.
+		wait := max(f.Error.RetryAfter(), 100*time.Millisecond)
+		s.mu.Lock()
+		delete(l.sent, f.ID)
+		s.mu.Unlock()
+		id := f.ID
+		time.AfterFunc(wait, func() { s.retrySend(id) })
+		return
+	}
+	if err := s.store.FailSend(ctx, f.ID, f.Error); err != nil && !errors.Is(err, localstore.ErrNotFound) {
+		s.log.Warn("mark send failed", "err", err)
+	}
+	e, _ := s.outboxConversation(ctx, f.ID)
+	s.emit(ctx, SendFailedEvent{ConversationID: e, MessageID: f.ID, Err: f.Error})
+	s.refreshUnsent(ctx)
+	s.resolve(f.ID, sendResult{err: f.Error})
+}
+
+// refreshInbox merges the server's inbox into the cache after a connect, so
+// names, previews and unread counts are current.
+func (s *Session) refreshInbox(ctx context.Context) {
+	resp, err := s.api.Inbox(ctx, 500)
+	if err != nil {
+		s.log.Info("refresh inbox", "err", err)
+		return
+	}
+	entries := resp.Conversations
+	if s.cfg.Filter != nil {
+		kept := entries[:0]
+		for _, e := range entries {
+			if s.cfg.Filter(e.ConversationID) {
+				kept = append(kept, e)
+			}
+		}
+		entries = kept
+	}
+	if err := s.store.PutInbox(ctx, entries...); err != nil {
+		s.log.Warn("store inbox", "err", err)
+		return
+	}
+	s.emit(ctx, InboxEvent{})
+}
+
+// MarkRead records that the user has seen a conversation up to seq: in the
+// cache at once (unread counts drop), and on the server now or at the next
+// connect.
+func (s *Session) MarkRead(ctx context.Context, conversationID string, seq int64) error {
+	if seq <= 0 {
+		return nil
+	}
+	st := wire.MemberStatus{UserID: s.self, LastReadSeq: seq}
+	changed, err := s.store.ApplyStatus(ctx, conversationID, st)
+	if err != nil {
+		return err
+	}
+	if !changed {
+		return nil
+	}
+	// The caller knows what it marked; the event is for other views, and must
+	// not block a caller that is not draining Events.
+	select {
+	case s.events <- StatusEvent{ConversationID: conversationID, Status: st}:
+	default:
+	}
+	s.mu.Lock()
+	l := s.link
+	if l == nil {
+		s.reads[conversationID] = max(s.reads[conversationID], seq)
+	}
+	s.mu.Unlock()
+	if l != nil && !l.push(ctx, wire.Frame{Type: wire.TypeRead, ConversationID: conversationID, SeqNo: seq}) {
+		s.mu.Lock()
+		s.reads[conversationID] = max(s.reads[conversationID], seq)
+		s.mu.Unlock()
+	}
+	return nil
+}
