@@ -96,16 +96,7 @@ func (s *Session) synced(ctx context.Context, l *link, f wire.Frame) error {
 		}
 	}
 	if len(l.gapped) > 0 {
-		var cs []wire.Cursor
-		for conv := range l.gapped {
-			cur, _, err := s.store.Cursor(ctx, conv)
-			if err != nil {
-				return err
-			}
-			cs = append(cs, wire.Cursor{ConversationID: conv, SeqNo: cur})
-		}
-		l.gapped = map[string]bool{}
-		return s.startRound(ctx, l, cs)
+		return s.syncGaps(ctx, l)
 	}
 	return nil
 }
@@ -277,16 +268,7 @@ func (s *Session) handle(ctx context.Context, l *link, batch []wire.Frame) error
 		}
 	}
 	if len(l.gapped) > 0 && l.round == nil {
-		var cs []wire.Cursor
-		for conv := range l.gapped {
-			cur, _, err := s.store.Cursor(ctx, conv)
-			if err != nil {
-				return err
-			}
-			cs = append(cs, wire.Cursor{ConversationID: conv, SeqNo: cur})
-		}
-		l.gapped = map[string]bool{}
-		return s.startRound(ctx, l, cs)
+		return s.syncGaps(ctx, l)
 	}
 	return nil
 }
@@ -407,4 +389,19 @@ func (s *Session) MarkRead(ctx context.Context, conversationID string, seq int64
 		s.mu.Unlock()
 	}
 	return nil
+}
+
+// syncGaps starts a sync round for the conversations where a hole was seen, from
+// each one's cursor.
+func (s *Session) syncGaps(ctx context.Context, l *link) error {
+	var cs []wire.Cursor
+	for conv := range l.gapped {
+		cur, _, err := s.store.Cursor(ctx, conv)
+		if err != nil {
+			return err
+		}
+		cs = append(cs, wire.Cursor{ConversationID: conv, SeqNo: cur})
+	}
+	l.gapped = map[string]bool{}
+	return s.startRound(ctx, l, cs)
 }

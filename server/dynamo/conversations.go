@@ -175,22 +175,15 @@ func (s *Store) ListParticipants(ctx context.Context, convID string) ([]server.P
 	var out []server.Participant
 	err := s.do(ctx, "list participants", func(ctx context.Context) error {
 		out = out[:0]
-		p := dynamodb.NewQueryPaginator(s.db, &dynamodb.QueryInput{
+		return s.queryEach(ctx, &dynamodb.QueryInput{
 			TableName:                 aws.String(s.t.participants),
 			KeyConditionExpression:    aws.String("conversation_id = :c"),
 			ExpressionAttributeValues: item{":c": sv(convID)},
 			ConsistentRead:            aws.Bool(true),
+		}, func(it item) bool {
+			out = append(out, participantFrom(it))
+			return true
 		})
-		for p.HasMorePages() {
-			page, err := p.NextPage(ctx)
-			if err != nil {
-				return err
-			}
-			for _, it := range page.Items {
-				out = append(out, participantFrom(it))
-			}
-		}
-		return nil
 	})
 	return out, err
 }
@@ -238,26 +231,20 @@ func (s *Store) Inbox(ctx context.Context, userID string, limit int) ([]server.I
 	var out []server.InboxEntry
 	err := s.do(ctx, "inbox", func(ctx context.Context) error {
 		var ids []string
-		p := dynamodb.NewQueryPaginator(s.db, &dynamodb.QueryInput{
+		err := s.queryEach(ctx, &dynamodb.QueryInput{
 			TableName:                 aws.String(s.t.participants),
 			IndexName:                 aws.String(byUserIndex),
 			KeyConditionExpression:    aws.String("user_id = :u"),
 			ExpressionAttributeValues: item{":u": sv(userID)},
 			ScanIndexForward:          aws.Bool(false),
 			Limit:                     aws.Int32(int32(min(limit, 1000))),
+		}, func(it item) bool {
+			ids = append(ids, getS(it, "conversation_id"))
+			return len(ids) < limit
 		})
-		for p.HasMorePages() && len(ids) < limit {
-			page, err := p.NextPage(ctx)
-			if err != nil {
-				return err
-			}
-			for _, it := range page.Items {
-				if len(ids) < limit {
-					ids = append(ids, getS(it, "conversation_id"))
-				}
-			}
+		if err != nil {
+			return err
 		}
-		var err error
 		out, err = s.entries(ctx, userID, ids, false)
 		return err
 	})

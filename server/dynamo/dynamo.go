@@ -332,3 +332,21 @@ func backoff(ctx context.Context, n int) error {
 		return nil
 	}
 }
+
+// queryEach runs a Query, following LastEvaluatedKey page after page, and hands
+// each item to fn until fn returns false or the results end.
+func (s *Store) queryEach(ctx context.Context, in *dynamodb.QueryInput, fn func(item) bool) error {
+	p := dynamodb.NewQueryPaginator(s.db, in)
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return err
+		}
+		for _, it := range page.Items {
+			if !fn(it) {
+				return nil
+			}
+		}
+	}
+	return nil
+}

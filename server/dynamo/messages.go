@@ -606,23 +606,16 @@ func (s *Store) ListPending(ctx context.Context, userID string) ([]server.Pendin
 	var out []server.Pending
 	err := s.do(ctx, "list pending", func(ctx context.Context) error {
 		out = out[:0]
-		p := dynamodb.NewQueryPaginator(s.db, &dynamodb.QueryInput{
+		return s.queryEach(ctx, &dynamodb.QueryInput{
 			TableName:                 aws.String(s.t.pending),
 			KeyConditionExpression:    aws.String("receiver_id = :u"),
 			ExpressionAttributeValues: item{":u": sv(userID)},
 			ConsistentRead:            aws.Bool(true),
+		}, func(it item) bool {
+			out = append(out, server.Pending{ReceiverID: userID, ConversationID: getS(it, "conversation_id"),
+				FirstUndeliveredSeq: getN(it, "first_undelivered_seq")})
+			return true
 		})
-		for p.HasMorePages() {
-			page, err := p.NextPage(ctx)
-			if err != nil {
-				return err
-			}
-			for _, it := range page.Items {
-				out = append(out, server.Pending{ReceiverID: userID, ConversationID: getS(it, "conversation_id"),
-					FirstUndeliveredSeq: getN(it, "first_undelivered_seq")})
-			}
-		}
-		return nil
 	})
 	return out, err
 }
