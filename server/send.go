@@ -113,7 +113,7 @@ func (s *Service) store1(ctx context.Context, userID, convID string, members []s
 	mu := s.locks.lock(convID)
 	defer mu.Unlock()
 	m := Message{ConversationID: convID, MessageID: req.MessageID, SenderID: userID, Content: req.Content, Attachment: req.Attachment,
-		Timestamp: s.cfg.Now().UTC().Truncate(time.Millisecond)}
+		Timestamp: s.cfg.Now().UTC().Truncate(time.Microsecond)}
 	receivers := make([]string, 0, len(members)-1)
 	for _, u := range members {
 		if u != userID {

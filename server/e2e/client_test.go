@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -220,7 +221,15 @@ func (c *wsClient) sendWait(conv, msgID, content string) wire.Frame {
 	return f
 }
 
-const wait = 5 * time.Second
+// wait bounds every wait for a frame. moto, the DynamoDB stand-in of the
+// production runs, takes tens to hundreds of milliseconds per write and slows as
+// its state grows, so those runs get more room.
+var wait = func() time.Duration {
+	if os.Getenv("CHATSERVER_TEST_BACKEND") == "production" {
+		return 30 * time.Second
+	}
+	return 5 * time.Second
+}()
 
 // next returns the first frame matching pred, skipping others; it fails the test
 // after a timeout.

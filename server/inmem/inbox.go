@@ -81,9 +81,9 @@ func (x *InboxIndex) sweep(sh *inboxShard, now int64) {
 // when it has none yet.
 func activity(c server.Conversation) int64 {
 	if !c.LastMessageAt.IsZero() {
-		return c.LastMessageAt.UnixMilli()
+		return c.LastMessageAt.UnixMicro()
 	}
-	return c.CreatedAt.UnixMilli()
+	return c.CreatedAt.UnixMicro()
 }
 
 // Touch moves convID to at in every warm inbox of userIDs. Times only move
@@ -93,13 +93,13 @@ func (x *InboxIndex) Touch(_ context.Context, userIDs []string, convID string, a
 	if convID == "" {
 		return fmt.Errorf("inbox touch: %w", errEmpty)
 	}
-	ms := at.UnixMilli()
+	us := at.UnixMicro() // microseconds: same-millisecond activity still orders
 	for _, u := range userIDs {
 		sh := &x.shards[shardOf(u)]
 		sh.mu.Lock()
 		if in := sh.users[u]; in != nil {
-			if old, ok := in.convs[convID]; !ok || ms > old {
-				in.convs[convID] = ms
+			if old, ok := in.convs[convID]; !ok || us > old {
+				in.convs[convID] = us
 			}
 			if len(in.convs) > x.max {
 				x.trim(in)
@@ -119,16 +119,16 @@ func (x *InboxIndex) trim(in *userInbox) {
 	case over == 1:
 		var oldest inboxItem
 		first := true
-		for id, ms := range in.convs {
-			if it := (inboxItem{id, ms}); first || byRecent(it, oldest) > 0 {
+		for id, us := range in.convs {
+			if it := (inboxItem{id, us}); first || byRecent(it, oldest) > 0 {
 				oldest, first = it, false
 			}
 		}
 		delete(in.convs, oldest.id)
 	default:
 		items := make([]inboxItem, 0, len(in.convs))
-		for id, ms := range in.convs {
-			items = append(items, inboxItem{id, ms})
+		for id, us := range in.convs {
+			items = append(items, inboxItem{id, us})
 		}
 		slices.SortFunc(items, byRecent)
 		for _, it := range items[x.max:] {
@@ -140,12 +140,12 @@ func (x *InboxIndex) trim(in *userInbox) {
 
 type inboxItem struct {
 	id string
-	ms int64
+	us int64
 }
 
 // byRecent orders most recent first; ties by id descending, as Redis ZREVRANGE does.
 func byRecent(a, b inboxItem) int {
-	if c := cmp.Compare(b.ms, a.ms); c != 0 {
+	if c := cmp.Compare(b.us, a.us); c != 0 {
 		return c
 	}
 	return cmp.Compare(b.id, a.id)
@@ -170,8 +170,8 @@ func (x *InboxIndex) Top(_ context.Context, userID string, limit int) ([]string,
 	}
 	in.used = now
 	items := make([]inboxItem, 0, len(in.convs))
-	for id, ms := range in.convs {
-		items = append(items, inboxItem{id, ms})
+	for id, us := range in.convs {
+		items = append(items, inboxItem{id, us})
 	}
 	sh.mu.Unlock()
 	slices.SortFunc(items, byRecent)

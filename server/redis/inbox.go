@@ -57,7 +57,9 @@ if tonumber(m) == -2 and #ids < tonumber(ARGV[1]) then return false end
 redis.call('PEXPIRE', KEYS[1], ARGV[2])
 return ids`)
 
-func score(t time.Time) int64 { return max(0, t.UnixMilli()) }
+// score is microseconds: two conversations active in the same millisecond still
+// sort by which was later (exact in a float64 score until the year 2255).
+func score(t time.Time) int64 { return max(0, t.UnixMicro()) }
 
 func (x *InboxIndex) Touch(ctx context.Context, userIDs []string, convID string, at time.Time) error {
 	if convID == "" {
