@@ -29,10 +29,10 @@ func (s *Service) Connect(ctx context.Context, userID, token, connID string) (*C
 	}
 	hello, _ := wire.EncodeFrame(wire.Frame{Type: wire.TypeHello, UserID: userID})
 	c.push(OutFrame{Data: hello, Queued: time.Now()})
-	s.enqueue(c, func() {
+	s.enqueue(c, request{run: func() {
 		s.catchUpPending(c)
 		c.endCatchUp()
-	})
+	}})
 	return c, nil
 }
 
@@ -49,49 +49,6 @@ func (s *Service) Disconnect(c *Conn) {
 	if code, _ := c.CloseStatus(); code == ClosePolicy {
 		s.metrics.SlowConsumers.Inc()
 	}
-}
-
-// enqueue runs fn on the connection's worker: requests of one connection run one
-// at a time in arrival order (so a device's sends keep their order) without ever
-// blocking the socket's read loop. The worker goroutine exists only while there is
-// work, so idle connections cost no goroutine for it.
-func (s *Service) enqueue(c *Conn, fn func()) bool {
-	c.mu.Lock()
-	if len(c.work) >= c.limit || s.closing.Load() {
-		c.mu.Unlock()
-		return false
-	}
-	c.work = append(c.work, fn)
-	if c.working {
-		c.mu.Unlock()
-		return true
-	}
-	c.working = true
-	c.mu.Unlock()
-	if !s.begin() {
-		c.mu.Lock()
-		c.working, c.work = false, nil
-		c.mu.Unlock()
-		return false
-	}
-	go func() {
-		defer s.wg.Done()
-		for {
-			c.mu.Lock()
-			if len(c.work) == 0 {
-				c.working = false
-				c.work = nil
-				c.mu.Unlock()
-				return
-			}
-			next := c.work[0]
-			c.work[0] = nil
-			c.work = c.work[1:]
-			c.mu.Unlock()
-			next()
-		}
-	}()
-	return true
 }
 
 func (s *Service) catchUpPending(c *Conn) {
@@ -152,44 +109,14 @@ func (s *Service) sendAfterLimit(c *Conn, convID string, after int64, limit int)
 func (s *Service) HandleFrame(c *Conn, f wire.Frame) {
 	s.metrics.FramesIn.WithLabelValues(f.Type).Inc()
 	switch f.Type {
-	case wire.TypeSend:
-		ok := s.enqueue(c, func() {
-			ctx, cancel := context.WithTimeout(s.ctx, 10*time.Second)
-			defer cancel()
-			resp, _, err := s.Send(ctx, c.UserID, f.ConversationID, wire.SendRequest{MessageID: f.MessageID, Content: f.Content, Attachment: f.Attachment}, c)
-			if err != nil {
-				s.reply(c, wire.ErrorFrame(f.ID, err))
-				return
+	case wire.TypeSend, wire.TypeAck, wire.TypeRead, wire.TypeSync:
+		// Boundaries and syncs run on the worker too: after the sends queued before them.
+		if !s.enqueue(c, request{frame: f}) {
+			msg := "too many requests in flight; retry"
+			if f.Type == wire.TypeSend {
+				msg = "too many requests in flight on this connection; retry after the hint"
 			}
-			s.reply(c, wire.Frame{Type: wire.TypeSent, ID: f.ID, ConversationID: resp.ConversationID, SeqNo: resp.SeqNo, MessageID: resp.MessageID, Timestamp: resp.Timestamp})
-		})
-		if !ok {
-			s.reply(c, wire.Frame{Type: wire.TypeError, ID: f.ID, Error: &wire.Error{Code: wire.CodeOverloaded,
-				Message: "too many requests in flight on this connection; retry after the hint", RetryAfterMs: 200}})
-		}
-	case wire.TypeAck, wire.TypeRead:
-		// Boundaries run on the worker too: after the sends queued before them.
-		ok := s.enqueue(c, func() {
-			ctx, cancel := context.WithTimeout(s.ctx, 10*time.Second)
-			defer cancel()
-			var err error
-			if f.Type == wire.TypeAck {
-				// The acking device knows what it acked: it gets no status frame for it.
-				_, err = s.advance(ctx, c.UserID, f.ConversationID, f.SeqNo, 0, c)
-			} else {
-				_, err = s.MarkRead(ctx, c.UserID, f.ConversationID, f.SeqNo)
-			}
-			if err != nil {
-				s.reply(c, wire.ErrorFrame(f.ID, err))
-			}
-		})
-		if !ok {
-			s.reply(c, wire.Frame{Type: wire.TypeError, ID: f.ID, Error: &wire.Error{Code: wire.CodeOverloaded, Message: "too many requests in flight; retry", RetryAfterMs: 200}})
-		}
-	case wire.TypeSync:
-		ok := s.enqueue(c, func() { s.sync(c, f) })
-		if !ok {
-			s.reply(c, wire.Frame{Type: wire.TypeError, ID: f.ID, Error: &wire.Error{Code: wire.CodeOverloaded, Message: "too many requests in flight; retry", RetryAfterMs: 200}})
+			s.reply(c, wire.Frame{Type: wire.TypeError, ID: f.ID, Error: &wire.Error{Code: wire.CodeOverloaded, Message: msg, RetryAfterMs: 200}})
 		}
 	case wire.TypePing:
 		s.reply(c, wire.Frame{Type: wire.TypePong, ID: f.ID})

@@ -47,7 +47,7 @@ type Conn struct {
 	ended    bool          // close was called: no more frames are queued
 	catching bool          // initial catch-up running: live frames are held
 	held     []OutFrame    // live frames that arrived during catch-up
-	work     []func()      // queued requests (sends, syncs) run in order by one worker
+	work     []request     // queued requests (sends, acks, syncs) run in order by one worker
 	working  bool
 }
 

@@ -18,60 +18,64 @@ const maxSeqRetries = 5
 // with created=false and stores nothing. from is the sending connection (nil for
 // HTTP), which gets the "sent" answer instead of a copy of the message.
 func (s *Service) Send(ctx context.Context, userID, convID string, req wire.SendRequest, from *Conn) (wire.SendResponse, bool, error) {
+	r := s.sendMany(ctx, userID, convID, []wire.SendRequest{req}, from)[0]
+	return r.resp, r.created, r.err
+}
+
+// sendResult is the answer to one message of sendMany.
+type sendResult struct {
+	resp    wire.SendResponse
+	created bool
+	err     error
+}
+
+// sendMany is Send for several messages of one sender to one conversation, in
+// order: they take consecutive places in the conversation and, on a store that
+// can (BatchAppender), one durable write. Each gets its own answer; a message
+// refused (bad input, rate limit) does not stop the others.
+func (s *Service) sendMany(ctx context.Context, userID, convID string, reqs []wire.SendRequest, from *Conn) []sendResult {
 	start := time.Now()
+	out := make([]sendResult, len(reqs))
+	failAll := func(err error) []sendResult {
+		for i := range out {
+			if out[i].err == nil {
+				out[i].err = err
+			}
+		}
+		return out
+	}
 	if err := wire.ValidateConversationID(convID); err != nil {
-		return wire.SendResponse{}, false, err
+		return failAll(err)
 	}
-	if err := wire.ValidateMessageID(req.MessageID); err != nil {
-		return wire.SendResponse{}, false, err
-	}
-	if req.Content == "" && req.Attachment == "" {
-		return wire.SendResponse{}, false, wire.Errorf(wire.CodeInvalid, "content is empty")
-	}
-	if req.Attachment != "" {
-		if err := wire.ValidateMediaID(req.Attachment); err != nil {
-			return wire.SendResponse{}, false, err
-		}
-		if wire.MediaOwner(req.Attachment) != userID {
-			return wire.SendResponse{}, false, wire.Errorf(wire.CodeForbidden, "attachment %s was uploaded by someone else; upload your own copy", req.Attachment)
+	valid := make([]int, 0, len(reqs))
+	for i, req := range reqs {
+		if out[i].err = s.checkSend(ctx, userID, req); out[i].err == nil {
+			valid = append(valid, i)
 		}
 	}
-	if len(req.Content) > s.cfg.MaxMessageBytes {
-		return wire.SendResponse{}, false, wire.Errorf(wire.CodeTooLarge, "message is %d bytes; the limit is %d", len(req.Content), s.cfg.MaxMessageBytes)
-	}
-	if !utf8.ValidString(req.Content) {
-		return wire.SendResponse{}, false, wire.Errorf(wire.CodeInvalid, "content is not valid UTF-8")
-	}
-	if s.cfg.SendRate > 0 {
-		ok, retry, err := s.cfg.Rate.Allow(ctx, "send:"+userID, s.cfg.SendRate)
-		if err != nil {
-			// Seed 003: rate limiting fails open; losing it briefly beats blocking sends.
-			s.metrics.Fallbacks.WithLabelValues("rate_limit").Inc()
-		} else if !ok {
-			s.metrics.RateLimited.Inc()
-			return wire.SendResponse{}, false, &wire.Error{Code: wire.CodeRateLimited,
-				Message: "sending too fast; retry after the hint", RetryAfterMs: max(retry.Milliseconds(), 1)}
-		}
+	if len(valid) == 0 {
+		return out
 	}
 	members, err := s.memberIDs(ctx, convID)
 	if err != nil {
-		return wire.SendResponse{}, false, err
+		return failAll(err)
 	}
 	if !slices.Contains(members, userID) {
-		return wire.SendResponse{}, false, wire.Errorf(wire.CodeForbidden, "you are not a member of conversation %s", convID)
+		return failAll(wire.Errorf(wire.CodeForbidden, "you are not a member of conversation %s", convID))
 	}
 	if !s.begin() {
-		return wire.SendResponse{}, false, &wire.Error{Code: wire.CodeUnavailable, Message: "server is shutting down; retry on reconnect", RetryAfterMs: 1000}
+		return failAll(&wire.Error{Code: wire.CodeUnavailable, Message: "server is shutting down; retry on reconnect", RetryAfterMs: 1000})
 	}
 	defer s.wg.Done()
 	// Seed 003's bounded queue: past the bound a send is refused at once with a
 	// retry hint instead of queueing behind a slow store.
-	if n := s.inFlight.Add(1); n > int64(s.cfg.MaxInFlight) {
-		s.inFlight.Add(-1)
-		s.metrics.Overloaded.Inc()
-		return wire.SendResponse{}, false, &wire.Error{Code: wire.CodeOverloaded, Message: "server is overloaded; retry after the hint", RetryAfterMs: 500}
+	n := int64(len(valid))
+	if s.inFlight.Add(n) > int64(s.cfg.MaxInFlight) {
+		s.inFlight.Add(-n)
+		s.metrics.Overloaded.Add(float64(n))
+		return failAll(&wire.Error{Code: wire.CodeOverloaded, Message: "server is overloaded; retry after the hint", RetryAfterMs: 500})
 	}
-	defer s.inFlight.Add(-1)
+	defer s.inFlight.Add(-n)
 
 	if !isGroup(convID) && !s.lastSeq.known(convID) {
 		// A direct conversation is created by its first message. Checking before a
@@ -82,49 +86,159 @@ func (s *Service) Send(ctx context.Context, userID, convID string, req wire.Send
 			peer = b
 		}
 		if _, _, err := s.ensureDirect(ctx, userID, peer); err != nil {
-			return wire.SendResponse{}, false, err
+			return failAll(err)
 		}
 		s.lastSeq.raise(convID, 0)
 	}
-	m, created, err := s.store1(ctx, userID, convID, members, req, from)
-	if errors.Is(err, ErrNotFound) {
-		return wire.SendResponse{}, false, wire.Errorf(wire.CodeNotFound, "no conversation %s", convID)
+	batch := make([]wire.SendRequest, len(valid))
+	for i, k := range valid {
+		batch[i] = reqs[k]
 	}
-	if err != nil {
-		return wire.SendResponse{}, false, s.internal("store message", err)
+	stored := s.storeMany(ctx, userID, convID, members, batch, from)
+	var latest time.Time
+	for i, k := range valid {
+		r := stored[i]
+		switch {
+		case errors.Is(r.err, ErrNotFound):
+			r.err = wire.Errorf(wire.CodeNotFound, "no conversation %s", convID)
+		case r.err != nil:
+			r.err = s.internal("store message", r.err)
+		case !r.created:
+			s.metrics.Duplicates.Inc()
+		default:
+			s.metrics.MessagesStored.Inc()
+			s.metrics.SendDuration.Observe(time.Since(start).Seconds())
+			latest = r.resp.Timestamp
+		}
+		out[k] = r
 	}
-	resp := wire.SendResponse{ConversationID: m.ConversationID, SeqNo: m.SeqNo, MessageID: m.MessageID, Timestamp: m.Timestamp}
-	if !created {
-		s.metrics.Duplicates.Inc()
-		return resp, false, nil
+	if !latest.IsZero() {
+		if err := s.cfg.Inbox.Touch(ctx, members, convID, latest); err != nil {
+			s.metrics.Fallbacks.WithLabelValues("inbox_touch").Inc()
+		}
 	}
-	s.metrics.MessagesStored.Inc()
-	s.metrics.SendDuration.Observe(time.Since(start).Seconds())
-	if err := s.cfg.Inbox.Touch(ctx, members, convID, m.Timestamp); err != nil {
-		s.metrics.Fallbacks.WithLabelValues("inbox_touch").Inc()
-	}
-	return resp, true, nil
+	return out
 }
 
-// store1 assigns a seq_no and stores the message under the conversation's lock,
-// then hands it to the members' connections before releasing the lock, so every
-// connection sees a conversation's messages in seq order.
-func (s *Service) store1(ctx context.Context, userID, convID string, members []string, req wire.SendRequest, from *Conn) (Message, bool, error) {
+// checkSend is what one message must pass before it is given a seq_no: valid
+// input and the sender's rate limit.
+func (s *Service) checkSend(ctx context.Context, userID string, req wire.SendRequest) error {
+	if err := wire.ValidateMessageID(req.MessageID); err != nil {
+		return err
+	}
+	if req.Content == "" && req.Attachment == "" {
+		return wire.Errorf(wire.CodeInvalid, "content is empty")
+	}
+	if req.Attachment != "" {
+		if err := wire.ValidateMediaID(req.Attachment); err != nil {
+			return err
+		}
+		if wire.MediaOwner(req.Attachment) != userID {
+			return wire.Errorf(wire.CodeForbidden, "attachment %s was uploaded by someone else; upload your own copy", req.Attachment)
+		}
+	}
+	if len(req.Content) > s.cfg.MaxMessageBytes {
+		return wire.Errorf(wire.CodeTooLarge, "message is %d bytes; the limit is %d", len(req.Content), s.cfg.MaxMessageBytes)
+	}
+	if !utf8.ValidString(req.Content) {
+		return wire.Errorf(wire.CodeInvalid, "content is not valid UTF-8")
+	}
+	if s.cfg.SendRate > 0 {
+		ok, retry, err := s.cfg.Rate.Allow(ctx, "send:"+userID, s.cfg.SendRate)
+		if err != nil {
+			// Seed 003: rate limiting fails open; losing it briefly beats blocking sends.
+			s.metrics.Fallbacks.WithLabelValues("rate_limit").Inc()
+		} else if !ok {
+			s.metrics.RateLimited.Inc()
+			return &wire.Error{Code: wire.CodeRateLimited, Message: "sending too fast; retry after the hint", RetryAfterMs: max(retry.Milliseconds(), 1)}
+		}
+	}
+	return nil
+}
+
+// storeMany assigns seq_nos and stores the messages under the conversation's
+// lock, then hands them to the members' connections before releasing the lock,
+// so every connection sees a conversation's messages in seq order.
+func (s *Service) storeMany(ctx context.Context, userID, convID string, members []string, reqs []wire.SendRequest, from *Conn) []sendResult {
 	mu := s.locks.lock(convID)
 	defer mu.Unlock()
-	m := Message{ConversationID: convID, MessageID: req.MessageID, SenderID: userID, Content: req.Content, Attachment: req.Attachment,
-		Timestamp: s.cfg.Now().UTC().Truncate(time.Microsecond)}
 	receivers := make([]string, 0, len(members)-1)
 	for _, u := range members {
 		if u != userID {
 			receivers = append(receivers, u)
 		}
 	}
-	if len(receivers) == 1 && !isGroup(convID) {
-		m.ReceiverID = receivers[0]
+	now := s.cfg.Now().UTC().Truncate(time.Microsecond)
+	msgs := make([]Message, len(reqs))
+	for i, req := range reqs {
+		msgs[i] = Message{ConversationID: convID, MessageID: req.MessageID, SenderID: userID, Content: req.Content, Attachment: req.Attachment, Timestamp: now}
+		if len(receivers) == 1 && !isGroup(convID) {
+			msgs[i].ReceiverID = receivers[0]
+		}
 	}
+	out := make([]sendResult, len(msgs))
+	if ba, ok := s.store.(BatchAppender); ok && len(msgs) > 1 {
+		done, err := s.appendBatch(ctx, ba, msgs, receivers, out)
+		if err != nil {
+			for i := range out {
+				out[i].err = err
+			}
+			return out
+		}
+		if done {
+			var fresh []Message
+			for i, r := range out {
+				if r.created {
+					fresh = append(fresh, msgs[i])
+				}
+			}
+			s.fanout(ctx, fresh, members, from)
+			return out
+		}
+		// A seq_no was taken and nothing was stored: one at a time below re-seeds.
+	}
+	for i := range msgs {
+		m, created, err := s.storeOne(ctx, msgs[i], receivers)
+		out[i] = sendResult{resp: sendResponse(m), created: created, err: err}
+		if created {
+			s.fanout(ctx, []Message{m}, members, from)
+		}
+	}
+	return out
+}
+
+// appendBatch stores msgs in one write. done is false when a seq_no was taken
+// (the counter is behind the table) and nothing was stored.
+func (s *Service) appendBatch(ctx context.Context, ba BatchAppender, msgs []Message, receivers []string, out []sendResult) (done bool, err error) {
+	convID := msgs[0].ConversationID
+	for i := range msgs {
+		if msgs[i].SeqNo, err = s.nextSeq(ctx, convID); err != nil {
+			return false, err
+		}
+	}
+	dups, err := ba.AppendMessages(ctx, msgs, receivers)
+	if errors.Is(err, ErrSeqTaken) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	for i, m := range msgs {
+		if dups[i] != nil {
+			out[i] = sendResult{resp: sendResponse(dups[i].Original)}
+			continue
+		}
+		out[i] = sendResult{resp: sendResponse(m), created: true}
+		s.lastSeq.raise(convID, m.SeqNo)
+	}
+	return true, nil
+}
+
+// storeOne stores one message (the caller holds the conversation's lock),
+// re-seeding the counter when its seq_no is taken.
+func (s *Service) storeOne(ctx context.Context, m Message, receivers []string) (Message, bool, error) {
 	for attempt := 0; ; attempt++ {
-		seq, err := s.nextSeq(ctx, convID)
+		seq, err := s.nextSeq(ctx, m.ConversationID)
 		if err != nil {
 			return m, false, err
 		}
@@ -133,26 +247,29 @@ func (s *Service) store1(ctx context.Context, userID, convID string, members []s
 		var dup *DuplicateError
 		switch {
 		case err == nil:
-			s.lastSeq.raise(convID, seq)
-			s.fanout(ctx, m, members, from)
+			s.lastSeq.raise(m.ConversationID, seq)
 			return m, true, nil
 		case errors.As(err, &dup):
 			return dup.Original, false, nil
 		case errors.Is(err, ErrSeqTaken) && attempt < maxSeqRetries:
 			// The counter is behind the table (Redis lost it): re-seed from the
 			// stored last_seq and take a new number. Nothing was overwritten.
-			c, gerr := s.store.GetConversation(ctx, convID)
+			c, gerr := s.store.GetConversation(ctx, m.ConversationID)
 			if gerr != nil {
 				return m, false, gerr
 			}
-			if rerr := s.cfg.Sequencer.Reseed(ctx, convID, c.LastSeq); rerr != nil {
-				s.log.Warn("reseed sequencer", "conversation", convID, "err", rerr)
+			if rerr := s.cfg.Sequencer.Reseed(ctx, m.ConversationID, c.LastSeq); rerr != nil {
+				s.log.Warn("reseed sequencer", "conversation", m.ConversationID, "err", rerr)
 			}
 			s.metrics.Fallbacks.WithLabelValues("seq_reseed").Inc()
 		default:
 			return m, false, err
 		}
 	}
+}
+
+func sendResponse(m Message) wire.SendResponse {
+	return wire.SendResponse{ConversationID: m.ConversationID, SeqNo: m.SeqNo, MessageID: m.MessageID, Timestamp: m.Timestamp}
 }
 
 // nextSeq takes a number from the Sequencer, or, when it fails, from the counter
@@ -167,23 +284,31 @@ func (s *Service) nextSeq(ctx context.Context, convID string) (int64, error) {
 	return s.store.NextSeq(ctx, convID)
 }
 
-// fanout delivers a stored message to every connection of every member, on this
-// node and (through the registry and broker) on others; the sending connection
-// is skipped, since it gets the "sent" answer.
-func (s *Service) fanout(ctx context.Context, m Message, members []string, from *Conn) {
-	f := wire.Frame{Type: wire.TypeMessage, Message: ptr(wireMessage(m))}
-	online := s.push(ctx, members, f, from)
+// fanout delivers stored messages, in order, to every connection of every
+// member, on this node and (through the registry and broker) on others; the
+// sending connection is skipped, since it gets the "sent" answers.
+func (s *Service) fanout(ctx context.Context, msgs []Message, members []string, from *Conn) {
+	if len(msgs) == 0 {
+		return
+	}
+	frames := make([]wire.Frame, len(msgs))
+	for i, m := range msgs {
+		frames[i] = wire.Frame{Type: wire.TypeMessage, Message: ptr(wireMessage(m))}
+	}
+	online := s.pushAll(ctx, members, frames, from)
 	if s.cfg.Pusher == nil || online == nil {
 		return
 	}
-	for _, u := range members {
-		if u == m.SenderID || online[u] {
-			continue
-		}
-		n := Notification{UserID: u, ConversationID: m.ConversationID, SeqNo: m.SeqNo, SenderID: m.SenderID, Preview: preview(m.Content)}
-		if err := s.cfg.Pusher.Push(ctx, n); err != nil {
-			s.metrics.Fallbacks.WithLabelValues("push").Inc()
-			s.log.Debug("push", "user", u, "err", err)
+	for _, m := range msgs {
+		for _, u := range members {
+			if u == m.SenderID || online[u] {
+				continue
+			}
+			n := Notification{UserID: u, ConversationID: m.ConversationID, SeqNo: m.SeqNo, SenderID: m.SenderID, Preview: preview(m.Content)}
+			if err := s.cfg.Pusher.Push(ctx, n); err != nil {
+				s.metrics.Fallbacks.WithLabelValues("push").Inc()
+				s.log.Debug("push", "user", u, "err", err)
+			}
 		}
 	}
 }
@@ -201,12 +326,21 @@ func preview(content string) string {
 // push encodes f once and hands it to the users' connections everywhere. It
 // returns the users known to be online (nil when the registry could not say).
 func (s *Service) push(ctx context.Context, users []string, f wire.Frame, skip *Conn) map[string]bool {
-	data, err := wire.EncodeFrame(f)
-	if err != nil {
-		s.log.Error("encode frame", "type", f.Type, "err", err)
-		return nil
+	return s.pushAll(ctx, users, []wire.Frame{f}, skip)
+}
+
+// pushAll is push for several frames, in order, with one registry lookup.
+func (s *Service) pushAll(ctx context.Context, users []string, frames []wire.Frame, skip *Conn) map[string]bool {
+	data := make([][]byte, 0, len(frames))
+	for _, f := range frames {
+		d, err := wire.EncodeFrame(f)
+		if err != nil {
+			s.log.Error("encode frame", "type", f.Type, "err", err)
+			return nil
+		}
+		data = append(data, d)
+		s.hub.deliver(users, OutFrame{Data: d, Queued: time.Now(), Message: f.Type == wire.TypeMessage}, skip)
 	}
-	s.hub.deliver(users, OutFrame{Data: data, Queued: time.Now(), Message: f.Type == wire.TypeMessage}, skip)
 	nodes, err := s.cfg.Registry.Nodes(ctx, users)
 	if err != nil {
 		// A registry we cannot read means remote users count as offline: their
@@ -225,9 +359,11 @@ func (s *Service) push(ctx context.Context, users []string, f wire.Frame, skip *
 		}
 	}
 	for n, us := range byNode {
-		if err := s.cfg.Broker.Publish(ctx, n, Envelope{UserIDs: us, Frame: data}); err != nil {
-			s.metrics.Fallbacks.WithLabelValues("broker").Inc()
-			s.log.Debug("publish to node", "node", n, "err", err)
+		for _, d := range data {
+			if err := s.cfg.Broker.Publish(ctx, n, Envelope{UserIDs: us, Frame: d}); err != nil {
+				s.metrics.Fallbacks.WithLabelValues("broker").Inc()
+				s.log.Debug("publish to node", "node", n, "err", err)
+			}
 		}
 	}
 	return online

@@ -74,6 +74,17 @@ type Store interface {
 	Close() error
 }
 
+// BatchAppender is an optional Store capability: AppendMessage for several
+// messages of one sender to one conversation, with ascending seq_nos, in one
+// durable write (the server/sqlite store: one group-commit job). A resend in
+// the batch (a stored message_id, or one that appears twice) is not an error:
+// dups[i] holds its original and its seq_no stays unused; the rest are stored.
+// Any other failure stores nothing: ErrSeqTaken (a seq_no at or below last_seq),
+// ErrNotFound. A Store without it gets one AppendMessage per message.
+type BatchAppender interface {
+	AppendMessages(ctx context.Context, msgs []Message, receivers []string) (dups []*DuplicateError, err error)
+}
+
 // ColdStore is what the archiver needs from a Store to move old messages to the
 // cold tier (seed 003: BlobStore after 30 days). It is optional: a Store without
 // it keeps every message hot. Its reads run in the background archiver, never on

@@ -282,13 +282,13 @@ var hotStatements = map[string]string{
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
 	"updateConv": `UPDATE conversations SET last_message_body = ?2, last_message_sender = ?3, last_message_at = ?4,
 		last_seq = ?1, counter = MAX(counter, ?1)
-		WHERE conversation_id = ?5 AND last_seq < ?1`,
+		WHERE conversation_id = ?5 AND last_seq < ?6`,
 	"convExists": `SELECT 1 FROM conversations WHERE conversation_id = ?`,
 	"upsertStatus": `INSERT INTO message_status (user_id, conversation_id, last_delivered_seq, last_read_seq) VALUES (?1, ?2, MAX(?3, ?4), ?4)
 		ON CONFLICT DO UPDATE SET last_delivered_seq = MAX(last_delivered_seq, excluded.last_delivered_seq),
 		last_read_seq = MAX(last_read_seq, excluded.last_read_seq)`,
 	"getStatus": `SELECT last_delivered_seq, last_read_seq FROM message_status WHERE user_id = ? AND conversation_id = ?`,
-	"upsertPending": `INSERT INTO pending_deliveries (receiver_id, conversation_id, first_undelivered_seq, last_pending_seq) VALUES (?1, ?2, ?3, ?3)
+	"upsertPending": `INSERT INTO pending_deliveries (receiver_id, conversation_id, first_undelivered_seq, last_pending_seq) VALUES (?1, ?2, ?3, ?4)
 		ON CONFLICT DO UPDATE SET first_undelivered_seq = MIN(first_undelivered_seq, excluded.first_undelivered_seq),
 		last_pending_seq = MAX(last_pending_seq, excluded.last_pending_seq)`,
 	"clearPending":   `DELETE FROM pending_deliveries WHERE receiver_id = ?1 AND conversation_id = ?2 AND last_pending_seq <= ?3`,

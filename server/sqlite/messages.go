@@ -12,53 +12,102 @@ import (
 
 func (s *Store) AppendMessage(ctx context.Context, m server.Message, receivers []string) error {
 	return s.write(ctx, func(tx *sql.Tx) error {
-		// Insert first: a new message is the common case, and the unique keys on
-		// (conversation_id, seq_no) and (conversation_id, message_id) decide the
-		// rest; only a conflict pays for the idempotency lookup.
-		res, err := s.stmt(tx, "insertMsg").Exec(m.ConversationID, m.SeqNo, m.MessageID, m.SenderID, m.ReceiverID, m.Content, ns(m.Timestamp), m.Attachment)
+		dup, err := s.insertMessage(tx, m)
 		if err != nil {
-			return fmt.Errorf("insert message: %w", err)
+			return err
 		}
-		if n, _ := res.RowsAffected(); n == 0 {
-			var orig server.Message
-			var ts int64
-			err := s.stmt(tx, "msgByID").QueryRow(m.ConversationID, m.MessageID).Scan(&orig.SeqNo, &orig.SenderID, &orig.ReceiverID, &orig.Content, &ts, &orig.S3Ref, &orig.Attachment)
-			if err == nil {
-				orig.ConversationID, orig.MessageID, orig.Timestamp = m.ConversationID, m.MessageID, fromNS(ts)
-				return &server.DuplicateError{Original: orig}
-			}
-			if !errors.Is(err, sql.ErrNoRows) {
-				return fmt.Errorf("idempotency lookup: %w", err)
-			}
-			return server.ErrSeqTaken
+		if dup != nil {
+			return dup
 		}
-		res, err = s.stmt(tx, "updateConv").Exec(m.SeqNo, m.Content, m.SenderID, ns(m.Timestamp), m.ConversationID)
-		if err != nil {
-			return fmt.Errorf("update conversation: %w", err)
-		}
-		if n, _ := res.RowsAffected(); n == 0 {
-			// The message insert rolls back with this job.
-			var one int
-			if err := s.stmt(tx, "convExists").QueryRow(m.ConversationID).Scan(&one); errors.Is(err, sql.ErrNoRows) {
-				return server.ErrNotFound
-			} else if err != nil {
-				return fmt.Errorf("conversation lookup: %w", err)
-			}
-			return server.ErrSeqTaken // at or below last_seq
-		}
-		if _, err := s.stmt(tx, "upsertStatus").Exec(m.SenderID, m.ConversationID, m.SeqNo, m.SeqNo); err != nil {
-			return fmt.Errorf("sender status: %w", err)
-		}
-		if len(receivers) > 0 {
-			pending := s.stmt(tx, "upsertPending")
-			for _, r := range receivers {
-				if _, err := pending.Exec(r, m.ConversationID, m.SeqNo); err != nil {
-					return fmt.Errorf("pending delivery for %s: %w", r, err)
-				}
-			}
-		}
-		return nil
+		return s.afterAppend(tx, m, m, receivers)
 	})
+}
+
+var _ server.BatchAppender = (*Store)(nil)
+
+// AppendMessages stores a sender's messages in one job: each row on its own,
+// then the conversation, the sender's boundaries and the receivers' pending rows
+// once for the lot, which is most of what a batch saves.
+func (s *Store) AppendMessages(ctx context.Context, msgs []server.Message, receivers []string) ([]*server.DuplicateError, error) {
+	dups := make([]*server.DuplicateError, len(msgs))
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		first, last := -1, -1
+		for i, m := range msgs {
+			dup, err := s.insertMessage(tx, m)
+			if err != nil {
+				return err
+			}
+			dups[i] = dup
+			if dup == nil {
+				if first < 0 {
+					first = i
+				}
+				last = i
+			}
+		}
+		if first < 0 {
+			return nil
+		}
+		return s.afterAppend(tx, msgs[first], msgs[last], receivers)
+	})
+	return dups, err
+}
+
+// insertMessage inserts m's row; a resend of a stored message_id gives its
+// original instead. Insert first: a new message is the common case, and the
+// unique keys on (conversation_id, seq_no) and (conversation_id, message_id)
+// decide the rest; only a conflict pays for the idempotency lookup.
+func (s *Store) insertMessage(tx *sql.Tx, m server.Message) (*server.DuplicateError, error) {
+	res, err := s.stmt(tx, "insertMsg").Exec(m.ConversationID, m.SeqNo, m.MessageID, m.SenderID, m.ReceiverID, m.Content, ns(m.Timestamp), m.Attachment)
+	if err != nil {
+		return nil, fmt.Errorf("insert message: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n == 1 {
+		return nil, nil
+	}
+	var orig server.Message
+	var ts int64
+	err = s.stmt(tx, "msgByID").QueryRow(m.ConversationID, m.MessageID).Scan(&orig.SeqNo, &orig.SenderID, &orig.ReceiverID, &orig.Content, &ts, &orig.S3Ref, &orig.Attachment)
+	if err == nil {
+		orig.ConversationID, orig.MessageID, orig.Timestamp = m.ConversationID, m.MessageID, fromNS(ts)
+		return &server.DuplicateError{Original: orig}, nil
+	}
+	if !errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("idempotency lookup: %w", err)
+	}
+	return nil, server.ErrSeqTaken
+}
+
+// afterAppend moves the conversation (last_seq, preview) to last, the sender's
+// boundaries up to it (a reply implies read) and the receivers' pending rows to
+// cover first..last, once the rows from first to last are inserted. A first at
+// or below last_seq fails the job, so its inserts roll back with it.
+func (s *Store) afterAppend(tx *sql.Tx, first, last server.Message, receivers []string) error {
+	res, err := s.stmt(tx, "updateConv").Exec(last.SeqNo, last.Content, last.SenderID, ns(last.Timestamp), last.ConversationID, first.SeqNo)
+	if err != nil {
+		return fmt.Errorf("update conversation: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		var one int
+		if err := s.stmt(tx, "convExists").QueryRow(last.ConversationID).Scan(&one); errors.Is(err, sql.ErrNoRows) {
+			return server.ErrNotFound
+		} else if err != nil {
+			return fmt.Errorf("conversation lookup: %w", err)
+		}
+		return server.ErrSeqTaken // at or below last_seq
+	}
+	if _, err := s.stmt(tx, "upsertStatus").Exec(last.SenderID, last.ConversationID, last.SeqNo, last.SeqNo); err != nil {
+		return fmt.Errorf("sender status: %w", err)
+	}
+	if len(receivers) > 0 {
+		pending := s.stmt(tx, "upsertPending")
+		for _, r := range receivers {
+			if _, err := pending.Exec(r, last.ConversationID, first.SeqNo, last.SeqNo); err != nil {
+				return fmt.Errorf("pending delivery for %s: %w", r, err)
+			}
+		}
+	}
+	return nil
 }
 
 func (s *Store) NextSeq(ctx context.Context, convID string) (int64, error) {

@@ -39,6 +39,14 @@ func Run(t *testing.T, newStore Factory, opt Options) {
 	t.Run("Conversations", func(t *testing.T) { testConversations(t, newStore(t)) })
 	t.Run("Append", func(t *testing.T) { testAppend(t, newStore(t)) })
 	t.Run("AppendConcurrent", func(t *testing.T) { testAppendConcurrent(t, newStore(t), opt) })
+	t.Run("AppendBatch", func(t *testing.T) {
+		s := newStore(t)
+		ba, ok := s.(server.BatchAppender)
+		if !ok {
+			t.Skipf("%T does not implement server.BatchAppender: the Service appends one message at a time", s)
+		}
+		testAppendBatch(t, s, ba)
+	})
 	t.Run("History", func(t *testing.T) { testHistory(t, newStore(t)) })
 	t.Run("Status", func(t *testing.T) { testStatus(t, newStore(t)) })
 	t.Run("Inbox", func(t *testing.T) { testInbox(t, newStore(t)) })
@@ -325,6 +333,78 @@ func testAppend(t *testing.T, s server.Store) {
 		if st[0].LastReadSeq != 3 {
 			t.Fatalf("bob's implicit read = %d, want 3", st[0].LastReadSeq)
 		}
+	})
+}
+
+func testAppendBatch(t *testing.T, s server.Store, ba server.BatchAppender) {
+	ctx := context.Background()
+	c, members := direct("alice", "bob")
+	must(t, s.CreateConversation(ctx, c, members))
+	messages := func() []server.Message {
+		got, err := s.ListMessages(ctx, c.ID, 0, 100)
+		must(t, err)
+		return got
+	}
+	m1, m2, m3 := msg(c.ID, 1, "alice", "bob"), msg(c.ID, 2, "alice", "bob"), msg(c.ID, 3, "alice", "bob")
+	m5, m7 := msg(c.ID, 5, "alice", "bob"), msg(c.ID, 7, "alice", "bob")
+	t.Run("OK", func(t *testing.T) {
+		dups, err := ba.AppendMessages(ctx, []server.Message{m1, m2, m3}, []string{"bob"})
+		must(t, err)
+		if len(dups) != 3 || dups[0] != nil || dups[1] != nil || dups[2] != nil {
+			t.Fatalf("dups = %v, want three nils", dups)
+		}
+		if got := messages(); len(got) != 3 || got[0] != m3 || got[1] != m2 || got[2] != m1 {
+			t.Fatalf("stored %+v", got)
+		}
+		conv, err := s.GetConversation(ctx, c.ID)
+		must(t, err)
+		if conv.LastSeq != 3 || conv.LastMessageBody != m3.Content {
+			t.Fatalf("preview is not the last of the batch: %+v", conv)
+		}
+		st, _ := s.ListStatuses(ctx, c.ID, []string{"alice", "bob"})
+		if st[0].LastReadSeq != 3 || st[1].LastDeliveredSeq != 0 {
+			t.Fatalf("statuses %+v", st)
+		}
+		pend, _ := s.ListPending(ctx, "bob")
+		if len(pend) != 1 || pend[0].FirstUndeliveredSeq != 1 {
+			t.Fatalf("pending %+v, want from seq 1", pend)
+		}
+	})
+	t.Run("Resends", func(t *testing.T) {
+		// A resend of m2 and a message_id twice in one batch: both answered with
+		// their originals, the new one stored, no seq_no reused.
+		again := m2
+		again.SeqNo = 4
+		twice := m5
+		twice.SeqNo = 6
+		dups, err := ba.AppendMessages(ctx, []server.Message{again, m5, twice, m7}, []string{"bob"})
+		must(t, err)
+		if dups[0] == nil || dups[0].Original != m2 || dups[1] != nil || dups[2] == nil || dups[2].Original != m5 || dups[3] != nil {
+			t.Fatalf("dups = %v", dups)
+		}
+		got := messages()
+		if len(got) != 5 || got[0] != m7 || got[1] != m5 || got[2] != m3 {
+			t.Fatalf("stored %+v", got)
+		}
+	})
+	t.Run("ErrSeqTaken", func(t *testing.T) {
+		// The second is behind last_seq 7: nothing of the batch is stored.
+		m8, m6 := msg(c.ID, 8, "bob", "alice"), msg(c.ID, 6, "bob", "alice")
+		m6.MessageID = "m-bob-six"
+		_, err := ba.AppendMessages(ctx, []server.Message{m6, m8}, []string{"alice"})
+		wantErr(t, err, server.ErrSeqTaken)
+		if got := messages(); len(got) != 5 || got[0] != m7 {
+			t.Fatalf("a refused batch left rows: %+v", got)
+		}
+		pend, _ := s.ListPending(ctx, "alice")
+		st, _ := s.ListStatuses(ctx, c.ID, []string{"bob"})
+		if len(pend) != 0 || st[0].LastReadSeq != 0 {
+			t.Fatalf("a refused batch left writes behind: pending %+v status %+v", pend, st)
+		}
+	})
+	t.Run("ErrNotFound", func(t *testing.T) {
+		_, err := ba.AppendMessages(ctx, []server.Message{msg("g:none", 1, "alice", ""), msg("g:none", 2, "alice", "")}, nil)
+		wantErr(t, err, server.ErrNotFound)
 	})
 }
 

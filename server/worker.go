@@ -1,0 +1,172 @@
+package server
+
+import (
+	"context"
+	"time"
+
+	"github.com/chatterm/chat/wire"
+)
+
+// request is one queued request of a connection: a frame to serve, or a function
+// (the catch-up on connect).
+type request struct {
+	frame wire.Frame
+	run   func()
+}
+
+// maxFrameBatch bounds how many queued frames of one kind the worker serves
+// together. A client with a window of sends in flight gets them stored in one
+// durable write per conversation; acks fold into one boundary move.
+const maxFrameBatch = 64
+
+// enqueue hands r to the connection's worker: requests of one connection run in
+// arrival order (so a device's sends keep their order) without ever blocking the
+// socket's read loop. The worker goroutine exists only while there is work, so
+// idle connections cost no goroutine for it.
+func (s *Service) enqueue(c *Conn, r request) bool {
+	c.mu.Lock()
+	if len(c.work) >= c.limit || s.closing.Load() {
+		c.mu.Unlock()
+		return false
+	}
+	c.work = append(c.work, r)
+	if c.working {
+		c.mu.Unlock()
+		return true
+	}
+	c.working = true
+	c.mu.Unlock()
+	if !s.begin() {
+		c.mu.Lock()
+		c.working, c.work = false, nil
+		c.mu.Unlock()
+		return false
+	}
+	go s.work(c)
+	return true
+}
+
+// work serves c's queue until it is empty. Consecutive sends (or consecutive
+// acks, or reads) are taken together: what queued while the last durable write
+// ran is served as one batch, the way the store commits in groups.
+func (s *Service) work(c *Conn) {
+	defer s.wg.Done()
+	var batch []request
+	for {
+		c.mu.Lock()
+		if len(c.work) == 0 {
+			c.working = false
+			c.work = nil
+			c.mu.Unlock()
+			return
+		}
+		n := 1
+		if first := c.work[0]; first.run == nil && batchable(first.frame.Type) {
+			for n < len(c.work) && n < maxFrameBatch && c.work[n].run == nil && c.work[n].frame.Type == first.frame.Type {
+				n++
+			}
+		}
+		batch = append(batch[:0], c.work[:n]...)
+		clear(c.work[:n])
+		c.work = c.work[n:]
+		c.mu.Unlock()
+		s.serve(c, batch)
+		clear(batch)
+	}
+}
+
+func batchable(typ string) bool {
+	return typ == wire.TypeSend || typ == wire.TypeAck || typ == wire.TypeRead
+}
+
+// serve runs one batch taken by work: a function, or frames of one type.
+func (s *Service) serve(c *Conn, batch []request) {
+	if batch[0].run != nil {
+		batch[0].run()
+		return
+	}
+	frames := make([]wire.Frame, len(batch))
+	for i, r := range batch {
+		frames[i] = r.frame
+	}
+	switch frames[0].Type {
+	case wire.TypeSend:
+		s.sendFrames(c, frames)
+	case wire.TypeAck, wire.TypeRead:
+		s.boundaryFrames(c, frames)
+	case wire.TypeSync:
+		s.sync(c, frames[0])
+	}
+}
+
+// sendFrames stores a connection's queued sends, one durable write per
+// conversation, and answers each with "sent" or an error.
+func (s *Service) sendFrames(c *Conn, frames []wire.Frame) {
+	ctx, cancel := context.WithTimeout(s.ctx, 10*time.Second)
+	defer cancel()
+	for convID, idx := range groupByConversation(frames) {
+		reqs := make([]wire.SendRequest, len(idx))
+		for i, k := range idx {
+			f := frames[k]
+			reqs[i] = wire.SendRequest{MessageID: f.MessageID, Content: f.Content, Attachment: f.Attachment}
+		}
+		for i, r := range s.sendMany(ctx, c.UserID, convID, reqs, c) {
+			f := frames[idx[i]]
+			if r.err != nil {
+				s.reply(c, wire.ErrorFrame(f.ID, r.err))
+				continue
+			}
+			s.reply(c, wire.Frame{Type: wire.TypeSent, ID: f.ID, ConversationID: r.resp.ConversationID, SeqNo: r.resp.SeqNo,
+				MessageID: r.resp.MessageID, Timestamp: r.resp.Timestamp})
+		}
+	}
+}
+
+// boundaryFrames serves queued acks or reads (all of one type). They are
+// cumulative, so those of one conversation fold into one boundary move; an
+// error goes to the last frame of that conversation.
+func (s *Service) boundaryFrames(c *Conn, frames []wire.Frame) {
+	ctx, cancel := context.WithTimeout(s.ctx, 10*time.Second)
+	defer cancel()
+	for convID, idx := range groupByConversation(frames) {
+		top := frames[idx[len(idx)-1]]
+		seq := top.SeqNo
+		for _, k := range idx {
+			seq = max(seq, frames[k].SeqNo)
+		}
+		var err error
+		if top.Type == wire.TypeAck {
+			// The acking device knows what it acked: it gets no status frame for it.
+			_, err = s.advance(ctx, c.UserID, convID, seq, 0, c)
+		} else {
+			_, err = s.MarkRead(ctx, c.UserID, convID, seq)
+		}
+		if err != nil {
+			s.reply(c, wire.ErrorFrame(top.ID, err))
+		}
+	}
+}
+
+// groupByConversation yields each conversation of frames, in order of first
+// appearance, with the indexes of its frames in order.
+func groupByConversation(frames []wire.Frame) func(yield func(string, []int) bool) {
+	return func(yield func(string, []int) bool) {
+		if len(frames) == 1 {
+			yield(frames[0].ConversationID, []int{0})
+			return
+		}
+		var order []string
+		groups := map[string][]int{}
+		for i, f := range frames {
+			if _, ok := groups[f.ConversationID]; !ok {
+				order = append(order, f.ConversationID)
+			}
+			groups[f.ConversationID] = append(groups[f.ConversationID], i)
+		}
+		for _, id := range order {
+			if !yield(id, groups[id]) {
+				return
+			}
+		}
+	}
+}
