@@ -71,6 +71,59 @@ func BenchmarkSendAndAck(b *testing.B) {
 	}
 }
 
+// BenchmarkSendBatchAndAck is BenchmarkSendAndAck in the shape the server now
+// writes under load: each connection's queued sends stored as one batch
+// (AppendMessages, 8 messages) and the receiver's acks folded into one.
+//
+//	go test -run '^$' -bench SendBatchAndAck -benchtime 100000x ./server/sqlite/
+func BenchmarkSendBatchAndAck(b *testing.B) {
+	st, err := sqlite.Open(filepath.Join(b.TempDir(), "chat.db"), sqlite.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer st.Close()
+	ctx := context.Background()
+	now := time.Now()
+	const convs, batch = 200, 8
+	ids := make([]string, convs)
+	for i := range ids {
+		a, r := fmt.Sprintf("a%d", i), fmt.Sprintf("b%d", i)
+		ids[i] = wire.DirectConversationID(a, r)
+		if err := st.CreateConversation(ctx, server.Conversation{ID: ids[i], Type: wire.Direct, CreatedAt: now},
+			[]server.Participant{{ConversationID: ids[i], UserID: a}, {ConversationID: ids[i], UserID: r}}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	b.ResetTimer()
+	cpu0 := cpuTime()
+	for w := range convs {
+		wg.Go(func() {
+			a, r := fmt.Sprintf("a%d", w), fmt.Sprintf("b%d", w)
+			seq := int64(0)
+			for next.Add(batch) <= int64(b.N) {
+				msgs := make([]server.Message, batch)
+				for k := range msgs {
+					seq++
+					msgs[k] = server.Message{ConversationID: ids[w], SeqNo: seq, MessageID: fmt.Sprint("m", seq), SenderID: a, ReceiverID: r,
+						Content: "a chat line of about the length people type, give or take a few words", Timestamp: now}
+				}
+				if _, err := st.AppendMessages(ctx, msgs, []string{r}); err != nil {
+					b.Error(err)
+					return
+				}
+				if _, _, err := st.AdvanceStatus(ctx, r, ids[w], seq, 0); err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	b.ReportMetric(float64((cpuTime()-cpu0).Microseconds())/float64(b.N), "cpu-µs/msg")
+}
+
 func cpuTime() time.Duration {
 	var ru syscall.Rusage
 	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
