@@ -21,6 +21,7 @@ const CloseTokenRevoked = 4001
 type Conn struct {
 	ws     *websocket.Conn
 	userID string
+	rest   []byte // the frames of the last message not yet returned by Read
 }
 
 // Dial opens the WebSocket at <server>/v1/ws with the token and waits for the
@@ -71,22 +72,31 @@ func Dial(ctx context.Context, server, token string, hc *http.Client) (*Conn, er
 // UserID is who the server says we are (from hello).
 func (c *Conn) UserID() string { return c.userID }
 
-// Read returns the next frame. A frame that does not decode is an error with
-// CodeInvalid after which the caller may keep reading; a connection that ended
-// is a *CloseError.
+// Read returns the next frame. A message may carry several frames, one per line
+// (docs/protocol.md): Read returns them one at a time, in order. A frame that
+// does not decode is an error with CodeInvalid after which the caller may keep
+// reading (the frames after it in the same message are not lost); a connection
+// that ended is a *CloseError. Read must not be called concurrently.
 func (c *Conn) Read(ctx context.Context) (wire.Frame, error) {
-	typ, data, err := c.ws.Read(ctx)
-	if err != nil {
-		return wire.Frame{}, closeError(ctx, err)
+	for {
+		if line, rest, ok := wire.CutFrame(c.rest); ok {
+			c.rest = rest
+			f, err := wire.DecodeFrame(line)
+			if err != nil {
+				return wire.Frame{}, err
+			}
+			return f, nil
+		}
+		c.rest = nil
+		typ, data, err := c.ws.Read(ctx)
+		if err != nil {
+			return wire.Frame{}, closeError(ctx, err)
+		}
+		if typ != websocket.MessageText {
+			return wire.Frame{}, wire.Errorf(wire.CodeInvalid, "the server sent a binary frame")
+		}
+		c.rest = data
 	}
-	if typ != websocket.MessageText {
-		return wire.Frame{}, wire.Errorf(wire.CodeInvalid, "the server sent a binary frame")
-	}
-	f, err := wire.DecodeFrame(data)
-	if err != nil {
-		return wire.Frame{}, err
-	}
-	return f, nil
 }
 
 // Write sends one frame.

@@ -198,9 +198,11 @@ type proxy struct {
 	up     bool
 	frozen bool
 	conns  []net.Conn
-	// drop, when set, is asked about every server-to-client WebSocket frame's
-	// payload; true loses the frame.
-	drop func(payload []byte) bool
+	// drop, when set, is asked about every protocol frame the server sends (each
+	// line of a WebSocket message's payload); true loses the frame.
+	drop func(frame []byte) bool
+	// watch, when set, sees every server-to-client WebSocket frame's payload.
+	watch func(payload []byte)
 }
 
 func newProxy(t *testing.T, target string) *proxy {
@@ -271,8 +273,9 @@ type writerFunc func([]byte) (int, error)
 func (f writerFunc) Write(b []byte) (int, error) { return f(b) }
 
 // filter passes the server's HTTP upgrade answer, then WebSocket frames one by
-// one (server frames are unmasked; compression is off), losing those drop
-// picks.
+// one (server frames are unmasked, compression is off, and a message is one
+// WebSocket frame), losing the protocol frames drop picks: a message that
+// carries several loses only those lines.
 func (p *proxy) filter(w io.Writer, r io.Reader) error {
 	br := bufio.NewReader(r)
 	upgraded := false
@@ -320,14 +323,50 @@ func (p *proxy) filter(w io.Writer, r io.Reader) error {
 			return err
 		}
 		p.mu.Lock()
-		drop := p.drop
+		drop, watch := p.drop, p.watch
 		p.mu.Unlock()
-		if drop != nil && drop(payload) {
-			continue
+		if watch != nil {
+			watch(payload)
+		}
+		if drop != nil {
+			var kept []byte
+			lost := false
+			for line := range wire.Frames(payload) {
+				if drop(line) {
+					lost = true
+					continue
+				}
+				kept = wire.AppendFrame(kept, line)
+			}
+			if lost {
+				if len(kept) == 0 {
+					continue
+				}
+				payload = kept
+				h = putLength(hdr[:], len(payload))
+			}
 		}
 		if _, err := w.Write(append(hdr[:h:h], payload...)); err != nil {
 			return err
 		}
+	}
+}
+
+// putLength writes an unmasked WebSocket frame's payload length after hdr[0]
+// and returns the header's size.
+func putLength(hdr []byte, n int) int {
+	switch {
+	case n < 126:
+		hdr[1] = byte(n)
+		return 2
+	case n <= 0xffff:
+		hdr[1] = 126
+		binary.BigEndian.PutUint16(hdr[2:4], uint16(n))
+		return 4
+	default:
+		hdr[1] = 127
+		binary.BigEndian.PutUint64(hdr[2:10], uint64(n))
+		return 10
 	}
 }
 
@@ -357,4 +396,10 @@ func (p *proxy) setDrop(drop func([]byte) bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.drop = drop
+}
+
+func (p *proxy) setWatch(watch func(payload []byte)) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.watch = watch
 }

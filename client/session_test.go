@@ -725,3 +725,44 @@ func TestSessionSendCutsBackoffShort(t *testing.T) {
 	}
 	alice.waitFor("sent without waiting half an hour", func() bool { return alice.sess.State().Unsent == 0 })
 }
+
+// Many messages pending while offline reach the device in WebSocket messages of
+// several frames each (the server batches what it has queued); the session
+// takes every one, once and in order.
+func TestSessionReadsBatchedMessages(t *testing.T) {
+	srv := servertest.Start(t)
+	aliceAPI, bobAPI := register(t, srv, "alice"), register(t, srv, "bob")
+	conv := direct(t, aliceAPI, "bob")
+	const n = 150
+	for i := 1; i <= n; i++ {
+		id := fmt.Sprintf("m%03d", i)
+		if _, _, err := aliceAPI.SendMessage(bg, conv, wire.SendRequest{MessageID: id, Content: id}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	px := newProxy(t, hostport(t, srv.URL))
+	var most atomic.Int32
+	px.setWatch(func(payload []byte) {
+		k := int32(0)
+		for range wire.Frames(payload) {
+			k++
+		}
+		for m := most.Load(); k > m && !most.CompareAndSwap(m, k); m = most.Load() {
+		}
+	})
+	bob := startDevice(t, bobAPI, px.URL(), "bob")
+	bob.waitFor("every message", func() bool { return len(bob.cached(conv)) == n && len(bob.messageEvents()) >= n })
+	events := bob.messageEvents()
+	if len(events) != n {
+		t.Fatalf("%d message events, want %d", len(events), n)
+	}
+	for i, m := range events {
+		if want := fmt.Sprintf("m%03d", i+1); m.MessageID != want || m.SeqNo != int64(i+1) {
+			t.Fatalf("event %d is %s at seq %d, want %s at seq %d", i, m.MessageID, m.SeqNo, want, i+1)
+		}
+	}
+	if most.Load() < 2 {
+		t.Fatal("every WebSocket message carried one frame: the test tested nothing batched")
+	}
+	t.Logf("the largest message carried %d frames", most.Load())
+}

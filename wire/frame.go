@@ -26,11 +26,13 @@ const (
 	TypePong         = "pong"
 )
 
-// MaxFrameBytes bounds any frame a server reads. Message content has its own,
-// smaller, configurable limit.
+// MaxFrameBytes bounds any frame a server reads, and any WebSocket message,
+// whatever the number of frames in it. Message content has its own, smaller,
+// configurable limit.
 const MaxFrameBytes = 256 << 10
 
-// Frame is one WebSocket message. Fields are flat and optional so that one decode
+// Frame is one protocol frame; a WebSocket message carries one or several, one
+// per line (see Frames). Fields are flat and optional so that one decode
 // serves every type; Validate says which fields a type requires. Requests carry an
 // id that the answer echoes; pushes have none.
 type Frame struct {

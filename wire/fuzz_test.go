@@ -1,20 +1,28 @@
 package wire
 
 import (
+	"bytes"
 	"encoding/json"
 	"testing"
 )
 
 // FuzzDecodeFrame: the decoder must never panic, and whatever it accepts must
-// survive a re-encode and decode unchanged.
+// survive a re-encode and decode unchanged. The input is also read as a batch
+// message (frames one per line): every non-empty line is visited, in order, and
+// the frames that decode survive a join, split and decode unchanged.
 func FuzzDecodeFrame(f *testing.F) {
+	var batch []byte
 	for _, fr := range sampleFrames() {
 		b, _ := EncodeFrame(fr)
 		f.Add(b)
+		batch = AppendFrame(batch, b)
 	}
+	f.Add(batch)
+	f.Add([]byte(`{"type":"ping","id":"a"}` + "\n\n{\"type\":\n" + `{"type":"pong"}` + "\r\n \n"))
 	f.Add([]byte(`{"type":"send","cursors":null,"seq_no":1e99}`))
 	f.Add([]byte(`[]`))
 	f.Fuzz(func(t *testing.T, data []byte) {
+		checkBatch(t, data)
 		fr, err := DecodeFrame(data)
 		if err != nil {
 			if _, ok := err.(*Error); !ok {
@@ -35,6 +43,59 @@ func FuzzDecodeFrame(f *testing.F) {
 			t.Fatalf("unstable encoding:\n%s\n%s", b, b2)
 		}
 	})
+}
+
+// checkBatch reads data as one message of frames.
+func checkBatch(t *testing.T, data []byte) {
+	var lines [][]byte
+	for _, l := range bytes.Split(data, []byte{'\n'}) {
+		if len(bytes.Trim(l, " \t\r")) > 0 {
+			lines = append(lines, l)
+		}
+	}
+	var accepted []Frame
+	var msg []byte
+	i := 0
+	for line := range Frames(data) {
+		if i >= len(lines) || !bytes.Equal(line, lines[i]) {
+			t.Fatalf("line %d is %q, want the %d non-empty lines %q", i, line, len(lines), lines)
+		}
+		i++
+		fr, err := DecodeFrame(line)
+		if err != nil {
+			continue
+		}
+		b, err := EncodeFrame(fr)
+		if err != nil {
+			t.Fatalf("accepted frame does not encode: %v", err)
+		}
+		if bytes.IndexByte(b, FrameSeparator) >= 0 {
+			t.Fatalf("encoded frame holds a newline: %q", b)
+		}
+		accepted = append(accepted, fr)
+		msg = AppendFrame(msg, b)
+	}
+	if i != len(lines) {
+		t.Fatalf("visited %d lines of %d", i, len(lines))
+	}
+	var again []Frame
+	for line := range Frames(msg) {
+		fr, err := DecodeFrame(line)
+		if err != nil {
+			t.Fatalf("re-encoded frame rejected: %v\n%s", err, line)
+		}
+		again = append(again, fr)
+	}
+	if len(again) != len(accepted) {
+		t.Fatalf("joined %d frames, split %d", len(accepted), len(again))
+	}
+	for k := range again {
+		a, _ := EncodeFrame(accepted[k])
+		b, _ := EncodeFrame(again[k])
+		if !bytes.Equal(a, b) {
+			t.Fatalf("frame %d changed in the batch:\n%s\n%s", k, a, b)
+		}
+	}
 }
 
 // FuzzDecodeRequests covers the HTTP bodies the server decodes.

@@ -89,6 +89,7 @@ type chatOpts struct {
 	duration    time.Duration // how long senders send
 	rate        float64       // total offered messages/s; 0: as fast as the window allows
 	ackInterval time.Duration // receivers ack cumulatively this often; 0: after every message; <0: never
+	batch       int           // most frames a peer joins into one WebSocket message when several are ready; 0 or 1: one per message
 }
 
 // ChatResult is what a message run measured.
@@ -235,7 +236,9 @@ func (e *engine) sendLoop(ctx context.Context, p *peer, stop <-chan struct{}, st
 		// Spread the senders' phases so the offered load is smooth, not bursts.
 		next = start.Add(time.Duration(int64(interval) * int64(p.idx%senders) / int64(senders)))
 	}
-	for n := 0; ; n++ {
+	batch := max(e.opts.batch, 1)
+	var msg []byte
+	for n := 0; ; {
 		if interval > 0 {
 			if d := time.Until(next); d > 0 {
 				select {
@@ -250,26 +253,69 @@ func (e *engine) sendLoop(ctx context.Context, p *peer, stop <-chan struct{}, st
 		case <-stop:
 			return
 		}
-		due := time.Now()
-		if interval > 0 {
-			// Open loop: latency counts from when the message was due, so a stalled
-			// server shows up as latency (no coordinated omission).
-			due = next
-			next = next.Add(interval)
+		// The slot is ours. While more are free at once (and, at a fixed rate,
+		// already due), take them too, so that the sends released by one batch of
+		// answers go out in one message.
+		msg = msg[:0]
+		k := 0
+		for {
+			due := time.Now()
+			if interval > 0 {
+				// Open loop: latency counts from when the message was due, so a stalled
+				// server shows up as latency (no coordinated omission).
+				due = next
+				next = next.Add(interval)
+			}
+			f := wire.Frame{Type: wire.TypeSend, ID: strconv.FormatInt(time.Now().UnixNano(), 10), ConversationID: p.conv,
+				MessageID: e.nonce + "-" + strconv.Itoa(p.idx) + "-" + strconv.Itoa(n), Content: e.content(due)}
+			n++
+			data, err := wire.EncodeFrame(f)
+			if err != nil {
+				e.fail(err)
+				for range k + 1 { // this frame's slot and those of the frames not sent
+					<-p.slots
+				}
+				return
+			}
+			msg = wire.AppendFrame(msg, data)
+			k++
+			if k >= batch || (interval > 0 && time.Until(next) > 0) {
+				break
+			}
+			select {
+			case p.slots <- struct{}{}:
+				continue
+			default:
+			}
+			break
 		}
-		f := wire.Frame{Type: wire.TypeSend, ID: strconv.FormatInt(time.Now().UnixNano(), 10), ConversationID: p.conv,
-			MessageID: e.nonce + "-" + strconv.Itoa(p.idx) + "-" + strconv.Itoa(n), Content: e.content(due)}
-		e.sent.Add(1)
-		if err := p.conn.write(ctx, f); err != nil {
+		e.sent.Add(int64(k))
+		if err := p.conn.writeMessage(ctx, msg); err != nil {
 			e.fail(fmt.Errorf("send as %s: %w", p.user, err))
-			<-p.slots
+			e.errs.Add(int64(k - 1)) // every frame of the message failed
+			for range k {
+				<-p.slots
+			}
 			return
 		}
 	}
 }
 
 func (e *engine) readLoop(ctx context.Context, p *peer) {
+	batch := max(e.opts.batch, 1)
+	var acks []byte // acks after every message: joined while the message read holds more frames
+	var nAcks int64
 	for {
+		if nAcks > 0 && (nAcks >= int64(batch) || !p.conn.buffered()) {
+			if err := p.conn.writeMessage(ctx, acks); err != nil {
+				if ctx.Err() == nil {
+					e.fail(fmt.Errorf("ack as %s: %w", p.user, err))
+				}
+				return
+			}
+			e.acked.Add(nAcks)
+			acks, nAcks = acks[:0], 0
+		}
 		f, err := p.conn.read(ctx)
 		if err != nil {
 			if ctx.Err() == nil && !e.closing.Load() {
@@ -327,13 +373,13 @@ func (e *engine) readLoop(ctx context.Context, p *peer) {
 			}
 			switch {
 			case e.opts.ackInterval == 0:
-				if err := p.conn.write(ctx, wire.Frame{Type: wire.TypeAck, ConversationID: m.ConversationID, SeqNo: m.SeqNo}); err != nil {
-					if ctx.Err() == nil {
-						e.fail(fmt.Errorf("ack as %s: %w", p.user, err))
-					}
+				data, err := wire.EncodeFrame(wire.Frame{Type: wire.TypeAck, ConversationID: m.ConversationID, SeqNo: m.SeqNo})
+				if err != nil {
+					e.fail(err)
 					return
 				}
-				e.acked.Add(1)
+				acks = wire.AppendFrame(acks, data)
+				nAcks++
 			case e.opts.ackInterval > 0:
 				p.ackMu.Lock()
 				p.ackSeq, p.ackConv = m.SeqNo, m.ConversationID

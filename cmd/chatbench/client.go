@@ -82,6 +82,7 @@ func (d *dialer) dial(ctx context.Context, base, token string) (*wsConn, error) 
 // library allows it); reads from one.
 type wsConn struct {
 	sock *websocket.Conn
+	rest []byte // frames of the last message read that read has not returned yet
 }
 
 func (w *wsConn) write(ctx context.Context, f wire.Frame) error {
@@ -92,12 +93,34 @@ func (w *wsConn) write(ctx context.Context, f wire.Frame) error {
 	return w.sock.Write(ctx, websocket.MessageText, data)
 }
 
+// writeMessage sends frames already joined into one message (wire.AppendFrame).
+func (w *wsConn) writeMessage(ctx context.Context, msg []byte) error {
+	return w.sock.Write(ctx, websocket.MessageText, msg)
+}
+
+// read returns the next frame; a message of several frames is returned one
+// frame at a time, in order. A line that does not decode is an error, and the
+// next read goes on with the frames after it.
 func (w *wsConn) read(ctx context.Context) (wire.Frame, error) {
-	_, data, err := w.sock.Read(ctx)
-	if err != nil {
-		return wire.Frame{}, err
+	for {
+		if line, rest, ok := wire.CutFrame(w.rest); ok {
+			w.rest = rest
+			return wire.DecodeFrame(line)
+		}
+		w.rest = nil
+		_, data, err := w.sock.Read(ctx)
+		if err != nil {
+			return wire.Frame{}, err
+		}
+		w.rest = data
 	}
-	return wire.DecodeFrame(data)
+}
+
+// buffered reports whether the last message read holds frames that read has
+// not returned yet: a reader that answers in batches flushes when it is false.
+func (w *wsConn) buffered() bool {
+	_, _, ok := wire.CutFrame(w.rest)
+	return ok
 }
 
 // api is the JSON HTTP API as the bench uses it.

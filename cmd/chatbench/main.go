@@ -62,6 +62,7 @@ type bench struct {
 	duration    time.Duration
 	users       int
 	window      int
+	batch       int
 	size        int
 	ackInterval time.Duration
 	rate        float64
@@ -139,6 +140,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.DurationVar(&b.duration, "duration", 10*time.Second, "throughput, latency, echo: how long to send")
 	fs.IntVar(&b.users, "users", 200, "throughput, latency, echo: simulated users (pairs in 1:1 conversations)")
 	fs.IntVar(&b.window, "window", 16, "throughput, echo: in-flight sends per user")
+	fs.IntVar(&b.batch, "client-batch", 16, "throughput, latency, fanout: most frames a simulated user joins into one WebSocket message when several are ready (1: one per message; echo always sends one)")
 	fs.IntVar(&b.size, "size", 100, "message content bytes")
 	fs.DurationVar(&b.ackInterval, "ack-interval", 5*time.Millisecond, "receivers send a cumulative ack this often (0: after every message)")
 	fs.Float64Var(&b.rate, "rate", 0, "latency: offered messages/s (default: half the throughput measured in this run)")
@@ -182,6 +184,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	if b.window < 1 {
 		return fmt.Errorf("--window must be at least 1")
+	}
+	if b.batch < 1 {
+		return fmt.Errorf("--client-batch must be at least 1")
 	}
 	if b.size < 20 || b.size > 16000 {
 		return fmt.Errorf("--size must be between 20 and 16000 bytes")

@@ -45,6 +45,30 @@ func TestScenariosRunInProcess(t *testing.T) {
 	}
 }
 
+// Acking after every message, the acks a batch of deliveries asks for go out
+// together; every message still ends up acked, none lost or out of order.
+func TestThroughputAckEveryMessage(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "out.json")
+	var stdout, stderr bytes.Buffer
+	args := []string{"--inproc", "--tmp", t.TempDir(), "--json", out, "--duration", "500ms", "--users", "6", "--window", "8",
+		"--ack-interval", "0", "throughput"}
+	if err := run(context.Background(), args, &stdout, &stderr); err != nil {
+		t.Fatalf("chatbench: %v\n%s", err, stderr.String())
+	}
+	data, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep struct{ Scenarios map[string]ChatResult }
+	if err := json.Unmarshal(data, &rep); err != nil {
+		t.Fatal(err)
+	}
+	thr := rep.Scenarios["throughput"]
+	if thr.Delivered == 0 || thr.Lost != 0 || thr.Disorder != 0 || thr.Acked != thr.Delivered+thr.Earlier {
+		t.Errorf("throughput: %+v: want deliveries, each acked once, none lost or out of order", thr)
+	}
+}
+
 func TestBadArguments(t *testing.T) {
 	for _, args := range [][]string{
 		{},
@@ -53,6 +77,7 @@ func TestBadArguments(t *testing.T) {
 		{"--groups", "1", "fanout"},
 		{"--server", "http://127.0.0.1:1", "--inproc", "idle"},
 		{"--size", "5", "throughput"},
+		{"--client-batch", "0", "throughput"},
 	} {
 		var stdout, stderr bytes.Buffer
 		if err := run(context.Background(), args, &stdout, &stderr); err == nil {

@@ -112,7 +112,7 @@ func (b *bench) throughput(ctx context.Context) error {
 			return err
 		}
 		before, _ := b.readProc(ctx, t)
-		r := runChat(ctx, peers, chatOpts{window: b.window, size: b.size, duration: b.duration, ackInterval: b.ackInterval})
+		r := runChat(ctx, peers, chatOpts{window: b.window, size: b.size, duration: b.duration, ackInterval: b.ackInterval, batch: b.batch})
 		after, _ := b.readProc(ctx, t)
 		b.report.Scenarios["throughput"] = r
 		b.target("throughput", "messages/s", r.Rate, "msg/s", ">= 50000", r.Rate >= 50000)
@@ -155,7 +155,7 @@ func (b *bench) latency(ctx context.Context) error {
 				return err
 			}
 			// A window deep enough that pacing, not acks, sets the pace.
-			r := runChat(ctx, peers, chatOpts{window: 1024, size: b.size, duration: b.duration, rate: rate, ackInterval: b.ackInterval})
+			r := runChat(ctx, peers, chatOpts{window: 1024, size: b.size, duration: b.duration, rate: rate, ackInterval: b.ackInterval, batch: b.batch})
 			results = append(results, r)
 			b.logf("offered %.0f/s: achieved %.0f/s, p50 %.2f ms, p99 %.2f ms, p99.9 %.2f ms", rate, r.Rate, r.Latency.P50, r.Latency.P99, r.Latency.P999)
 			csv = append(csv, fmt.Sprintf("%.0f,%.0f,%.3f,%.3f,%.3f,%.3f", rate, r.Rate, r.Latency.P50, r.Latency.P95, r.Latency.P99, r.Latency.P999))
@@ -229,7 +229,7 @@ func (b *bench) fanout(ctx context.Context) error {
 			if err != nil {
 				return err
 			}
-			r := runChat(ctx, peers, chatOpts{window: b.window, size: b.size, duration: b.fanoutDuration, ackInterval: -1})
+			r := runChat(ctx, peers, chatOpts{window: b.window, size: b.size, duration: b.fanoutDuration, ackInterval: -1, batch: b.batch})
 			after, err := b.readProc(ctx, t)
 			if err != nil {
 				return err

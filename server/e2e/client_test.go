@@ -158,12 +158,15 @@ func dial(t testing.TB, a *api) *wsClient {
 				c.err = err
 				return
 			}
-			f, err := wire.DecodeFrame(data)
-			if err != nil {
-				t.Errorf("server sent an undecodable frame %q: %v", data, err)
-				return
+			// A message carries one frame or several, one per line.
+			for line := range wire.Frames(data) {
+				f, err := wire.DecodeFrame(line)
+				if err != nil {
+					t.Errorf("server sent an undecodable frame %q: %v", line, err)
+					return
+				}
+				c.frames <- f
 			}
-			c.frames <- f
 		}
 	}()
 	t.Cleanup(c.close)

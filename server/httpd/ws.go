@@ -66,24 +66,45 @@ func (h *Handler) serveSocket(ctx context.Context, cancel context.CancelFunc, so
 			h.svc.Reject(conn, "", wire.Errorf(wire.CodeInvalid, "frames must be JSON text, not binary"))
 			continue
 		}
-		f, err := wire.DecodeFrame(data)
-		if err != nil {
-			h.svc.Reject(conn, f.ID, err)
-			continue
+		// One frame per line; each line stands alone, so a bad one is answered
+		// with its error and the rest are still handled, in order.
+		for line := range wire.Frames(data) {
+			f, err := wire.DecodeFrame(line)
+			if err != nil {
+				h.svc.Reject(conn, f.ID, err)
+				continue
+			}
+			h.svc.HandleFrame(conn, f)
 		}
-		h.svc.HandleFrame(conn, f)
 	}
 	cancel()
 	h.svc.Disconnect(conn) // closes conn: its last writer closes the socket
 	writers.Wait()
 }
 
+// maxBatchBytes caps one WebSocket message the writer builds from several
+// frames; a frame bigger than this goes alone.
+const maxBatchBytes = 32 << 10
+
+// batchBufs holds the buffers batches are joined in: a writer takes one only
+// while it writes, so an idle connection holds none.
+var batchBufs = sync.Pool{New: func() any { b := make([]byte, 0, maxBatchBytes); return &b }}
+
 // writeFrames writes what conn has queued until nothing is left, then returns;
 // once conn is closed it flushes what is queued (a shutdown still delivers
-// answers) and closes the socket with the Service's code.
+// answers) and closes the socket with the Service's code. Frames taken together
+// are joined into as few messages as maxBatchBytes allows (one per line,
+// docs/protocol.md): one WebSocket header, one flush and one write system call
+// for many frames.
 func (h *Handler) writeFrames(ctx context.Context, cancel context.CancelFunc, sock *websocket.Conn, conn *server.Conn) {
 	m := h.svc.Metrics()
 	var frames []server.OutFrame
+	var buf *[]byte
+	defer func() {
+		if buf != nil {
+			batchBufs.Put(buf)
+		}
+	}()
 	for {
 		clear(frames)
 		var closed bool
@@ -98,8 +119,22 @@ func (h *Handler) writeFrames(ctx context.Context, cancel context.CancelFunc, so
 		// One deadline for the frames taken together (at most the queue's bound):
 		// a timer per frame was a measurable share of the write path.
 		wctx, wcancel := context.WithTimeout(ctx, timeout)
-		for _, f := range frames {
-			err := sock.Write(wctx, websocket.MessageText, f.Data)
+		for rest := frames; len(rest) > 0; {
+			n := batchLen(rest, maxBatchBytes)
+			batch := rest[:n]
+			rest = rest[n:]
+			data := batch[0].Data
+			if n > 1 {
+				if buf == nil {
+					buf = batchBufs.Get().(*[]byte)
+				}
+				b := (*buf)[:0]
+				for _, f := range batch {
+					b = wire.AppendFrame(b, f.Data)
+				}
+				*buf, data = b, b
+			}
+			err := sock.Write(wctx, websocket.MessageText, data)
 			if err != nil {
 				cancel()
 				if closed {
@@ -108,8 +143,11 @@ func (h *Handler) writeFrames(ctx context.Context, cancel context.CancelFunc, so
 				wcancel()
 				return // the read loop ends and Disconnect closes conn
 			}
-			if f.Message {
-				m.DeliveryLatency.Observe(time.Since(f.Queued).Seconds())
+			now := time.Now()
+			for _, f := range batch {
+				if f.Message {
+					m.DeliveryLatency.Observe(now.Sub(f.Queued).Seconds())
+				}
 			}
 		}
 		wcancel()
@@ -119,6 +157,17 @@ func (h *Handler) writeFrames(ctx context.Context, cancel context.CancelFunc, so
 			return
 		}
 	}
+}
+
+// batchLen says how many of frames (at least one) go into the next message: as
+// many as fit in limit bytes joined, or the first alone when it is bigger.
+func batchLen(frames []server.OutFrame, limit int) int {
+	n, size := 1, len(frames[0].Data)
+	for n < len(frames) && size+1+len(frames[n].Data) <= limit {
+		size += 1 + len(frames[n].Data)
+		n++
+	}
+	return n
 }
 
 // Buffer sizes of a WebSocket connection. net/http's are 4 KiB each and a socket

@@ -34,6 +34,7 @@ func register(t *testing.T, base, user string) string {
 type device struct {
 	t    *testing.T
 	sock *websocket.Conn
+	rest []wire.Frame // frames of the last message not yet returned by next
 }
 
 func connect(t *testing.T, base, token string) *device {
@@ -56,12 +57,36 @@ func connect(t *testing.T, base, token string) *device {
 func (d *device) send(f wire.Frame) {
 	d.t.Helper()
 	data, _ := wire.EncodeFrame(f)
-	if err := d.sock.Write(context.Background(), websocket.MessageText, data); err != nil {
+	d.write(data)
+}
+
+// write sends one WebSocket message as it stands.
+func (d *device) write(msg []byte) {
+	d.t.Helper()
+	if err := d.sock.Write(context.Background(), websocket.MessageText, msg); err != nil {
 		d.t.Fatal(err)
 	}
 }
 
 func (d *device) next() wire.Frame {
+	d.t.Helper()
+	for len(d.rest) == 0 {
+		d.rest = d.message()
+	}
+	f := d.rest[0]
+	d.rest = d.rest[1:]
+	return f
+}
+
+// message reads one WebSocket message and returns its frames (one per line).
+func (d *device) message() []wire.Frame {
+	d.t.Helper()
+	frames, _ := d.messageData()
+	return frames
+}
+
+// messageData is message with the message's bytes.
+func (d *device) messageData() ([]wire.Frame, []byte) {
 	d.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
@@ -69,11 +94,15 @@ func (d *device) next() wire.Frame {
 	if err != nil {
 		d.t.Fatal(err)
 	}
-	f, err := wire.DecodeFrame(data)
-	if err != nil {
-		d.t.Fatal(err)
+	var frames []wire.Frame
+	for line := range wire.Frames(data) {
+		f, err := wire.DecodeFrame(line)
+		if err != nil {
+			d.t.Fatal(err)
+		}
+		frames = append(frames, f)
 	}
-	return f
+	return frames, data
 }
 
 // until reads frames up to the first of type typ and returns those before it.

@@ -79,8 +79,10 @@ func TestTwoNodes(t *testing.T) {
 				close(frames)
 				return
 			}
-			if f, err := wire.DecodeFrame(data); err == nil {
-				frames <- f
+			for line := range wire.Frames(data) { // one frame or several, one per line
+				if f, err := wire.DecodeFrame(line); err == nil {
+					frames <- f
+				}
 			}
 		}
 	}()
