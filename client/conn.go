@@ -22,6 +22,7 @@ type Conn struct {
 	ws     *websocket.Conn
 	userID string
 	rest   []byte // the frames of the last message not yet returned by Read
+	buf    []byte // the storage messages are read into, reused
 }
 
 // Dial opens the WebSocket at <server>/v1/ws with the token and waits for the
@@ -88,14 +89,18 @@ func (c *Conn) Read(ctx context.Context) (wire.Frame, error) {
 			return f, nil
 		}
 		c.rest = nil
-		typ, data, err := c.ws.Read(ctx)
+		typ, r, err := c.ws.Reader(ctx)
 		if err != nil {
+			return wire.Frame{}, closeError(ctx, err)
+		}
+		// Every frame of the last message is decoded: its buffer is free again.
+		if c.buf, err = wire.ReadMessage(r, c.buf); err != nil {
 			return wire.Frame{}, closeError(ctx, err)
 		}
 		if typ != websocket.MessageText {
 			return wire.Frame{}, wire.Errorf(wire.CodeInvalid, "the server sent a binary frame")
 		}
-		c.rest = data
+		c.rest = c.buf
 	}
 }
 

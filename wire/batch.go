@@ -2,6 +2,7 @@ package wire
 
 import (
 	"bytes"
+	"io"
 	"iter"
 )
 
@@ -64,4 +65,28 @@ func blank(line []byte) bool {
 		}
 	}
 	return true
+}
+
+// ReadMessage reads r — one WebSocket message — to its end into buf's storage,
+// growing it as needed: a reader that keeps the buffer reads every message
+// without allocating. Frames decoded from it copy what they keep, so the
+// buffer may be reused once its frames are decoded.
+func ReadMessage(r io.Reader, buf []byte) ([]byte, error) {
+	if cap(buf) == 0 {
+		buf = make([]byte, 0, 512)
+	}
+	buf = buf[:0]
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		n, err := r.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			return buf, err
+		}
+	}
 }

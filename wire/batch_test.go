@@ -1,9 +1,12 @@
 package wire
 
 import (
+	"bytes"
+	"errors"
 	"reflect"
 	"slices"
 	"testing"
+	"testing/iotest"
 )
 
 // joinFrames builds one message from frames the way a writer does.
@@ -106,5 +109,21 @@ func TestCutFrameAllocatesNothing(t *testing.T) {
 	})
 	if allocs != 0 {
 		t.Fatalf("splitting a message allocates %.0f times", allocs)
+	}
+}
+
+func TestReadMessageReusesItsBuffer(t *testing.T) {
+	msg := bytes.Repeat([]byte(`{"type":"ping","id":"x"}`+"\n"), 100)
+	buf, err := ReadMessage(iotest.OneByteReader(bytes.NewReader(msg)), nil)
+	if err != nil || !bytes.Equal(buf, msg) {
+		t.Fatalf("ReadMessage = %d bytes, %v; want the %d bytes read one at a time", len(buf), err, len(msg))
+	}
+	again, err := ReadMessage(bytes.NewReader(msg[:10]), buf)
+	if err != nil || !bytes.Equal(again, msg[:10]) || &again[0] != &buf[0] {
+		t.Fatalf("second read = %q, %v; want the first 10 bytes in the same storage", again, err)
+	}
+	boom := errors.New("connection reset")
+	if _, err := ReadMessage(iotest.ErrReader(boom), buf); !errors.Is(err, boom) {
+		t.Fatalf("error = %v, want the reader's", err)
 	}
 }

@@ -83,6 +83,7 @@ func (d *dialer) dial(ctx context.Context, base, token string) (*wsConn, error) 
 type wsConn struct {
 	sock *websocket.Conn
 	rest []byte // frames of the last message read that read has not returned yet
+	buf  []byte // the storage messages are read into, reused
 }
 
 func (w *wsConn) write(ctx context.Context, f wire.Frame) error {
@@ -108,11 +109,15 @@ func (w *wsConn) read(ctx context.Context) (wire.Frame, error) {
 			return wire.DecodeFrame(line)
 		}
 		w.rest = nil
-		_, data, err := w.sock.Read(ctx)
+		_, r, err := w.sock.Reader(ctx)
 		if err != nil {
 			return wire.Frame{}, err
 		}
-		w.rest = data
+		// Every frame of the last message is decoded: its buffer is free again.
+		if w.buf, err = wire.ReadMessage(r, w.buf); err != nil {
+			return wire.Frame{}, err
+		}
+		w.rest = w.buf
 	}
 }
 

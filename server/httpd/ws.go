@@ -57,29 +57,56 @@ func (h *Handler) serveSocket(ctx context.Context, cancel context.CancelFunc, so
 	// The Conn never runs two writers at once; a failed write ends the read loop too.
 	conn.SetWriter(func() { writers.Go(func() { h.writeFrames(ctx, cancel, sock, conn) }) })
 
-	for {
-		typ, data, err := sock.Read(ctx)
-		if err != nil {
-			break
-		}
-		if typ != websocket.MessageText {
-			h.svc.Reject(conn, "", wire.Errorf(wire.CodeInvalid, "frames must be JSON text, not binary"))
-			continue
-		}
-		// One frame per line; each line stands alone, so a bad one is answered
-		// with its error and the rest are still handled, in order.
-		for line := range wire.Frames(data) {
-			f, err := wire.DecodeFrame(line)
-			if err != nil {
-				h.svc.Reject(conn, f.ID, err)
-				continue
-			}
-			h.svc.HandleFrame(conn, f)
-		}
+	for h.readMessage(ctx, sock, conn) {
 	}
 	cancel()
 	h.svc.Disconnect(conn) // closes conn: its last writer closes the socket
 	writers.Wait()
+}
+
+// readBufs holds the buffers messages are read into: a read loop takes one only
+// while it reads and handles a message, so an idle connection holds none, and a
+// busy one allocates nothing per message.
+var readBufs = sync.Pool{New: func() any { b := make([]byte, 0, 4<<10); return &b }}
+
+// maxPooledRead bounds the buffers put back in readBufs: one huge message
+// should not keep its buffer alive in the pool.
+const maxPooledRead = 64 << 10
+
+// readMessage reads one message and hands its frames to the Service, in order;
+// false when the socket is done.
+func (h *Handler) readMessage(ctx context.Context, sock *websocket.Conn, conn *server.Conn) bool {
+	typ, r, err := sock.Reader(ctx)
+	if err != nil {
+		return false
+	}
+	buf := readBufs.Get().(*[]byte)
+	data, err := wire.ReadMessage(r, *buf)
+	defer func() {
+		if cap(data) <= maxPooledRead {
+			*buf = data[:0]
+			readBufs.Put(buf)
+		}
+	}()
+	if err != nil {
+		return false
+	}
+	if typ != websocket.MessageText {
+		h.svc.Reject(conn, "", wire.Errorf(wire.CodeInvalid, "frames must be JSON text, not binary"))
+		return true
+	}
+	// One frame per line; each line stands alone, so a bad one is answered with
+	// its error and the rest are still handled, in order. Decoded frames copy
+	// what they keep, so the buffer goes back to the pool afterwards.
+	for line := range wire.Frames(data) {
+		f, err := wire.DecodeFrame(line)
+		if err != nil {
+			h.svc.Reject(conn, f.ID, err)
+			continue
+		}
+		h.svc.HandleFrame(conn, f)
+	}
+	return true
 }
 
 // maxBatchBytes caps one WebSocket message the writer builds from several
