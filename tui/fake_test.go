@@ -355,6 +355,20 @@ func (h *harness) key(keys ...string) {
 	}
 }
 
+// typeAhead delivers keys as Bubble Tea does when they were typed faster than
+// the screen answers (or several came in one read): every key's Update runs
+// before the commands of the keys before it, whose messages queue behind them.
+func (h *harness) typeAhead(keys ...string) {
+	h.t.Helper()
+	var cmds []tea.Cmd
+	for _, k := range keys {
+		var cmd tea.Cmd
+		h.m, cmd = h.m.Update(keyMsg(k))
+		cmds = append(cmds, cmd)
+	}
+	h.feed(runCmds(cmds), 1)
+}
+
 func (h *harness) typeText(s string) {
 	h.t.Helper()
 	for _, r := range s {

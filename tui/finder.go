@@ -69,12 +69,14 @@ func (m finderModel) Update(msg tea.Msg) (finderModel, tea.Cmd) {
 		switch {
 		case matches(msg, k.FinderClose):
 			m.input.Blur()
-			return m, func() tea.Msg { return closeOverlayMsg{} }
+			m.c.post(closeOverlayMsg{})
+			return m, nil
 		case matches(msg, k.FinderOpen):
 			if m.cursor < len(m.hits) {
 				e := m.entries[m.hits[m.cursor]]
 				m.input.Blur()
-				return m, func() tea.Msg { return openConversationMsg{e} }
+				m.c.post(openConversationMsg{e})
+				return m, nil
 			}
 			if peer, ok := m.newPeer(); ok {
 				// No conversation by that name: start one with that user.

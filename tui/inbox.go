@@ -84,7 +84,8 @@ func (m inboxModel) Update(msg tea.Msg) (inboxModel, tea.Cmd) {
 			m.cursor += max(m.visibleRows()-1, 1)
 		case matches(msg, k.Open):
 			if e, ok := m.selected(); ok {
-				return m, func() tea.Msg { return openConversationMsg{e} }
+				m.c.post(openConversationMsg{e})
+				return m, nil
 			}
 		}
 		m.clamp()

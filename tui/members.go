@@ -13,6 +13,7 @@ import (
 
 // membersLoadedMsg carries a conversation's participants and their boundaries.
 type membersLoadedMsg struct {
+	load     int // which reload asked for it
 	conv     wire.Conversation
 	statuses []wire.MemberStatus
 	err      error
@@ -32,6 +33,7 @@ type membersModel struct {
 	parts    []wire.Participant
 	statuses map[string]wire.MemberStatus
 	loading  bool
+	loads    int // reloads asked for: only the latest one's answer is shown
 	err      error
 	top      int
 	width    int
@@ -66,17 +68,21 @@ func (m *membersModel) open(e wire.InboxEntry) tea.Cmd {
 	return m.reload()
 }
 
+// reload asks for the member list. Loads overlap (the box's first one is
+// still in flight when a member is added), and their answers may come back in
+// any order: only the latest is shown, or an older list would hide the newcomer.
 func (m *membersModel) reload() tea.Cmd {
-	e, c := m.conv, m.c
+	m.loads++
+	e, c, load := m.conv, m.c, m.loads
 	return func() tea.Msg {
 		ctx, cancel := c.call()
 		defer cancel()
 		cv, err := c.be.Conversation(ctx, e.ConversationID)
 		if err != nil {
-			return membersLoadedMsg{err: err}
+			return membersLoadedMsg{load: load, err: err}
 		}
 		st, err := c.be.Statuses(ctx, e.ConversationID)
-		return membersLoadedMsg{conv: cv, statuses: st, err: err}
+		return membersLoadedMsg{load: load, conv: cv, statuses: st, err: err}
 	}
 }
 
@@ -84,6 +90,9 @@ func (m membersModel) Update(msg tea.Msg) (membersModel, tea.Cmd) {
 	k := m.c.keys
 	switch msg := msg.(type) {
 	case membersLoadedMsg:
+		if msg.load != m.loads {
+			return m, nil // superseded by a later load, which may be answered already
+		}
 		m.loading, m.err = false, msg.err
 		if msg.conv.ConversationID != "" && msg.conv.ConversationID != m.conv.ConversationID {
 			return m, nil
@@ -108,7 +117,8 @@ func (m membersModel) Update(msg tea.Msg) (membersModel, tea.Cmd) {
 		m.adding, m.addErr = false, ""
 		m.input.Reset()
 		m.input.Blur()
-		return m, m.reload()
+		cmd := m.reload()
+		return m, cmd
 	case tea.KeyPressMsg:
 		if m.adding {
 			return m.updateAdding(msg)
@@ -122,7 +132,7 @@ func (m membersModel) Update(msg tea.Msg) (membersModel, tea.Cmd) {
 		case matches(msg, k.Up):
 			m.top = max(m.top-1, 0)
 		default:
-			return m, func() tea.Msg { return closeOverlayMsg{} }
+			m.c.post(closeOverlayMsg{})
 		}
 	}
 	return m, nil

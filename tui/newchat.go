@@ -84,7 +84,8 @@ func (m newConvModel) Update(msg tea.Msg) (newConvModel, tea.Cmd) {
 	case tea.KeyPressMsg:
 		switch {
 		case matches(msg, k.Cancel):
-			return m, func() tea.Msg { return closeOverlayMsg{} }
+			m.c.post(closeOverlayMsg{})
+			return m, nil
 		case matches(msg, k.Submit):
 			if m.focus < len(m.inputs)-1 {
 				return m, m.setFocus(m.focus + 1)

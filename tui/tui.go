@@ -56,7 +56,16 @@ type common struct {
 	page    int
 	timeout time.Duration
 	started time.Time
+
+	// posted holds what a screen asks of the root from inside an Update (close
+	// this box, open that conversation); the root applies it before that
+	// Update returns. Not a command: a command's message queues behind keys
+	// already typed, which would then go to the box that was closing.
+	posted []tea.Msg
 }
+
+// post asks the root to apply msg at the end of the current Update.
+func (c *common) post(msg tea.Msg) { c.posted = append(c.posted, msg) }
 
 // call runs a backend call with the per-call timeout; used inside commands only.
 func (c *common) call() (context.Context, context.CancelFunc) {
@@ -197,8 +206,26 @@ func waitEvent(ch <-chan Event) tea.Cmd {
 	}
 }
 
-// Update routes a message to the screen it concerns. Nothing here does I/O.
+// Update routes a message to the screen it concerns, then applies what the
+// screens posted meanwhile, so that the next key finds the screen it changed
+// to. Nothing here does I/O.
 func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	m, cmd := m.update(msg)
+	if len(m.c.posted) == 0 {
+		return m, cmd
+	}
+	cmds := []tea.Cmd{cmd}
+	for len(m.c.posted) > 0 {
+		next := m.c.posted[0]
+		m.c.posted = m.c.posted[1:]
+		m, cmd = m.update(next)
+		cmds = append(cmds, cmd)
+	}
+	m.c.posted = nil
+	return m, tea.Batch(cmds...)
+}
+
+func (m Model) update(msg tea.Msg) (Model, tea.Cmd) {
 	var cmds []tea.Cmd
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
@@ -233,7 +260,7 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if m.overlay == overlayNone && msg.Button == tea.MouseLeft {
 			if m.page == pageInbox || m.sidebar() && msg.X < sidebarWidth {
 				if e, ok := m.inbox.entryAt(msg.Y); ok {
-					return m, func() tea.Msg { return openConversationMsg{e} }
+					m.c.post(openConversationMsg{e})
 				}
 			}
 		}
@@ -319,7 +346,8 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		e := entryFromConversation(msg.conv, m.c.me)
 		m.inbox.upsert(e)
-		return m, tea.Batch(cmd, func() tea.Msg { return openConversationMsg{e} }, m.inbox.load())
+		m.c.post(openConversationMsg{e})
+		return m, tea.Batch(cmd, m.inbox.load())
 
 	case inboxLoadedMsg:
 		if !m.inbox.loaded && msg.err == nil {
@@ -407,7 +435,7 @@ func (m *Model) typing() bool {
 	return false
 }
 
-func (m Model) handleKey(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
+func (m Model) handleKey(msg tea.KeyPressMsg) (Model, tea.Cmd) {
 	k := m.c.keys
 	if matches(msg, k.Quit) {
 		// With text in the composer, the first ctrl+c clears it, as in a shell.
@@ -439,7 +467,8 @@ func (m Model) handleKey(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 			return m, tea.Batch(func() tea.Msg { be.RetryNow(); return nil }, flash("reconnecting now…", false))
 		case matches(msg, k.NextUnread) && (!typing || msg.String() == "alt+n"):
 			if e, ok := m.inbox.nextUnread(m.currentConv()); ok {
-				return m, func() tea.Msg { return openConversationMsg{e} }
+				m.c.post(openConversationMsg{e})
+				return m, nil
 			}
 			return m, flash("no unread conversations", false)
 		}

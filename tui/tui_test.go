@@ -801,6 +801,59 @@ func TestAddMembersToGroup(t *testing.T) {
 	h.wantScreen("group · 5 members") // the chat header follows
 }
 
+// Keys typed ahead of the screen land where the keys before them lead: opening
+// a chat, closing a box and picking in the finder take effect in the key's own
+// Update, not in a command's message that would queue behind the next keys.
+func TestKeysTypedAheadFollowTheScreens(t *testing.T) {
+	h := newHarness(t, fixture(), 80, 24)
+	composer := func(what, conv, want string) {
+		t.Helper()
+		r := h.root()
+		if r.overlay != overlayNone || r.page != pageChat || r.chat.conv.ConversationID != conv ||
+			!r.chat.composing || r.chat.compose.Value() != want {
+			t.Fatalf("%s: overlay %v page %v conv %q composing %v composer %q, want writing %q in %s:\n%s",
+				what, r.overlay, r.page, r.chat.conv.ConversationID, r.chat.composing, r.chat.compose.Value(),
+				want, conv, h.screen())
+		}
+	}
+	h.typeAhead("enter", "h", "i") // bob's chat from the inbox, then write
+	composer("inbox enter", bobConv, "hi")
+
+	h.key("esc", "esc", "j", "enter", "esc") // team, reading
+	h.typeAhead("m", "q", "i", "y", "o")     // the members box, closed, then write
+	composer("members box closed", "g:team", "yo")
+
+	h.typeAhead("ctrl+k", "b", "o", "b", "enter", "!") // the finder, to bob
+	composer("finder pick", bobConv, "hi!")
+
+	h.typeAhead("ctrl+k", "esc", "?") // the finder, closed: back to writing
+	composer("finder closed", bobConv, "hi!?")
+}
+
+// The members box loads when it opens and again after an add; the loads race,
+// and the first one's answer, older, must not hide the newcomer.
+func TestMembersBoxKeepsTheLatestLoad(t *testing.T) {
+	be := fixture()
+	h := newHarness(t, be, 80, 24)
+	h.key("j", "enter", "esc") // team, reading
+	var cmd tea.Cmd
+	h.m, cmd = h.m.Update(keyMsg("m"))
+	stale := runCmds([]tea.Cmd{cmd}) // asked before the add, answered after it
+	if len(stale) != 1 {
+		t.Fatalf("opening the box: %d messages, want its one load", len(stale))
+	}
+	if _, ok := stale[0].(membersLoadedMsg); !ok {
+		t.Fatalf("opening the box: %T, want membersLoadedMsg", stale[0])
+	}
+	h.key("a")
+	h.typeText("dave")
+	h.key("enter")
+	h.wantScreen("4 members · a adds")
+	h.feed(stale, 0)
+	h.wantScreen("4 members · a adds")
+	h.wantScreen("dave")
+}
+
 func TestCatchUpOfOlderMessagesIsNotNew(t *testing.T) {
 	be := fixture()
 	h := newHarness(t, be, 80, 12)

@@ -122,6 +122,18 @@ func (r *tuiRun) keys(ks ...string) {
 	}
 }
 
+// write sends text from the open chat's composer, each step once the screen
+// shows that the one before took effect: the composer has focus (the status
+// line lists the writing keys), then it holds the text; only then enter.
+// Keys sent before the screen is in the state they assume go elsewhere.
+func (r *tuiRun) write(text string) {
+	r.t.Helper()
+	r.waitFor("enter send")
+	r.keys(text)
+	r.waitFor("› " + text)
+	r.keys("enter")
+}
+
 // tickOf returns the tick drawn after the line holding text: "", "◷", "✓",
 // "✓✓" or "read" (the double tick in the read style).
 func tickOf(styled, text string) string {
@@ -175,7 +187,7 @@ func TestTUIAgainstServer(t *testing.T) {
 
 	alice.keys("n", "bob", "enter")
 	alice.waitFor("bob  direct")
-	alice.keys("hello bob", "enter")
+	alice.write("hello bob")
 	alice.until("alice's message to be delivered", func(s string) bool { return tickOf(s, "hello bob") == "✓✓" })
 
 	bob.waitFor("hello bob")
@@ -184,7 +196,7 @@ func TestTUIAgainstServer(t *testing.T) {
 	bob.waitFor("alice  direct")
 	alice.until("alice's tick to turn read", func(s string) bool { return tickOf(s, "hello bob") == "read" })
 
-	bob.keys("hi alice", "enter")
+	bob.write("hi alice")
 	alice.waitFor("hi alice")
 	bob.until("bob's tick to turn read", func(s string) bool { return tickOf(s, "hi alice") == "read" })
 }
@@ -202,7 +214,7 @@ func TestTUIOfflineSendThenReconnect(t *testing.T) {
 
 	srv.Close()
 	alice.waitFor("reconnecting")
-	alice.keys("typed offline", "enter")
+	alice.write("typed offline")
 	alice.until("a pending message", func(s string) bool { return tickOf(s, "typed offline") == "◷" })
 	alice.waitFor("with 1 unsent")
 
@@ -443,14 +455,28 @@ func TestTUIGroupOnServer(t *testing.T) {
 	alice.send(tea.KeyPressMsg{Code: tea.KeyTab})
 	alice.keys("bob", "enter")
 	alice.waitFor("crew  group · 2 members")
-	alice.keys("esc", "m", "a", "carol", "enter")
-	alice.waitFor("carol")
-	alice.waitFor("3 members")
-	alice.keys("q") // any key closes the box
-	alice.until("the chat header to count carol", func(s string) bool { return strings.Contains(ansi.Strip(s), "crew  group · 3 members") })
+	// Each key once the screen shows the one before took effect: the chat
+	// header counts members behind the box, so it says nothing about the box.
+	alice.keys("esc")
+	alice.waitFor("i write · esc back · m members")
+	alice.keys("m")
+	alice.waitFor("2 members · a adds")
+	alice.keys("a")
+	alice.waitFor("enter adds · esc cancels")
+	alice.keys("carol")
+	alice.waitFor("add › carol")
+	alice.keys("enter")
+	alice.waitFor("3 members · a adds") // the box lists carol
+	alice.keys("q")                     // any key closes the box
+	alice.until("the box to close and the chat header to count carol", func(s string) bool {
+		p := ansi.Strip(s)
+		return !strings.Contains(p, "Members of crew") && strings.Contains(p, "crew  group · 3 members") &&
+			strings.Contains(p, "i write · esc back · m members")
+	})
 
 	carol.waitFor("# crew")
-	alice.keys("i", "all hands", "enter")
+	alice.keys("i")
+	alice.write("all hands")
 	alice.until("stored", func(s string) bool { t := tickOf(s, "all hands"); return t == "✓" || t == "✓✓" })
 	bob := startTUI(t, bobBE, 100, 30)
 	bob.waitFor("all hands")
