@@ -186,7 +186,7 @@ func (s *Service) storeMany(ctx context.Context, userID, convID string, members 
 			return out
 		}
 		if done {
-			var fresh []Message
+			fresh := make([]Message, 0, len(msgs))
 			for i, r := range out {
 				if r.created {
 					fresh = append(fresh, msgs[i])

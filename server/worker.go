@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	"github.com/chatterm/chat/wire"
@@ -19,6 +20,15 @@ type request struct {
 // durable write per conversation; acks fold into one boundary move.
 const maxFrameBatch = 64
 
+// workQueues recycles the queues of connections whose worker went idle: a busy
+// connection queues a burst of requests (a client's window of sends), and
+// growing a fresh queue for every burst was a large share of the server's
+// allocations. An idle connection holds none.
+var workQueues = sync.Pool{New: func() any { q := make([]request, 0, 16); return &q }}
+
+// maxPooledQueue bounds the queues put back in workQueues.
+const maxPooledQueue = 256
+
 // enqueue hands r to the connection's worker: requests of one connection run in
 // arrival order (so a device's sends keep their order) without ever blocking the
 // socket's read loop. The worker goroutine exists only while there is work, so
@@ -28,6 +38,9 @@ func (s *Service) enqueue(c *Conn, r request) bool {
 	if len(c.work) >= c.limit || s.closing.Load() {
 		c.mu.Unlock()
 		return false
+	}
+	if c.work == nil {
+		c.work = *workQueues.Get().(*[]request)
 	}
 	c.work = append(c.work, r)
 	if c.working {
@@ -51,11 +64,21 @@ func (s *Service) enqueue(c *Conn, r request) bool {
 // ran is served as one batch, the way the store commits in groups.
 func (s *Service) work(c *Conn) {
 	defer s.wg.Done()
-	var batch []request
+	bp := workQueues.Get().(*[]request)
+	batch := *bp
+	defer func() {
+		if cap(batch) <= maxPooledQueue {
+			*bp = batch[:0]
+			workQueues.Put(bp)
+		}
+	}()
 	for {
 		c.mu.Lock()
 		if len(c.work) == 0 {
 			c.working = false
+			if q := c.work[:0]; cap(q) <= maxPooledQueue {
+				workQueues.Put(&q)
+			}
 			c.work = nil
 			c.mu.Unlock()
 			return
@@ -68,7 +91,11 @@ func (s *Service) work(c *Conn) {
 		}
 		batch = append(batch[:0], c.work[:n]...)
 		clear(c.work[:n])
-		c.work = c.work[n:]
+		if n == len(c.work) {
+			c.work = c.work[:0] // all taken: the storage is reused from its start
+		} else {
+			c.work = c.work[n:]
+		}
 		c.mu.Unlock()
 		s.serve(c, batch)
 		clear(batch)
