@@ -105,7 +105,7 @@ func (a *API) do(ctx context.Context, method, path string, query url.Values, in,
 		return resp.StatusCode, decodeError(resp, data)
 	}
 	if out != nil && resp.StatusCode != http.StatusNoContent {
-		if err := json.Unmarshal(data, out); err != nil {
+		if err := wire.DecodeAnswer(data, out); err != nil {
 			return resp.StatusCode, fmt.Errorf("%s %s: the server's answer is not the expected JSON: %w", method, path, err)
 		}
 	}

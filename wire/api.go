@@ -1,5 +1,7 @@
 package wire
 
+//go:generate go run github.com/mailru/easyjson/easyjson@v0.9.2 -all -no_std_marshalers api.go
+
 import "time"
 
 // Conversation types.

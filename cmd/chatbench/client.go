@@ -170,7 +170,7 @@ func (a *api) do(ctx context.Context, method, path, token string, in, out any) e
 		return fmt.Errorf("%s %s: HTTP %d: %.200s", method, path, resp.StatusCode, data)
 	}
 	if out != nil {
-		if err := json.Unmarshal(data, out); err != nil {
+		if err := wire.DecodeAnswer(data, out); err != nil {
 			return fmt.Errorf("%s %s: decode answer: %w", method, path, err)
 		}
 	}

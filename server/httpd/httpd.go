@@ -4,8 +4,8 @@
 package httpd
 
 import (
-	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -118,10 +118,18 @@ func decode(r *http.Request, v any) error {
 
 func (h *Handler) reply(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	if v != nil {
-		json.NewEncoder(w).Encode(v)
+	if v == nil {
+		w.WriteHeader(status)
+		return
 	}
+	body, err := wire.EncodeJSON(v)
+	if err != nil {
+		h.log.Error("encode answer", "type", fmt.Sprintf("%T", v), "err", err)
+		w.WriteHeader(http.StatusInternalServerError)
+		return
+	}
+	w.WriteHeader(status)
+	w.Write(append(body, '\n'))
 }
 
 // fail writes the JSON error for err; only internal errors are logged.
