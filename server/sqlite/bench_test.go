@@ -25,23 +25,10 @@ import (
 func BenchmarkSendAndAck(b *testing.B) {
 	for _, noSync := range []bool{false, true} {
 		b.Run(fmt.Sprintf("nosync=%v", noSync), func(b *testing.B) {
-			st, err := sqlite.Open(filepath.Join(b.TempDir(), "chat.db"), sqlite.Options{NoSync: noSync})
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer st.Close()
+			const convs, workers = 200, 200
+			st, ids := benchStore(b, sqlite.Options{NoSync: noSync}, convs)
 			ctx := context.Background()
 			now := time.Now()
-			const convs, workers = 200, 200
-			ids := make([]string, convs)
-			for i := range ids {
-				a, r := fmt.Sprintf("a%d", i), fmt.Sprintf("b%d", i)
-				ids[i] = wire.DirectConversationID(a, r)
-				if err := st.CreateConversation(ctx, server.Conversation{ID: ids[i], Type: wire.Direct, CreatedAt: now},
-					[]server.Participant{{ConversationID: ids[i], UserID: a}, {ConversationID: ids[i], UserID: r}}); err != nil {
-					b.Fatal(err)
-				}
-			}
 			var next atomic.Int64
 			var wg sync.WaitGroup
 			b.ResetTimer()
@@ -77,23 +64,10 @@ func BenchmarkSendAndAck(b *testing.B) {
 //
 //	go test -run '^$' -bench SendBatchAndAck -benchtime 100000x ./server/sqlite/
 func BenchmarkSendBatchAndAck(b *testing.B) {
-	st, err := sqlite.Open(filepath.Join(b.TempDir(), "chat.db"), sqlite.Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer st.Close()
+	const convs, batch = 200, 8
+	st, ids := benchStore(b, sqlite.Options{}, convs)
 	ctx := context.Background()
 	now := time.Now()
-	const convs, batch = 200, 8
-	ids := make([]string, convs)
-	for i := range ids {
-		a, r := fmt.Sprintf("a%d", i), fmt.Sprintf("b%d", i)
-		ids[i] = wire.DirectConversationID(a, r)
-		if err := st.CreateConversation(ctx, server.Conversation{ID: ids[i], Type: wire.Direct, CreatedAt: now},
-			[]server.Participant{{ConversationID: ids[i], UserID: a}, {ConversationID: ids[i], UserID: r}}); err != nil {
-			b.Fatal(err)
-		}
-	}
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	b.ResetTimer()
@@ -122,6 +96,27 @@ func BenchmarkSendBatchAndAck(b *testing.B) {
 	}
 	wg.Wait()
 	b.ReportMetric(float64((cpuTime()-cpu0).Microseconds())/float64(b.N), "cpu-µs/msg")
+}
+
+// benchStore opens a store for a benchmark, closed when it ends, holding convs
+// direct conversations, the i-th between a<i> and b<i>; it returns their ids.
+func benchStore(b *testing.B, opt sqlite.Options, convs int) (*sqlite.Store, []string) {
+	st, err := sqlite.Open(filepath.Join(b.TempDir(), "chat.db"), opt)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { st.Close() })
+	now := time.Now()
+	ids := make([]string, convs)
+	for i := range ids {
+		a, r := fmt.Sprintf("a%d", i), fmt.Sprintf("b%d", i)
+		ids[i] = wire.DirectConversationID(a, r)
+		if err := st.CreateConversation(context.Background(), server.Conversation{ID: ids[i], Type: wire.Direct, CreatedAt: now},
+			[]server.Participant{{ConversationID: ids[i], UserID: a}, {ConversationID: ids[i], UserID: r}}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return st, ids
 }
 
 func cpuTime() time.Duration {
