@@ -78,6 +78,7 @@ type bench struct {
 	historyM       int
 	historyConvs   int
 	historyPages   int
+	historyWarmup  int
 	historyDir     string
 	reconnectK     int
 	reconnectRate  float64
@@ -155,6 +156,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&b.historyM, "history-messages", 100000, "history: messages in the seeded store")
 	fs.IntVar(&b.historyConvs, "history-conversations", 256, "history: conversations the messages are spread over (each gets at least 100)")
 	fs.IntVar(&b.historyPages, "history-pages", 2000, "history: pages fetched")
+	fs.IntVar(&b.historyWarmup, "history-warmup", 200, "history: pages fetched first and not counted (they warm the server's read connections)")
 	fs.StringVar(&b.historyDir, "history-dir", "", "history: keep the seeded data directory here and reuse it on later runs")
 	fs.IntVar(&b.reconnectK, "reconnect-clients", 500, "reconnect: clients dropped at once")
 	fs.Float64Var(&b.reconnectRate, "reconnect-rate", 1000, "reconnect: messages/s, all senders together, sent to the dropped clients meanwhile")
@@ -187,6 +189,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	if b.batch < 1 {
 		return fmt.Errorf("--client-batch must be at least 1")
+	}
+	if b.historyPages < 1 || b.historyWarmup < 0 {
+		return fmt.Errorf("--history-pages must be at least 1 and --history-warmup at least 0")
 	}
 	if b.size < 20 || b.size > 16000 {
 		return fmt.Errorf("--size must be between 20 and 16000 bytes")

@@ -78,6 +78,8 @@ func TestBadArguments(t *testing.T) {
 		{"--server", "http://127.0.0.1:1", "--inproc", "idle"},
 		{"--size", "5", "throughput"},
 		{"--client-batch", "0", "throughput"},
+		{"--history-warmup", "-1", "history"},
+		{"--history-pages", "0", "history"},
 	} {
 		var stdout, stderr bytes.Buffer
 		if err := run(context.Background(), args, &stdout, &stderr); err == nil {
