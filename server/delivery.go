@@ -95,6 +95,7 @@ func (s *Service) sendAfterLimit(c *Conn, convID string, after int64, limit int)
 			if !c.sendWait(OutFrame{Data: data, Queued: time.Now()}) {
 				return sent, false, false
 			}
+			c.caughtUpTo(convID, m.SeqNo)
 			after = m.SeqNo
 			sent++
 		}

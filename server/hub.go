@@ -20,6 +20,11 @@ type OutFrame struct {
 	Data    []byte
 	Queued  time.Time
 	Message bool // a message delivery (counts toward the delivery latency histogram)
+
+	// A message frame's place, when known: a live copy held during catch-up is
+	// dropped if the catch-up already sent that message.
+	ConversationID string
+	SeqNo          int64
 }
 
 // Conn is one live client connection as the Service sees it. Frames wait in a
@@ -40,14 +45,15 @@ type Conn struct {
 	reason atomic.Value // string
 
 	mu       sync.Mutex
-	queue    []OutFrame    // frames waiting for the writer
-	room     chan struct{} // closed when the writer takes frames (made by a waiting sendWait)
-	writing  bool          // a writer is running (or has ended the connection)
-	start    func()        // the transport's hook: start a writer
-	ended    bool          // close was called: no more frames are queued
-	catching bool          // initial catch-up running: live frames are held
-	held     []OutFrame    // live frames that arrived during catch-up
-	work     []request     // queued requests (sends, acks, syncs) run in order by one worker
+	queue    []OutFrame       // frames waiting for the writer
+	room     chan struct{}    // closed when the writer takes frames (made by a waiting sendWait)
+	writing  bool             // a writer is running (or has ended the connection)
+	start    func()           // the transport's hook: start a writer
+	ended    bool             // close was called: no more frames are queued
+	catching bool             // initial catch-up running: live frames are held
+	held     []OutFrame       // live frames that arrived during catch-up
+	caughtUp map[string]int64 // during catch-up: the highest seq_no it sent per conversation
+	work     []request        // queued requests (sends, acks, syncs) run in order by one worker
 	working  bool
 }
 
@@ -201,8 +207,22 @@ func (c *Conn) live(f OutFrame) {
 	c.trySend(f)
 }
 
-// endCatchUp releases the frames held during catch-up (duplicates of what the
-// catch-up sent are possible; clients dedupe by conversation_id and seq_no).
+// caughtUpTo notes that catch-up sent convID's message seq (while it runs).
+func (c *Conn) caughtUpTo(convID string, seq int64) {
+	c.mu.Lock()
+	if c.catching {
+		if c.caughtUp == nil {
+			c.caughtUp = map[string]int64{}
+		}
+		c.caughtUp[convID] = max(c.caughtUp[convID], seq)
+	}
+	c.mu.Unlock()
+}
+
+// endCatchUp releases the frames held during catch-up, less the messages the
+// catch-up itself sent (a message stored just after the device connected is
+// both pending and pushed live). Frames from other nodes carry no place and may
+// still come twice; clients dedupe by conversation_id and seq_no.
 //
 // Live frames keep being held while the held ones are queued, and catching ends
 // only when none are left, under the lock: a frame arriving meanwhile can never
@@ -214,11 +234,16 @@ func (c *Conn) endCatchUp() {
 		c.held = nil
 		if len(held) == 0 {
 			c.catching = false
+			c.caughtUp = nil
 			c.mu.Unlock()
 			return
 		}
+		sent := c.caughtUp
 		c.mu.Unlock()
 		for _, f := range held {
+			if f.SeqNo > 0 && f.SeqNo <= sent[f.ConversationID] {
+				continue
+			}
 			if !c.sendWait(f) {
 				return
 			}

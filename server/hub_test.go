@@ -1,6 +1,8 @@
 package server
 
 import (
+	"slices"
+	"strconv"
 	"testing"
 	"time"
 )
@@ -113,5 +115,35 @@ func TestConnCloseStartsWriter(t *testing.T) {
 	c.trySend(frame("late"))
 	if frames, _ := c.Next(nil); len(frames) != 0 {
 		t.Fatal("a frame was queued after close")
+	}
+}
+
+// A message stored just after a device connected is both pending (catch-up sends
+// it) and pushed live (held until catch-up ends): it goes out once.
+func TestCatchUpDropsHeldCopiesOfWhatItSent(t *testing.T) {
+	c := newConn("c1", "alice", 16)
+	c.SetWriter(func() {})
+	msg := func(conv string, seq int64) OutFrame {
+		return OutFrame{Data: []byte(conv + "#" + strconv.FormatInt(seq, 10)), Queued: time.Now(), Message: true, ConversationID: conv, SeqNo: seq}
+	}
+	c.live(msg("dm:a:b", 5))
+	c.live(msg("dm:a:b", 6))
+	c.live(msg("g:x", 1))
+	c.live(frame("status")) // no place: always released
+	c.sendWait(msg("dm:a:b", 5))
+	c.caughtUpTo("dm:a:b", 5)
+	c.endCatchUp()
+	frames, _ := c.Next(nil)
+	var got []string
+	for _, f := range frames {
+		got = append(got, string(f.Data))
+	}
+	if want := []string{"dm:a:b#5", "dm:a:b#6", "g:x#1", "status"}; !slices.Equal(got, want) {
+		t.Fatalf("queued %q, want %q", got, want)
+	}
+	// After catch-up, live frames go straight out, and nothing is filtered.
+	c.live(msg("dm:a:b", 5))
+	if frames, _ := c.Next(nil); len(frames) != 1 {
+		t.Fatalf("a live frame after catch-up: %d queued, want 1", len(frames))
 	}
 }

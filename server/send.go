@@ -339,7 +339,11 @@ func (s *Service) pushAll(ctx context.Context, users []string, frames []wire.Fra
 			return nil
 		}
 		data = append(data, d)
-		s.hub.deliver(users, OutFrame{Data: d, Queued: time.Now(), Message: f.Type == wire.TypeMessage}, skip)
+		out := OutFrame{Data: d, Queued: time.Now()}
+		if m := f.Message; f.Type == wire.TypeMessage && m != nil {
+			out.Message, out.ConversationID, out.SeqNo = true, m.ConversationID, m.SeqNo
+		}
+		s.hub.deliver(users, out, skip)
 	}
 	nodes, err := s.cfg.Registry.Nodes(ctx, users)
 	if err != nil {
