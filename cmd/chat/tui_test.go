@@ -219,7 +219,13 @@ func TestTUIOfflineSendThenReconnect(t *testing.T) {
 	alice.waitFor("with 1 unsent")
 
 	srv.Restart(t)
+	// The client's backoff after the attempts that failed while the server was
+	// down may be longer than this wait (full jitter, up to 30 s): whenever the
+	// status line offers it, reconnect now, as a user would (ctrl+r).
 	alice.until("the message to be stored", func(s string) bool {
+		if strings.Contains(ansi.Strip(s), "ctrl+r now") {
+			alice.send(tea.KeyPressMsg{Code: 'r', Mod: tea.ModCtrl})
+		}
 		t := tickOf(s, "typed offline")
 		return t == "✓" || t == "✓✓"
 	})
