@@ -529,6 +529,11 @@ func (s *Store) AdvanceStatus(ctx context.Context, userID, convID string, delive
 	st := server.Status{UserID: userID, ConversationID: convID}
 	delivered = max(delivered, read)
 	var changed bool
+	// The values a write of ours may already have set: the SDK retries an
+	// UpdateItem whose answer was lost, and the retry then fails its condition
+	// although the first try applied. Finding the row at exactly those values
+	// counts as our move (at worst one status push too many, never one lost).
+	var wrote *server.Status
 	err := s.do(ctx, "advance status", func(ctx context.Context) error {
 		key := item{"user_id": sv(userID), "conversation_id": sv(convID)}
 		var cleared int64 // pending cleared up to here already
@@ -539,6 +544,10 @@ func (s *Store) AdvanceStatus(ctx context.Context, userID, convID string, delive
 			}
 			d0, r0 := getN(row, "last_delivered_seq"), getN(row, "last_read_seq")
 			st.LastDeliveredSeq, st.LastReadSeq = max(d0, delivered), max(r0, read)
+			if wrote != nil && d0 == wrote.LastDeliveredSeq && r0 == wrote.LastReadSeq {
+				changed = true
+				return nil
+			}
 			if changed = st.LastDeliveredSeq != d0 || st.LastReadSeq != r0; !changed {
 				// The boundary may have moved without the pending row (a reply's
 				// implicit read): an ack it covers must still clear the row, or
@@ -565,6 +574,7 @@ func (s *Store) AdvanceStatus(ctx context.Context, userID, convID string, delive
 			} else {
 				in.ConditionExpression = aws.String("attribute_not_exists(user_id)")
 			}
+			wrote = &server.Status{LastDeliveredSeq: st.LastDeliveredSeq, LastReadSeq: st.LastReadSeq}
 			_, err = s.db.UpdateItem(ctx, in)
 			if err == nil {
 				return nil
