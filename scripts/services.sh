@@ -45,7 +45,20 @@ stop() {
 	for name in redis moto; do
 		if [ -f "$STATE/$name.pid" ]; then
 			pid=$(cat "$STATE/$name.pid")
-			kill "$pid" 2>/dev/null && log "stopped $name (pid $pid)" || true
+			if kill "$pid" 2>/dev/null; then
+				# Wait until it is gone: a run started right after this one must not
+				# find the port still answering and take a dying service for its own.
+				i=0
+				while kill -0 "$pid" 2>/dev/null; do
+					i=$((i + 1))
+					if [ $i -gt 50 ]; then
+						kill -9 "$pid" 2>/dev/null || true
+						break
+					fi
+					sleep 0.1
+				done
+				log "stopped $name (pid $pid)"
+			fi
 			rm -f "$STATE/$name.pid"
 		fi
 	done
