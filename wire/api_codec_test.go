@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"bytes"
 	"encoding/json"
 	"reflect"
 	"testing"
@@ -23,10 +24,15 @@ func TestAPICodecMatchesEncodingJSON(t *testing.T) {
 		&AuthResponse{UserID: "alice", Token: "t", ExpiresAt: ts},
 	}
 	for _, v := range values {
-		ours, err := EncodeJSON(v)
-		if err != nil {
+		var buf bytes.Buffer
+		size := -1
+		if err := WriteJSON(&buf, v, func(n int) { size = n }); err != nil {
 			t.Fatalf("%T: %v", v, err)
 		}
+		if size != buf.Len() {
+			t.Errorf("%T: start said %d bytes, %d written", v, size, buf.Len())
+		}
+		ours := bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
 		std, _ := json.Marshal(v)
 		if string(ours) != string(std) {
 			t.Errorf("%T encodes differently:\nours %s\nstd  %s", v, ours, std)

@@ -122,14 +122,16 @@ func (h *Handler) reply(w http.ResponseWriter, status int, v any) {
 		w.WriteHeader(status)
 		return
 	}
-	body, err := wire.EncodeJSON(v)
-	if err != nil {
+	started := false
+	err := wire.WriteJSON(w, v, func(size int) {
+		w.Header().Set("Content-Length", strconv.Itoa(size))
+		w.WriteHeader(status)
+		started = true
+	})
+	if err != nil && !started {
 		h.log.Error("encode answer", "type", fmt.Sprintf("%T", v), "err", err)
 		w.WriteHeader(http.StatusInternalServerError)
-		return
 	}
-	w.WriteHeader(status)
-	w.Write(append(body, '\n'))
 }
 
 // fail writes the JSON error for err; only internal errors are logged.

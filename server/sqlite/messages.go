@@ -124,13 +124,14 @@ func (s *Store) NextSeq(ctx context.Context, convID string) (int64, error) {
 
 const msgColumns = `seq_no, message_id, sender_id, receiver_id, content, ts, s3_ref, attachment`
 
-func (s *Store) queryMessages(ctx context.Context, convID, q string, args ...any) ([]server.Message, error) {
+// queryMessages runs a messages query that returns at most limit rows.
+func (s *Store) queryMessages(ctx context.Context, convID string, limit int, q string, args ...any) ([]server.Message, error) {
 	rows, err := s.query(ctx, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("list messages: %w", err)
 	}
 	defer rows.Close()
-	var out []server.Message
+	out := make([]server.Message, 0, min(limit, 1000))
 	for rows.Next() {
 		m := server.Message{ConversationID: convID}
 		var ts int64
@@ -147,12 +148,12 @@ func (s *Store) ListMessages(ctx context.Context, convID string, beforeSeq int64
 	if beforeSeq <= 0 {
 		beforeSeq = 1<<63 - 1
 	}
-	return s.queryMessages(ctx, convID, `SELECT `+msgColumns+` FROM messages WHERE conversation_id = ? AND seq_no < ? ORDER BY seq_no DESC LIMIT ?`,
+	return s.queryMessages(ctx, convID, limit, `SELECT `+msgColumns+` FROM messages WHERE conversation_id = ? AND seq_no < ? ORDER BY seq_no DESC LIMIT ?`,
 		convID, beforeSeq, limit)
 }
 
 func (s *Store) ListMessagesAfter(ctx context.Context, convID string, afterSeq int64, limit int) ([]server.Message, error) {
-	return s.queryMessages(ctx, convID, `SELECT `+msgColumns+` FROM messages WHERE conversation_id = ? AND seq_no > ? ORDER BY seq_no LIMIT ?`,
+	return s.queryMessages(ctx, convID, limit, `SELECT `+msgColumns+` FROM messages WHERE conversation_id = ? AND seq_no > ? ORDER BY seq_no LIMIT ?`,
 		convID, afterSeq, limit)
 }
 
