@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"strings"
 
@@ -40,61 +41,60 @@ func (a *app) runRegister(ctx context.Context, args []string) error {
 	fs := a.flags("register", registerUsage)
 	invite := fs.String("invite", "", "invite `CODE` from an admin")
 	name := fs.String("name", "", "display `name`")
-	fromStdin := fs.Bool("password-stdin", false, "read the password from the first line of standard input")
-	pos, err := parse(fs, args)
+	c, err := a.credentials(fs, args, true)
 	if err != nil {
 		return err
 	}
-	user, err := userArg(pos)
+	resp, err := client.NewAPI(c.server, "", nil).Register(ctx, wire.RegisterRequest{
+		UserID: c.user, Password: c.password, DisplayName: *name, InviteCode: *invite})
 	if err != nil {
 		return err
 	}
-	cfg := a.config()
-	server, err := cfg.ResolveServer()
-	if err != nil {
-		return usagef("%v", err)
-	}
-	pw, err := a.password(*fromStdin, true)
-	if err != nil {
-		return err
-	}
-	resp, err := client.NewAPI(server, "", nil).Register(ctx, wire.RegisterRequest{
-		UserID: user, Password: pw, DisplayName: *name, InviteCode: *invite})
-	if err != nil {
-		return err
-	}
-	return a.saveLogin(cfg, server, resp, "Registered and logged in")
+	return a.saveLogin(c.cfg, c.server, resp, "Registered and logged in")
 }
 
 func (a *app) runLogin(ctx context.Context, args []string) error {
-	fs := a.flags("login", loginUsage)
+	c, err := a.credentials(a.flags("login", loginUsage), args, false)
+	if err != nil {
+		return err
+	}
+	resp, err := client.NewAPI(c.server, "", nil).Login(ctx, wire.LoginRequest{UserID: c.user, Password: c.password})
+	if wire.ErrorCode(err) == wire.CodeUnauthorized {
+		// Here unauthorized means the password, not the token.
+		return &wire.Error{Code: wire.CodeUnauthorized, Message: "wrong user or password for " + c.user}
+	}
+	if err != nil {
+		return err
+	}
+	return a.saveLogin(c.cfg, c.server, resp, "Logged in")
+}
+
+// credentials is what register and login both take: the user, the server and
+// the password.
+type credentials struct {
+	cfg                    client.Config
+	server, user, password string
+}
+
+// credentials adds --password-stdin to fs, parses args and reads the
+// password (twice, to confirm, when confirm is set and it is typed).
+func (a *app) credentials(fs *flag.FlagSet, args []string, confirm bool) (credentials, error) {
 	fromStdin := fs.Bool("password-stdin", false, "read the password from the first line of standard input")
 	pos, err := parse(fs, args)
 	if err != nil {
-		return err
+		return credentials{}, err
 	}
-	user, err := userArg(pos)
-	if err != nil {
-		return err
+	c := credentials{cfg: a.config()}
+	if c.user, err = userArg(pos); err != nil {
+		return credentials{}, err
 	}
-	cfg := a.config()
-	server, err := cfg.ResolveServer()
-	if err != nil {
-		return usagef("%v", err)
+	if c.server, err = c.cfg.ResolveServer(); err != nil {
+		return credentials{}, usagef("%v", err)
 	}
-	pw, err := a.password(*fromStdin, false)
-	if err != nil {
-		return err
+	if c.password, err = a.password(*fromStdin, confirm); err != nil {
+		return credentials{}, err
 	}
-	resp, err := client.NewAPI(server, "", nil).Login(ctx, wire.LoginRequest{UserID: user, Password: pw})
-	if wire.ErrorCode(err) == wire.CodeUnauthorized {
-		// Here unauthorized means the password, not the token.
-		return &wire.Error{Code: wire.CodeUnauthorized, Message: "wrong user or password for " + user}
-	}
-	if err != nil {
-		return err
-	}
-	return a.saveLogin(cfg, server, resp, "Logged in")
+	return c, nil
 }
 
 func (a *app) saveLogin(cfg client.Config, server string, resp wire.AuthResponse, what string) error {
