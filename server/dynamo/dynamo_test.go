@@ -4,27 +4,20 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"os"
 	"testing"
 	"time"
 
+	"github.com/chatterm/chat/internal/testenv"
 	"github.com/chatterm/chat/server"
 	"github.com/chatterm/chat/server/dynamo"
 	"github.com/chatterm/chat/server/storetest"
 )
 
 // endpoint is the DynamoDB API the tests use (moto; scripts/services.sh starts
-// it). Without it the tests skip, except on CI, where that is a failure.
+// it).
 func endpoint(t testing.TB) string {
 	t.Helper()
-	e := os.Getenv("CHAT_TEST_DYNAMO_ENDPOINT")
-	if e == "" {
-		if os.Getenv("CI") != "" {
-			t.Fatal("CHAT_TEST_DYNAMO_ENDPOINT is not set (CI is): run scripts/services.sh")
-		}
-		t.Skip("CHAT_TEST_DYNAMO_ENDPOINT is not set: run eval \"$(scripts/services.sh)\" to test against moto")
-	}
-	return e
+	return testenv.DynamoEndpoint(t)
 }
 
 func prefix() string {

@@ -4,27 +4,19 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"os"
 	"testing"
 	"time"
 
+	"github.com/chatterm/chat/internal/testenv"
 	"github.com/chatterm/chat/server"
 	"github.com/chatterm/chat/server/redis"
 	"github.com/chatterm/chat/server/roletest"
 )
 
-// addr is the Redis the tests use (scripts/services.sh starts one). Without it the
-// tests skip, except on CI, where a missing service is a failure.
+// addr is the Redis the tests use (scripts/services.sh starts one).
 func addr(t testing.TB) string {
 	t.Helper()
-	a := os.Getenv("CHAT_TEST_REDIS_ADDR")
-	if a == "" {
-		if os.Getenv("CI") != "" {
-			t.Fatal("CHAT_TEST_REDIS_ADDR is not set (CI is): run scripts/services.sh")
-		}
-		t.Skip("CHAT_TEST_REDIS_ADDR is not set: run eval \"$(scripts/services.sh)\" to test against Redis")
-	}
-	return a
+	return testenv.RedisAddr(t)
 }
 
 func prefix(t testing.TB) string {

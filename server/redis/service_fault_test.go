@@ -6,10 +6,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"os"
 	"testing"
 	"time"
 
+	"github.com/chatterm/chat/internal/testenv"
 	"github.com/chatterm/chat/server/dynamo"
 	"github.com/chatterm/chat/server/node"
 	"github.com/chatterm/chat/server/servertest"
@@ -56,13 +56,7 @@ func (a *api) do(method, path string, body, out any) int {
 // given Redis, with alice and bob registered and their direct conversation created.
 func productionNode(t *testing.T, redisAddr string) (alice, bob *api, conv string) {
 	t.Helper()
-	endpoint := os.Getenv("CHAT_TEST_DYNAMO_ENDPOINT")
-	if endpoint == "" {
-		if os.Getenv("CI") != "" {
-			t.Fatal("CHAT_TEST_DYNAMO_ENDPOINT is not set (CI is): run scripts/services.sh")
-		}
-		t.Skip("CHAT_TEST_DYNAMO_ENDPOINT is not set: run eval \"$(scripts/services.sh)\"")
-	}
+	endpoint := testenv.DynamoEndpoint(t)
 	t.Setenv("AWS_ACCESS_KEY_ID", "test")
 	t.Setenv("AWS_SECRET_ACCESS_KEY", "test")
 	t.Setenv("CHAT_DYNAMO_SERIAL_WRITES", "1")

@@ -3,13 +3,13 @@ package redis_test
 import (
 	"context"
 	"net/http"
-	"os"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/coder/websocket"
 
+	"github.com/chatterm/chat/internal/testenv"
 	"github.com/chatterm/chat/server/dynamo"
 	"github.com/chatterm/chat/server/node"
 	"github.com/chatterm/chat/server/redis"
@@ -22,13 +22,7 @@ import (
 // node shutting down takes its connections out of the registry.
 func TestTwoNodes(t *testing.T) {
 	redisAddr := addr(t)
-	endpoint := os.Getenv("CHAT_TEST_DYNAMO_ENDPOINT")
-	if endpoint == "" {
-		if os.Getenv("CI") != "" {
-			t.Fatal("CHAT_TEST_DYNAMO_ENDPOINT is not set (CI is): run scripts/services.sh")
-		}
-		t.Skip("CHAT_TEST_DYNAMO_ENDPOINT is not set: run eval \"$(scripts/services.sh)\"")
-	}
+	endpoint := testenv.DynamoEndpoint(t)
 	t.Setenv("AWS_ACCESS_KEY_ID", "test")
 	t.Setenv("AWS_SECRET_ACCESS_KEY", "test")
 	t.Setenv("CHAT_DYNAMO_SERIAL_WRITES", "1")

@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"net/url"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -13,23 +12,17 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awss3 "github.com/aws/aws-sdk-go-v2/service/s3"
 
+	"github.com/chatterm/chat/internal/testenv"
 	"github.com/chatterm/chat/server"
 	"github.com/chatterm/chat/server/roletest"
 	"github.com/chatterm/chat/server/s3"
 )
 
 // endpoint is the S3 API the tests use: moto serves it beside DynamoDB
-// (scripts/services.sh). Without it the tests skip, except on CI.
+// (scripts/services.sh).
 func endpoint(t testing.TB) string {
 	t.Helper()
-	e := os.Getenv("CHAT_TEST_DYNAMO_ENDPOINT")
-	if e == "" {
-		if os.Getenv("CI") != "" {
-			t.Fatal("CHAT_TEST_DYNAMO_ENDPOINT is not set (CI is): run scripts/services.sh")
-		}
-		t.Skip("CHAT_TEST_DYNAMO_ENDPOINT is not set: run eval \"$(scripts/services.sh)\" to test against moto's S3")
-	}
-	return e
+	return testenv.Require(t, testenv.DynamoVar, "moto's S3")
 }
 
 // open returns a Store on a bucket of its own, emptied and dropped after the test.

@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awss3 "github.com/aws/aws-sdk-go-v2/service/s3"
 
+	"github.com/chatterm/chat/internal/testenv"
 	"github.com/chatterm/chat/server/dynamo"
 	"github.com/chatterm/chat/server/node"
 	"github.com/chatterm/chat/server/redis"
@@ -36,22 +37,11 @@ func init() {
 	productionConfig = productionServices
 }
 
-func testEnv(tb testing.TB, name string) string {
-	tb.Helper()
-	v := os.Getenv(name)
-	if v == "" {
-		if os.Getenv("CI") != "" {
-			tb.Fatalf("CHATSERVER_TEST_BACKEND=production needs %s (CI is set): run scripts/services.sh", name)
-		}
-		tb.Skipf("CHATSERVER_TEST_BACKEND=production needs %s: run eval \"$(scripts/services.sh)\"", name)
-	}
-	return v
-}
-
 func productionServices(tb testing.TB) node.Production {
 	tb.Helper()
-	redisAddr := testEnv(tb, "CHAT_TEST_REDIS_ADDR")
-	endpoint := testEnv(tb, "CHAT_TEST_DYNAMO_ENDPOINT")
+	// CHATSERVER_TEST_BACKEND=production needs both services.
+	redisAddr := testenv.RedisAddr(tb)
+	endpoint := testenv.DynamoEndpoint(tb)
 	var b [6]byte
 	_, _ = rand.Read(b[:])
 	id := hex.EncodeToString(b[:])
