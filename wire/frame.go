@@ -78,7 +78,7 @@ func DecodeFrame(data []byte) (Frame, error) {
 	// A WebSocket text message is UTF-8 (RFC 6455); say so rather than let a
 	// broken byte travel on into stored content.
 	if !utf8.Valid(data) {
-		return f, Errorf(CodeInvalid, "frame is not valid UTF-8")
+		return f, Errorf(CodeInvalid, "frame is not valid UTF-8; send frames as UTF-8 JSON text")
 	}
 	// The generated decoder (frame_easyjson.go) does what encoding/json does for
 	// Frame at a fraction of the cost: every frame of every message passes here,

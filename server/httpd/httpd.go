@@ -129,8 +129,10 @@ func (h *Handler) reply(w http.ResponseWriter, status int, v any) {
 		started = true
 	})
 	if err != nil && !started {
+		// Nothing is written yet: the client still gets a JSON error with a code.
 		h.log.Error("encode answer", "type", fmt.Sprintf("%T", v), "err", err)
-		w.WriteHeader(http.StatusInternalServerError)
+		h.reply(w, http.StatusInternalServerError, wire.ErrorResponse{Error: wire.Errorf(wire.CodeInternal,
+			"the server could not encode its answer; the request may have taken effect, so check before retrying")})
 	}
 }
 
