@@ -309,6 +309,18 @@ func parse(fs *flag.FlagSet, args []string) ([]string, error) {
 	}
 }
 
+// parseFlagsOnly is parse for a command that takes no positional argument.
+func parseFlagsOnly(fs *flag.FlagSet, args []string) error {
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return usagef("unexpected argument %q", pos[0])
+	}
+	return nil
+}
+
 // stdinTerminal returns standard input's descriptor when it is a terminal.
 func (a *app) stdinTerminal() (uintptr, bool) {
 	f, ok := a.stdin.(*os.File)

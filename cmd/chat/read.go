@@ -35,12 +35,8 @@ func (a *app) runHistory(ctx context.Context, args []string) error {
 	before := fs.Int64("before", 0, "only messages with seq_no below `SEQ`")
 	limit := fs.Int("limit", wire.DefaultPageSize, fmt.Sprintf("at most `N` messages (1-%d)", wire.MaxPageSize))
 	asJSON := fs.Bool("json", false, "one JSON message per line")
-	pos, err := parse(fs, args)
-	if err != nil {
+	if err := parseFlagsOnly(fs, args); err != nil {
 		return err
-	}
-	if len(pos) > 0 {
-		return usagef("unexpected argument %q", pos[0])
 	}
 	if *limit < 1 || *limit > wire.MaxPageSize {
 		return usagef("--limit must be between 1 and %d", wire.MaxPageSize)
@@ -110,12 +106,8 @@ func (a *app) runLs(ctx context.Context, args []string) error {
 	fs := a.flags("ls", lsUsage)
 	asJSON := fs.Bool("json", false, "one JSON inbox entry per line")
 	limit := fs.Int("limit", 50, "at most `N` conversations (1-500)")
-	pos, err := parse(fs, args)
-	if err != nil {
+	if err := parseFlagsOnly(fs, args); err != nil {
 		return err
-	}
-	if len(pos) > 0 {
-		return usagef("unexpected argument %q", pos[0])
 	}
 	if *limit < 1 || *limit > 500 {
 		return usagef("--limit must be between 1 and 500")
@@ -185,12 +177,8 @@ func (a *app) runTail(ctx context.Context, args []string) error {
 	with := fs.String("with", "", "only the direct conversation with `USER`")
 	group := fs.String("group", "", "only conversation `ID`")
 	asJSON := fs.Bool("json", false, "one JSON message per line")
-	pos, err := parse(fs, args)
-	if err != nil {
+	if err := parseFlagsOnly(fs, args); err != nil {
 		return err
-	}
-	if len(pos) > 0 {
-		return usagef("unexpected argument %q", pos[0])
 	}
 	api, acct, err := a.login()
 	if err != nil {
