@@ -177,33 +177,33 @@ func (s *Service) storeMany(ctx context.Context, userID, convID string, members 
 		}
 	}
 	out := make([]sendResult, len(msgs))
+	batched := false
 	if ba, ok := s.store.(BatchAppender); ok && len(msgs) > 1 {
-		done, err := s.appendBatch(ctx, ba, msgs, receivers, out)
-		if err != nil {
+		var err error
+		if batched, err = s.appendBatch(ctx, ba, msgs, receivers, out); err != nil {
 			for i := range out {
 				out[i].err = err
 			}
 			return out
 		}
-		if done {
-			fresh := make([]Message, 0, len(msgs))
-			for i, r := range out {
-				if r.created {
-					fresh = append(fresh, msgs[i])
-				}
-			}
-			s.fanout(ctx, fresh, members, from)
-			return out
-		}
-		// A seq_no was taken and nothing was stored: one at a time below re-seeds.
+		// Not batched: a seq_no was taken and nothing was stored; one at a
+		// time below re-seeds.
 	}
-	for i := range msgs {
-		m, created, err := s.storeOne(ctx, msgs[i], receivers)
-		out[i] = sendResult{resp: sendResponse(m), created: created, err: err}
-		if created {
-			s.fanout(ctx, []Message{m}, members, from)
+	if !batched {
+		for i := range msgs {
+			m, created, err := s.storeOne(ctx, msgs[i], receivers)
+			out[i] = sendResult{resp: sendResponse(m), created: created, err: err}
+			msgs[i] = m
 		}
 	}
+	// One fan-out for what is new, in seq order, still under the lock.
+	fresh := make([]Message, 0, len(msgs))
+	for i, r := range out {
+		if r.created {
+			fresh = append(fresh, msgs[i])
+		}
+	}
+	s.fanout(ctx, fresh, members, from)
 	return out
 }
 
