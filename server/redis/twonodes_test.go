@@ -66,10 +66,12 @@ func TestTwoNodes(t *testing.T) {
 	}
 	defer ws.CloseNow()
 	frames := make(chan wire.Frame, 16)
+	var readErr error // set before frames is closed
 	go func() {
 		for {
 			_, data, err := ws.Read(ctx)
 			if err != nil {
+				readErr = err
 				close(frames)
 				return
 			}
@@ -104,7 +106,7 @@ func TestTwoNodes(t *testing.T) {
 		select {
 		case f, ok := <-frames:
 			if !ok {
-				t.Fatal("socket closed before the message arrived")
+				t.Fatalf("socket closed before the message arrived: %v", readErr)
 			}
 			if f.Type == wire.TypeMessage && f.Message != nil && f.Message.Content == "across nodes" && f.Message.SeqNo == sent.SeqNo {
 				// A node shutting down removes its connections from the registry.
