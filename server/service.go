@@ -13,6 +13,7 @@ import (
 
 	"golang.org/x/sync/singleflight"
 
+	"github.com/chatterm/chat/internal/gopool"
 	"github.com/chatterm/chat/wire"
 )
 
@@ -119,6 +120,7 @@ type Service struct {
 	cancel   context.CancelFunc
 	wg       sync.WaitGroup // in-flight sends and per-connection workers
 	bg       sync.WaitGroup // background jobs that end with ctx
+	workers  *gopool.Pool   // runs connections' request workers
 }
 
 // New builds a Service and subscribes it to its node's broker channel.
@@ -131,6 +133,7 @@ func New(cfg Config) (*Service, error) {
 		cfg: cfg, store: cfg.Store, log: cfg.Logger, metrics: cfg.Metrics,
 		hub: newHub(), ctx: ctx, cancel: cancel,
 		members: memberCache{ttl: 5 * time.Second}, lastSeq: lastSeqCache{},
+		workers: gopool.New(maxParkedWorkers),
 	}
 	s.locks.seed = maphash.MakeSeed()
 	if err := cfg.Broker.Subscribe(ctx, cfg.NodeID, s.hub.deliverEnvelope); err != nil {

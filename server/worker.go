@@ -29,10 +29,14 @@ var workQueues = sync.Pool{New: func() any { q := make([]request, 0, 16); return
 // maxPooledQueue bounds the queues put back in workQueues.
 const maxPooledQueue = 256
 
+// maxParkedWorkers bounds the worker goroutines kept between bursts (each with
+// the stack it grew). Workers wait on durable writes, so many can run at once.
+const maxParkedWorkers = 128
+
 // enqueue hands r to the connection's worker: requests of one connection run in
 // arrival order (so a device's sends keep their order) without ever blocking the
-// socket's read loop. The worker goroutine exists only while there is work, so
-// idle connections cost no goroutine for it.
+// socket's read loop. The worker runs only while there is work (on a pooled
+// goroutine), so idle connections cost no goroutine for it.
 func (s *Service) enqueue(c *Conn, r request) bool {
 	c.mu.Lock()
 	if len(c.work) >= c.limit || s.closing.Load() {
@@ -55,7 +59,7 @@ func (s *Service) enqueue(c *Conn, r request) bool {
 		c.mu.Unlock()
 		return false
 	}
-	go s.work(c)
+	s.workers.Go(func() { s.work(c) })
 	return true
 }
 

@@ -154,8 +154,10 @@ func (b *bench) latency(ctx context.Context) error {
 			if err := b.connect(ctx, t, peers); err != nil {
 				return err
 			}
+			before, _ := b.readProc(ctx, t)
 			// A window deep enough that pacing, not acks, sets the pace.
 			r := runChat(ctx, peers, chatOpts{window: 1024, size: b.size, duration: b.duration, rate: rate, ackInterval: b.ackInterval, batch: b.batch})
+			after, _ := b.readProc(ctx, t)
 			results = append(results, r)
 			b.logf("offered %.0f/s: achieved %.0f/s, p50 %.2f ms, p99 %.2f ms, p99.9 %.2f ms", rate, r.Rate, r.Latency.P50, r.Latency.P99, r.Latency.P999)
 			csv = append(csv, fmt.Sprintf("%.0f,%.0f,%.3f,%.3f,%.3f,%.3f", rate, r.Rate, r.Latency.P50, r.Latency.P95, r.Latency.P99, r.Latency.P999))
@@ -163,6 +165,9 @@ func (b *bench) latency(ctx context.Context) error {
 			b.row(name, "achieved", r.Rate, "msg/s")
 			b.target(name, "send→delivered p99", r.Latency.P99, "ms", "< 50", r.Latency.P99 < 50)
 			b.chatRows(name, r)
+			if cpu := after.cpu - before.cpu; cpu > 0 {
+				b.row(name, "server CPU per message", cpu/float64(max(r.Delivered, 1))*1e6, "µs")
+			}
 			if err := checkChat(r); err != nil {
 				return fmt.Errorf("at %.0f/s: %w", rate, err)
 			}

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/chatterm/chat/internal/gopool"
 	"github.com/chatterm/chat/server"
 	"github.com/chatterm/chat/wire"
 )
@@ -21,14 +22,18 @@ const maxBodyBytes = 1 << 20
 
 // Handler serves the API.
 type Handler struct {
-	svc *server.Service
-	log *slog.Logger
-	mux *http.ServeMux
+	svc     *server.Service
+	log     *slog.Logger
+	mux     *http.ServeMux
+	writers *gopool.Pool // runs sockets' writers, which start with each burst of frames
 }
+
+// maxParkedWriters bounds the socket writer goroutines kept between bursts.
+const maxParkedWriters = 128
 
 // New returns the handler for every route. metrics serves /metrics (nil: 404).
 func New(svc *server.Service, log *slog.Logger, metrics http.Handler) *Handler {
-	h := &Handler{svc: svc, log: log, mux: http.NewServeMux()}
+	h := &Handler{svc: svc, log: log, mux: http.NewServeMux(), writers: gopool.New(maxParkedWriters)}
 	m := h.mux
 	m.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok\n") })
 	if metrics != nil {

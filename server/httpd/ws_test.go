@@ -4,14 +4,18 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"net"
 	"net/http"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/coder/websocket"
 
+	"github.com/chatterm/chat/server/httpd"
 	"github.com/chatterm/chat/server/servertest"
 	"github.com/chatterm/chat/wire"
 )
@@ -183,4 +187,58 @@ func TestAckBurstEndsAtTheLastAck(t *testing.T) {
 			t.Fatalf("more status frames than acks")
 		}
 	}
+}
+
+// A peer that stops reading is cut off once a write has blocked for the write
+// timeout, even while its send buffer still has room: its writer must not hang
+// on the socket for ever.
+func TestStalledReaderIsCutOff(t *testing.T) {
+	httpd.SetWriteTimeout(t, 300*time.Millisecond)
+	srv := servertest.Start(t)
+	alice, bob := register(t, srv.URL, "alice"), register(t, srv.URL, "bob")
+	a := connect(t, srv.URL, alice)
+
+	// Bob's socket takes little before TCP pushes back, so the server's writes
+	// block once its own send buffer (4 MiB at most here) is full.
+	smallWindow := &net.Dialer{Control: func(_, _ string, c syscall.RawConn) error {
+		var serr error
+		err := c.Control(func(fd uintptr) { serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 4096) })
+		return errors.Join(err, serr)
+	}}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	sock, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(srv.URL, "http")+"/v1/ws", &websocket.DialOptions{
+		HTTPClient: &http.Client{Transport: &http.Transport{DialContext: smallWindow.DialContext}},
+		HTTPHeader: http.Header{"Authorization": {"Bearer " + bob}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sock.CloseNow()
+	sock.SetReadLimit(-1)
+
+	// 400 messages of 15 KB: about 6 MB, more than the socket buffers hold and
+	// fewer frames than the 512 that would close Bob as a slow consumer.
+	const n = 400
+	conv := wire.DirectConversationID("alice", "bob")
+	content := strings.Repeat("x", 15_000)
+	for i := range n {
+		a.send(wire.Frame{Type: wire.TypeSend, ID: strconv.Itoa(i), ConversationID: conv, MessageID: "m" + strconv.Itoa(i), Content: content})
+	}
+	time.Sleep(2 * time.Second) // Bob stalls well past the write timeout
+
+	got := 0
+	for {
+		rctx, rcancel := context.WithTimeout(context.Background(), 5*time.Second)
+		_, data, err := sock.Read(rctx)
+		rcancel()
+		if err != nil {
+			break
+		}
+		got += bytes.Count(data, []byte(`"type":"message"`))
+	}
+	if got >= n {
+		t.Fatalf("Bob read all %d messages after stalling: the blocked write was never cut off", got)
+	}
+	t.Logf("Bob read %d of %d messages before the server closed the socket", got, n)
 }
