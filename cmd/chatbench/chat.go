@@ -147,6 +147,10 @@ func runChat(ctx context.Context, peers []*peer, opts chatOpts) ChatResult {
 		}
 	}
 	rctx, cancelReaders := context.WithCancel(ctx)
+	// The loops read and write with a context that is never cancelled (see
+	// ioContext); ending rctx closes the sockets instead, which ends them too.
+	stopClosing := context.AfterFunc(rctx, func() { closeAll(peersConns(peers)) })
+	defer stopClosing()
 	var readers sync.WaitGroup
 	for _, p := range peers {
 		readers.Go(func() { e.readLoop(rctx, p) })
@@ -228,7 +232,14 @@ func (e *engine) content(due time.Time) string {
 	return fmt.Sprintf("%019d ", due.UnixNano()) + e.pad
 }
 
+// ioContext is what the message loops give socket calls: coder/websocket arms
+// and disarms a context.AfterFunc on every read and write when the context can
+// be cancelled, a cost the bench would take from the server it shares the CPUs
+// with. runChat closes the sockets when ctx ends instead.
+func ioContext(ctx context.Context) context.Context { return context.WithoutCancel(ctx) }
+
 func (e *engine) sendLoop(ctx context.Context, p *peer, stop <-chan struct{}, start time.Time, senders int) {
+	ioCtx := ioContext(ctx)
 	var interval time.Duration
 	next := start
 	if e.opts.rate > 0 {
@@ -290,7 +301,7 @@ func (e *engine) sendLoop(ctx context.Context, p *peer, stop <-chan struct{}, st
 			break
 		}
 		e.sent.Add(int64(k))
-		if err := p.conn.writeMessage(ctx, msg); err != nil {
+		if err := p.conn.writeMessage(ioCtx, msg); err != nil {
 			e.fail(fmt.Errorf("send as %s: %w", p.user, err))
 			e.errs.Add(int64(k - 1)) // every frame of the message failed
 			for range k {
@@ -302,12 +313,13 @@ func (e *engine) sendLoop(ctx context.Context, p *peer, stop <-chan struct{}, st
 }
 
 func (e *engine) readLoop(ctx context.Context, p *peer) {
+	ioCtx := ioContext(ctx)
 	batch := max(e.opts.batch, 1)
 	var acks []byte // acks after every message: joined while the message read holds more frames
 	var nAcks int64
 	for {
 		if nAcks > 0 && (nAcks >= int64(batch) || !p.conn.buffered()) {
-			if err := p.conn.writeMessage(ctx, acks); err != nil {
+			if err := p.conn.writeMessage(ioCtx, acks); err != nil {
 				if ctx.Err() == nil {
 					e.fail(fmt.Errorf("ack as %s: %w", p.user, err))
 				}
@@ -316,7 +328,7 @@ func (e *engine) readLoop(ctx context.Context, p *peer) {
 			e.acked.Add(nAcks)
 			acks, nAcks = acks[:0], 0
 		}
-		f, err := p.conn.read(ctx)
+		f, err := p.conn.read(ioCtx)
 		if err != nil {
 			if ctx.Err() == nil && !e.closing.Load() {
 				e.fail(fmt.Errorf("read as %s: %w", p.user, err))

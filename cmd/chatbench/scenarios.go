@@ -118,9 +118,7 @@ func (b *bench) throughput(ctx context.Context) error {
 		b.target("throughput", "messages/s", r.Rate, "msg/s", ">= 50000", r.Rate >= 50000)
 		b.chatRows("throughput", r)
 		b.row("throughput", "send→delivered p99", r.Latency.P99, "ms")
-		if cpu := after.cpu - before.cpu; cpu > 0 {
-			b.row("throughput", "server CPU per message", cpu/float64(max(r.Delivered, 1))*1e6, "µs")
-		}
+		b.cpuRows("throughput", before, after, r.Delivered)
 		return checkChat(r)
 	})
 }
@@ -165,9 +163,7 @@ func (b *bench) latency(ctx context.Context) error {
 			b.row(name, "achieved", r.Rate, "msg/s")
 			b.target(name, "send→delivered p99", r.Latency.P99, "ms", "< 50", r.Latency.P99 < 50)
 			b.chatRows(name, r)
-			if cpu := after.cpu - before.cpu; cpu > 0 {
-				b.row(name, "server CPU per message", cpu/float64(max(r.Delivered, 1))*1e6, "µs")
-			}
+			b.cpuRows(name, before, after, r.Delivered)
 			if err := checkChat(r); err != nil {
 				return fmt.Errorf("at %.0f/s: %w", rate, err)
 			}

@@ -189,12 +189,35 @@ type procStat struct {
 	cpu        float64 // user+system seconds
 	rss        float64 // bytes
 	goroutines float64 // -1 when unknown
+	benchCPU   float64 // this process's user+system seconds: the simulated clients
+}
+
+// selfCPU is the CPU time this process has used, in seconds.
+func selfCPU() float64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
+}
+
+// cpuRows reports the server's and (when the server is another process) the
+// bench's own CPU per delivered message between two readings: the bench shares
+// the machine, so what it spends is not the server's to use.
+func (b *bench) cpuRows(scenario string, before, after procStat, delivered int64) {
+	per := func(sec float64) float64 { return sec / float64(max(delivered, 1)) * 1e6 }
+	if cpu := after.cpu - before.cpu; cpu > 0 {
+		b.row(scenario, "server CPU per message", per(cpu), "µs")
+	}
+	if !b.inproc {
+		b.row(scenario, "bench CPU per message", per(after.benchCPU-before.benchCPU), "µs")
+	}
 }
 
 // readProc reads CPU and RSS from /proc/<pid> when the pid is known, else from the
 // server's /metrics; goroutines always come from /metrics (go_goroutines).
 func (b *bench) readProc(ctx context.Context, t *target) (procStat, error) {
-	st := procStat{goroutines: -1}
+	st := procStat{goroutines: -1, benchCPU: selfCPU()}
 	m, merr := b.scrape(ctx, t.url)
 	if v, ok := m["go_goroutines"]; ok {
 		st.goroutines = v
