@@ -70,6 +70,24 @@ func (b *bench) echo(ctx context.Context) error {
 	b.row("echo", "messages/s", r.Rate, "msg/s")
 	b.row("echo", "round trip p50", r.Latency.P50, "ms")
 	b.row("echo", "round trip p99", r.Latency.P99, "ms")
+	if err := echoErr(r); err != nil {
+		return err
+	}
+	// The same with one message in flight per user: what the machine can do when
+	// nothing can be batched, as in the latency scenario, where each chat message
+	// costs four or five WebSocket messages (send, sent, delivery, ack, status)
+	// where an echo costs two.
+	if err := b.connect(ctx, &target{url: url}, peers); err != nil {
+		return err
+	}
+	r1 := runChat(ctx, peers, chatOpts{window: 1, size: b.size, duration: b.duration, ackInterval: -1})
+	b.report.Scenarios["echo_window_1"] = r1
+	b.row("echo", "messages/s, window 1", r1.Rate, "msg/s")
+	b.row("echo", "round trip p99, window 1", r1.Latency.P99, "ms")
+	return echoErr(r1)
+}
+
+func echoErr(r ChatResult) error {
 	if r.Errors > 0 {
 		return errors.New(r.FirstErr)
 	}
