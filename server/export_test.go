@@ -1,5 +1,11 @@
 package server
 
+import (
+	"context"
+
+	"github.com/chatterm/chat/wire"
+)
+
 // LockConversation holds a conversation's send lock, so tests can keep sends in
 // flight deterministically.
 func (s *Service) LockConversation(id string) (unlock func()) {
@@ -9,3 +15,12 @@ func (s *Service) LockConversation(id string) (unlock func()) {
 
 // InFlight is the number of admitted sends not yet answered.
 func (s *Service) InFlight() int64 { return s.inFlight.Load() }
+
+// SendBatch is sendMany for tests: the errors of each message, in order.
+func (s *Service) SendBatch(ctx context.Context, userID, convID string, reqs []wire.SendRequest) []error {
+	var errs []error
+	for _, r := range s.sendMany(ctx, userID, convID, reqs, nil) {
+		errs = append(errs, r.err)
+	}
+	return errs
+}

@@ -68,9 +68,12 @@ func (s *Service) sendMany(ctx context.Context, userID, convID string, reqs []wi
 	}
 	defer s.wg.Done()
 	// Seed 003's bounded queue: past the bound a send is refused at once with a
-	// retry hint instead of queueing behind a slow store.
+	// retry hint instead of queueing behind a slow store. A batch is let in while
+	// fewer than the bound are in flight, so the bound may be passed by one batch
+	// (at most maxFrameBatch), but no batch is refused for its size alone: one
+	// larger than the bound would be refused on every retry.
 	n := int64(len(valid))
-	if s.inFlight.Add(n) > int64(s.cfg.MaxInFlight) {
+	if s.inFlight.Add(n)-n >= int64(s.cfg.MaxInFlight) {
 		s.inFlight.Add(-n)
 		s.metrics.Overloaded.Add(float64(n))
 		return failAll(&wire.Error{Code: wire.CodeOverloaded, Message: "server is overloaded; retry after the hint", RetryAfterMs: 500})

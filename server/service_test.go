@@ -5,6 +5,7 @@ import (
 	"errors"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"testing"
 	"time"
 
@@ -133,5 +134,30 @@ func TestRestartWithSeqGapKeepsOrder(t *testing.T) {
 	}
 	if want := []string{"after restart", "four", "three"}; !slices.Equal(got, want) {
 		t.Fatalf("history newest first: %q, want %q", got, want)
+	}
+}
+
+// A batch of sends larger than the in-flight bound is let in when nothing else
+// is in flight: refusing it for its size would refuse its every retry.
+func TestBatchLargerThanInFlightBound(t *testing.T) {
+	ctx := context.Background()
+	svc := newService(t, server.Config{MaxInFlight: 2, SendRate: -1})
+	for _, u := range []string{"alice", "bob"} {
+		if _, err := svc.Register(ctx, wire.RegisterRequest{UserID: u, Password: "password-" + u}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	conv := wire.DirectConversationID("alice", "bob")
+	var reqs []wire.SendRequest
+	for i := range 5 {
+		reqs = append(reqs, wire.SendRequest{MessageID: "m" + strconv.Itoa(i), Content: "one of five"})
+	}
+	for i, err := range svc.SendBatch(ctx, "alice", conv, reqs) {
+		if err != nil {
+			t.Fatalf("message %d of a batch of 5 with a bound of 2 and nothing in flight: %v", i, err)
+		}
+	}
+	if n := svc.InFlight(); n != 0 {
+		t.Fatalf("%d sends still counted in flight after their answers", n)
 	}
 }

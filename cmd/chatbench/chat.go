@@ -80,6 +80,38 @@ type peer struct {
 	ackSeq  int64
 	ackConv string
 	unacked int64
+
+	// Sends not yet answered, by frame id, to resend after an overloaded answer
+	// (as the real client does: client.Session retries after the hint).
+	inflightMu sync.Mutex
+	inflight   map[string][]byte
+	lastID     int64 // frame ids are send times in ns, made unique per peer
+}
+
+// nextID returns a frame id for a send: its send time, unique per peer.
+func (p *peer) nextID() string {
+	id := time.Now().UnixNano()
+	if id <= p.lastID {
+		id = p.lastID + 1
+	}
+	p.lastID = id
+	return strconv.FormatInt(id, 10)
+}
+
+// track records a send until its answer.
+func (p *peer) track(id string, frame []byte) {
+	p.inflightMu.Lock()
+	p.inflight[id] = frame
+	p.inflightMu.Unlock()
+}
+
+// answered forgets the send id and returns its frame.
+func (p *peer) answered(id string) []byte {
+	p.inflightMu.Lock()
+	defer p.inflightMu.Unlock()
+	frame := p.inflight[id]
+	delete(p.inflight, id)
+	return frame
 }
 
 // chatOpts shape one run of the message engine.
@@ -100,6 +132,7 @@ type ChatResult struct {
 	Acked     int64       `json:"acked"`
 	Expected  int64       `json:"expected_deliveries"`
 	Errors    int64       `json:"errors"`
+	Retried   int64       `json:"retried_after_hint,omitempty"` // sends refused as overloaded and sent again
 	Lost      int64       `json:"lost"`
 	Disorder  int64       `json:"duplicated_or_reordered"`
 	Elapsed   float64     `json:"elapsed_s"`
@@ -118,13 +151,13 @@ type engine struct {
 	opts  chatOpts
 	peers []*peer
 
-	sent, stored, delivered, acked, expected, errs, disorder, earlier atomic.Int64
-	closing                                                           atomic.Bool
-	lastDelivery                                                      atomic.Int64 // unix ns
-	firstErr                                                          atomic.Value
-	lat, storeLat                                                     *hist
-	pad                                                               string
-	nonce                                                             string // makes message ids unique per run
+	sent, stored, delivered, acked, expected, errs, disorder, earlier, retried atomic.Int64
+	closing                                                                    atomic.Bool
+	lastDelivery                                                               atomic.Int64 // unix ns
+	firstErr                                                                   atomic.Value
+	lat, storeLat                                                              *hist
+	pad                                                                        string
+	nonce                                                                      string // makes message ids unique per run
 }
 
 func (e *engine) fail(err error) {
@@ -142,6 +175,7 @@ func runChat(ctx context.Context, peers []*peer, opts chatOpts) ChatResult {
 	for _, p := range peers {
 		p.slots = make(chan struct{}, opts.window)
 		p.lastSeq = map[string]int64{}
+		p.inflight = map[string][]byte{}
 		if p.sends {
 			senders++
 		}
@@ -200,7 +234,7 @@ func runChat(ctx context.Context, peers []*peer, opts chatOpts) ChatResult {
 	readers.Wait()
 
 	r := ChatResult{Sent: e.sent.Load(), Stored: e.stored.Load(), Delivered: e.delivered.Load(), Acked: e.acked.Load(),
-		Expected: e.expected.Load(), Errors: e.errs.Load(), Disorder: e.disorder.Load(), Offered: opts.rate,
+		Expected: e.expected.Load(), Errors: e.errs.Load(), Retried: e.retried.Load(), Disorder: e.disorder.Load(), Offered: opts.rate,
 		Latency: e.lat.percentiles(), StoreLat: e.storeLat.percentiles(), Earlier: e.earlier.Load()}
 	r.Lost = max(r.Expected-r.Delivered, 0) + max(r.Sent-r.Stored-r.Errors, 0)
 	if v, ok := e.firstErr.Load().(string); ok {
@@ -277,7 +311,7 @@ func (e *engine) sendLoop(ctx context.Context, p *peer, stop <-chan struct{}, st
 				due = next
 				next = next.Add(interval)
 			}
-			f := wire.Frame{Type: wire.TypeSend, ID: strconv.FormatInt(time.Now().UnixNano(), 10), ConversationID: p.conv,
+			f := wire.Frame{Type: wire.TypeSend, ID: p.nextID(), ConversationID: p.conv,
 				MessageID: e.nonce + "-" + strconv.Itoa(p.idx) + "-" + strconv.Itoa(n), Content: e.content(due)}
 			n++
 			data, err := wire.EncodeFrame(f)
@@ -288,6 +322,7 @@ func (e *engine) sendLoop(ctx context.Context, p *peer, stop <-chan struct{}, st
 				}
 				return
 			}
+			p.track(f.ID, data)
 			msg = wire.AppendFrame(msg, data)
 			k++
 			if k >= batch || (interval > 0 && time.Until(next) > 0) {
@@ -338,6 +373,7 @@ func (e *engine) readLoop(ctx context.Context, p *peer) {
 		now := time.Now()
 		switch f.Type {
 		case wire.TypeSent:
+			p.answered(f.ID)
 			e.stored.Add(1)
 			e.expected.Add(p.recipients)
 			if ns, err := strconv.ParseInt(f.ID, 10, 64); err == nil {
@@ -347,6 +383,7 @@ func (e *engine) readLoop(ctx context.Context, p *peer) {
 		case wire.TypeSend:
 			// The echo baseline: the frame came back unchanged; it counts as stored
 			// and delivered at once.
+			p.answered(f.ID)
 			e.stored.Add(1)
 			e.expected.Add(1)
 			e.delivered.Add(1)
@@ -356,6 +393,15 @@ func (e *engine) readLoop(ctx context.Context, p *peer) {
 			}
 			<-p.slots
 		case wire.TypeError:
+			frame := p.answered(f.ID)
+			if frame != nil && f.Error.Code.Retryable() {
+				// Sent again after the hint, still counted from when it was due:
+				// the wait shows in the latency, and the slot stays taken.
+				e.retried.Add(1)
+				wait := max(f.Error.RetryAfter(), 100*time.Millisecond)
+				time.AfterFunc(wait, func() { e.resend(ioCtx, p, f.ID, frame) })
+				continue
+			}
 			e.fail(fmt.Errorf("server error to %s: %s: %s", p.user, f.Error.Code, f.Error.Message))
 			if f.ID != "" {
 				<-p.slots
@@ -399,6 +445,18 @@ func (e *engine) readLoop(ctx context.Context, p *peer) {
 				p.ackMu.Unlock()
 			}
 		}
+	}
+}
+
+// resend sends again a frame the server refused with a retry hint.
+func (e *engine) resend(ctx context.Context, p *peer, id string, frame []byte) {
+	p.track(id, frame)
+	if err := p.conn.writeMessage(ctx, frame); err != nil {
+		p.answered(id)
+		if !e.closing.Load() {
+			e.fail(fmt.Errorf("resend as %s: %w", p.user, err))
+		}
+		<-p.slots
 	}
 }
 

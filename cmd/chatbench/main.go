@@ -50,14 +50,15 @@ func main() {
 
 // bench holds the settings of one invocation and the results so far.
 type bench struct {
-	serverURL  string
-	serverPID  int
-	inproc     bool
-	noSync     bool
-	tmp        string
-	cpuProfile string
-	pprofAddr  string
-	profiles   int
+	serverURL   string
+	serverPID   int
+	inproc      bool
+	noSync      bool
+	maxInFlight int // started servers: 0 is the server default
+	tmp         string
+	cpuProfile  string
+	pprofAddr   string
+	profiles    int
 
 	duration    time.Duration
 	users       int
@@ -134,6 +135,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&b.serverPID, "server-pid", 0, "with --server: its pid, for CPU and memory from /proc (default: its /metrics)")
 	fs.BoolVar(&b.inproc, "inproc", false, "run the server in this process (default: a child process per scenario)")
 	fs.BoolVar(&b.noSync, "no-sync", false, "started servers: SQLite synchronous=NORMAL (no fsync per commit)")
+	fs.IntVar(&b.maxInFlight, "server-max-in-flight", 0, "started servers: sends being stored at once before more are refused as overloaded (0: the server's default)")
 	fs.StringVar(&b.tmp, "tmp", "", "directory for the started servers' data (default: the system's)")
 	fs.StringVar(&b.cpuProfile, "cpuprofile", "", "started servers (child process): write CPU profiles to FILE.1, FILE.2, …")
 	fs.StringVar(&b.pprofAddr, "pprof", "", "started servers (child process): serve net/http/pprof on this address")

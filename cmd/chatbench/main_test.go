@@ -96,3 +96,32 @@ func TestUnreachableServer(t *testing.T) {
 		t.Fatalf("got %v, want the throughput scenario to fail", err)
 	}
 }
+
+// Sends the server refuses as overloaded are sent again after the hint, as the
+// real client does, and still arrive once, in order.
+func TestOverloadedSendsAreSentAgain(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "out.json")
+	var stdout, stderr bytes.Buffer
+	args := []string{"--inproc", "--tmp", t.TempDir(), "--json", out, "--duration", "500ms", "--users", "6", "--window", "8",
+		"--server-max-in-flight", "2", "throughput"}
+	if err := run(context.Background(), args, &stdout, &stderr); err != nil {
+		t.Fatalf("chatbench: %v\n%s", err, stderr.String())
+	}
+	data, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep Report
+	if err := json.Unmarshal(data, &rep); err != nil {
+		t.Fatal(err)
+	}
+	var thr ChatResult
+	raw, _ := json.Marshal(rep.Scenarios["throughput"])
+	json.Unmarshal(raw, &thr)
+	if thr.Retried == 0 {
+		t.Fatalf("throughput: %+v: no send was refused, so none was sent again (is --server-max-in-flight passed on?)", thr)
+	}
+	if thr.Errors != 0 || thr.Lost != 0 || thr.Disorder != 0 || thr.Stored != thr.Sent || thr.Delivered != thr.Stored {
+		t.Fatalf("throughput: %+v: want every send stored and delivered once, in order, without errors", thr)
+	}
+}

@@ -51,7 +51,7 @@ func (b *bench) startTarget(ctx context.Context, dataDir string) (*target, error
 	if err != nil {
 		return nil, err
 	}
-	args := []string{"serve", "--data-dir", dataDir, "--no-sync=" + strconv.FormatBool(b.noSync)}
+	args := []string{"serve", "--data-dir", dataDir, "--no-sync=" + strconv.FormatBool(b.noSync), "--max-in-flight", strconv.Itoa(b.maxInFlight)}
 	if b.cpuProfile != "" {
 		b.profiles++
 		args = append(args, "--cpuprofile", fmt.Sprintf("%s.%d", b.cpuProfile, b.profiles))
@@ -91,7 +91,7 @@ func (b *bench) startTarget(ctx context.Context, dataDir string) (*target, error
 }
 
 func (b *bench) nodeConfig(dataDir string) node.Config {
-	return node.Config{Addr: "127.0.0.1:0", DataDir: dataDir, Registration: "open", SendRate: -1, PasswordCost: 4, NoSync: b.noSync}
+	return node.Config{Addr: "127.0.0.1:0", DataDir: dataDir, Registration: "open", SendRate: -1, PasswordCost: 4, NoSync: b.noSync, MaxInFlight: b.maxInFlight}
 }
 
 // serve is `chatbench serve`: a chatserver node with the bench's settings (open
@@ -103,6 +103,7 @@ func serve(args []string, stdout, stderr io.Writer) error {
 	dataDir := fs.String("data-dir", "", "data directory (required)")
 	addr := fs.String("addr", "127.0.0.1:0", "listen address")
 	noSync := fs.Bool("no-sync", false, "SQLite synchronous=NORMAL")
+	maxInFlight := fs.Int("max-in-flight", 0, "sends being stored at once before more are refused (0: the server's default)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
 	pprofAddr := fs.String("pprof", "", "serve net/http/pprof on this address")
 	if err := fs.Parse(args); err != nil {
@@ -127,7 +128,7 @@ func serve(args []string, stdout, stderr io.Writer) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
-	b := &bench{noSync: *noSync}
+	b := &bench{noSync: *noSync, maxInFlight: *maxInFlight}
 	cfg := b.nodeConfig(*dataDir)
 	cfg.Addr = *addr
 	n, err := node.Start(ctx, cfg)

@@ -92,6 +92,7 @@ func (m *Main) ParseFlags(args []string, getenv func(string) string) error {
 		{"node-id", "CHATSERVER_NODE_ID", "this node's id in the connection registry (default random)", str(&c.NodeID), ""},
 		{"max-message-bytes", "CHATSERVER_MAX_MESSAGE_BYTES", "largest message content in bytes", integer(&c.MaxMessageBytes), "16384"},
 		{"send-rate", "CHATSERVER_SEND_RATE", "messages per user per second (-1: unlimited)", integer(&c.SendRate), "50"},
+		{"max-in-flight", "CHATSERVER_MAX_IN_FLIGHT", "sends being stored at once before more are refused with an overloaded error and a retry hint", integer(&c.MaxInFlight), "10000"},
 		{"no-sync", "CHATSERVER_NO_SYNC", "embedded: do not fsync every commit (faster; a power loss may lose acknowledged messages)", boolean(&c.NoSync), "false"},
 		{"archive-after", "CHATSERVER_ARCHIVE_AFTER", "move messages older than this to blob storage (cold tier; e.g. 720h; -1s keeps all hot)", duration(&c.ArchiveAfter), "720h"},
 		{"push-url", "CHATSERVER_PUSH_URL", "webhook notified of messages for offline users, ntfy-style; {user} is replaced by the user id (empty: off)", str(&c.PushURL), ""},

@@ -35,6 +35,7 @@ type Config struct {
 
 	MaxMessageBytes int           // default 16 KiB
 	SendRate        int           // sends per user per second; default 50; -1 disables
+	MaxInFlight     int           // sends being stored at once before more are refused as overloaded; default 10,000
 	PasswordCost    int           // bcrypt cost; default 10 (tests use 4)
 	NoSync          bool          // SQLite synchronous=NORMAL: faster, loses the last commits on power loss
 	ShutdownTimeout time.Duration // default 10 s
@@ -129,7 +130,7 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 	}
 	n.svc, err = server.New(server.Config{
 		Backends: b, NodeID: cfg.NodeID, Logger: cfg.Logger, Registration: cfg.Registration,
-		MaxMessageBytes: cfg.MaxMessageBytes, SendRate: cfg.SendRate, PasswordCost: cfg.PasswordCost,
+		MaxMessageBytes: cfg.MaxMessageBytes, SendRate: cfg.SendRate, PasswordCost: cfg.PasswordCost, MaxInFlight: cfg.MaxInFlight,
 		Metrics: server.NewMetrics(reg),
 	})
 	if err != nil {
