@@ -51,6 +51,7 @@ func TestParseFlagsErrors(t *testing.T) {
 		"ErrStrayArgument":    {"serve"},
 		"ErrUnknownFlag":      {"--colour"},
 		"ErrDuration":         {"--archive-after", "30 days"},
+		"ErrSwitchValue":      {"--no-sync=maybe"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			m := NewMain(io.Discard)
@@ -64,5 +65,17 @@ func TestParseFlagsErrors(t *testing.T) {
 		return map[string]string{"CHATSERVER_SEND_RATE": "many"}[k]
 	}); err == nil || !strings.Contains(err.Error(), "CHATSERVER_SEND_RATE") {
 		t.Fatalf("bad env value: %v", err)
+	}
+}
+
+// A switch works alone, as the flag package's booleans do, and still takes a value.
+func TestParseFlagsSwitches(t *testing.T) {
+	m := NewMain(io.Discard)
+	if err := m.ParseFlags([]string{"--no-sync", "--create-tables", "--redis-tls=false", "--send-rate", "-1"}, func(string) string { return "" }); err != nil {
+		t.Fatal(err)
+	}
+	c := m.Config
+	if !c.NoSync || !c.Production.CreateTables || c.Production.RedisTLS || c.SendRate != -1 {
+		t.Fatalf("parsed %+v", c)
 	}
 }

@@ -116,7 +116,13 @@ func (m *Main) ParseFlags(args []string, getenv func(string) string) error {
 		if err := f.set(f.def); err != nil {
 			return err
 		}
-		fs.Func(f.name, fmt.Sprintf("%s (env %s, default %q)", f.usage, f.env, f.def), f.set)
+		usage := fmt.Sprintf("%s (env %s, default %q)", f.usage, f.env, f.def)
+		if f.def == "true" || f.def == "false" {
+			// A switch: --no-sync alone means true, as with the flag package's own.
+			fs.BoolFunc(f.name, usage, f.set)
+		} else {
+			fs.Func(f.name, usage, f.set)
+		}
 	}
 	fs.Usage = func() {
 		fmt.Fprintf(m.stderr, "Usage: chatserver [flags]\n\nServes the chat API on --addr. With no flags: the embedded backend under ./data.\n\nFlags:\n")
