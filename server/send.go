@@ -189,8 +189,8 @@ func (s *Service) storeMany(ctx context.Context, userID, convID string, members 
 			}
 			return out
 		}
-		// Not batched: a seq_no was taken and nothing was stored; one at a
-		// time below re-seeds.
+		// Not batched (a seq_no was taken, or the store cannot write this batch
+		// in one piece) and nothing was stored: one at a time below re-seeds.
 	}
 	if !batched {
 		for i := range msgs {

@@ -76,11 +76,14 @@ type Store interface {
 
 // BatchAppender is an optional Store capability: AppendMessage for several
 // messages of one sender to one conversation, with ascending seq_nos, in one
-// durable write (the server/sqlite store: one group-commit job). A resend in
-// the batch (a stored message_id, or one that appears twice) is not an error:
-// dups[i] holds its original and its seq_no stays unused; the rest are stored.
-// Any other failure stores nothing: ErrSeqTaken (a seq_no at or below last_seq),
-// ErrNotFound. A Store without it gets one AppendMessage per message.
+// durable write (server/sqlite: one group-commit job; server/dynamo: one
+// transaction). A resend in the batch (a stored message_id, or one that appears
+// twice) is not an error: dups[i] holds its original and its seq_no stays
+// unused; the rest are stored.
+// Any other failure stores nothing: ErrSeqTaken (a seq_no at or below last_seq,
+// or any batch the store can only write one message at a time), ErrNotFound.
+// After ErrSeqTaken the Service stores the messages one at a time with fresh
+// seq_nos. A Store without it gets one AppendMessage per message.
 type BatchAppender interface {
 	AppendMessages(ctx context.Context, msgs []Message, receivers []string) (dups []*DuplicateError, err error)
 }

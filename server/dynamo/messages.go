@@ -61,6 +61,7 @@ const (
 type planned struct {
 	kind itemKind
 	user string
+	msg  int // in a batch: the message a row or idempotency record belongs to
 	tx   types.TransactWriteItem
 }
 
@@ -119,31 +120,7 @@ func (s *Store) AppendMessage(ctx context.Context, m server.Message, receivers [
 // later, written after the commit: the index activity first, then pending rows
 // (only a group of more than 47 receivers needs that).
 func (s *Store) appendItems(m server.Message, plan appendPlan) (items, later []planned) {
-	msg := item{
-		"conversation_id": sv(m.ConversationID), "seq_no": nv(m.SeqNo), "message_id": sv(m.MessageID),
-		"sender_id": sv(m.SenderID), "content": sv(m.Content), "ts": tv(m.Timestamp),
-	}
-	if m.ReceiverID != "" {
-		msg["receiver_id"] = sv(m.ReceiverID)
-	}
-	if m.S3Ref != "" {
-		msg["s3_ref"] = sv(m.S3Ref)
-	}
-	if m.Attachment != "" {
-		msg["attachment"] = sv(m.Attachment)
-	}
-	items = append(items,
-		planned{kind: kindMessage, tx: types.TransactWriteItem{Put: &types.Put{
-			TableName: aws.String(s.t.messages), Item: msg,
-			ConditionExpression: aws.String("attribute_not_exists(seq_no)"),
-		}}},
-		planned{kind: kindMessageID, tx: types.TransactWriteItem{Put: &types.Put{
-			TableName: aws.String(s.t.messageIDs),
-			Item: item{"conversation_id": sv(m.ConversationID), "message_id": sv(m.MessageID), "seq_no": nv(m.SeqNo),
-				ttlAttr: nv(s.o.Now().Add(s.o.IdempotencyTTL).Unix())},
-			ConditionExpression: aws.String("attribute_not_exists(message_id)"),
-		}}},
-	)
+	items = s.messageItems(m)
 	convKey := item{"conversation_id": sv(m.ConversationID)}
 	if plan.newest {
 		items = append(items, planned{kind: kindConversation, tx: types.TransactWriteItem{Update: &types.Update{
@@ -177,6 +154,36 @@ func (s *Store) appendItems(m server.Message, plan appendPlan) (items, later []p
 	later = act
 	n := min(len(pend), maxTxItems-len(items))
 	return append(items, pend[:n]...), append(later, pend[n:]...)
+}
+
+// messageItems are the puts of m's row and its idempotency record, each guarded
+// so that a taken seq_no or a stored message_id cancels the transaction.
+func (s *Store) messageItems(m server.Message) []planned {
+	msg := item{
+		"conversation_id": sv(m.ConversationID), "seq_no": nv(m.SeqNo), "message_id": sv(m.MessageID),
+		"sender_id": sv(m.SenderID), "content": sv(m.Content), "ts": tv(m.Timestamp),
+	}
+	if m.ReceiverID != "" {
+		msg["receiver_id"] = sv(m.ReceiverID)
+	}
+	if m.S3Ref != "" {
+		msg["s3_ref"] = sv(m.S3Ref)
+	}
+	if m.Attachment != "" {
+		msg["attachment"] = sv(m.Attachment)
+	}
+	return []planned{
+		{kind: kindMessage, tx: types.TransactWriteItem{Put: &types.Put{
+			TableName: aws.String(s.t.messages), Item: msg,
+			ConditionExpression: aws.String("attribute_not_exists(seq_no)"),
+		}}},
+		{kind: kindMessageID, tx: types.TransactWriteItem{Put: &types.Put{
+			TableName: aws.String(s.t.messageIDs),
+			Item: item{"conversation_id": sv(m.ConversationID), "message_id": sv(m.MessageID), "seq_no": nv(m.SeqNo),
+				ttlAttr: nv(s.o.Now().Add(s.o.IdempotencyTTL).Unix())},
+			ConditionExpression: aws.String("attribute_not_exists(message_id)"),
+		}}},
+	}
 }
 
 func cmpString(a, b string) int {

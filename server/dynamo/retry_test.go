@@ -19,21 +19,22 @@ import (
 	"github.com/chatterm/chat/wire"
 )
 
-// TestAdvanceStatusAnswerLost: DynamoDB applies a boundary move but its answer
-// is lost, so the SDK sends the update again and that one fails its condition.
-// The move still counts as made by this call (changed), so its status push is
-// not lost.
-func TestAdvanceStatusAnswerLost(t *testing.T) {
+// answerLost opens a store through a proxy in front of the test DynamoDB that,
+// once armed, applies the first request of the given operation whose body
+// contains marker and drops its answer (closes the connection), as a network
+// failure after the write would. dropped says whether it has.
+func answerLost(t *testing.T, op, marker string) (s *dynamo.Store, armed, dropped *atomic.Bool) {
+	t.Helper()
 	target, err := url.Parse(endpoint(t))
 	if err != nil {
 		t.Fatal(err)
 	}
 	forward := httputil.NewSingleHostReverseProxy(target)
-	var armed, dropped atomic.Bool
-	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if armed.Load() && !dropped.Load() && strings.HasSuffix(r.Header.Get("X-Amz-Target"), ".UpdateItem") {
+	armed, dropped = new(atomic.Bool), new(atomic.Bool)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if armed.Load() && !dropped.Load() && strings.HasSuffix(r.Header.Get("X-Amz-Target"), "."+op) {
 			body, _ := io.ReadAll(r.Body)
-			if bytes.Contains(body, []byte("last_read_seq")) {
+			if bytes.Contains(body, []byte(marker)) {
 				dropped.Store(true)
 				// Applied upstream; the caller hears nothing.
 				req, _ := http.NewRequestWithContext(r.Context(), r.Method, target.String()+r.URL.Path, bytes.NewReader(body))
@@ -51,21 +52,35 @@ func TestAdvanceStatusAnswerLost(t *testing.T) {
 		}
 		forward.ServeHTTP(w, r)
 	}))
-	defer front.Close()
+	t.Cleanup(srv.Close)
+	return open(t, dynamo.Options{Endpoint: srv.URL, CallTimeout: 30 * time.Second}), armed, dropped
+}
 
-	s := open(t, dynamo.Options{Endpoint: front.URL, CallTimeout: 30 * time.Second})
-	ctx := context.Background()
-	now := time.Now().UTC().Truncate(time.Millisecond)
+// aliceAndBob creates their direct conversation and returns its id.
+func aliceAndBob(t *testing.T, s *dynamo.Store, now time.Time) string {
+	t.Helper()
 	conv := wire.DirectConversationID("alice", "bob")
-	must(t, s.CreateConversation(ctx, server.Conversation{ID: conv, Type: wire.Direct, CreatedAt: now}, []server.Participant{
+	must(t, s.CreateConversation(context.Background(), server.Conversation{ID: conv, Type: wire.Direct, CreatedAt: now}, []server.Participant{
 		{ConversationID: conv, UserID: "alice", Role: wire.RoleMember, JoinedAt: now},
 		{ConversationID: conv, UserID: "bob", Role: wire.RoleMember, JoinedAt: now}}))
+	return conv
+}
+
+// TestAdvanceStatusAnswerLost: DynamoDB applies a boundary move but its answer
+// is lost, so the SDK sends the update again and that one fails its condition.
+// The move still counts as made by this call (changed), so its status push is
+// not lost.
+func TestAdvanceStatusAnswerLost(t *testing.T) {
+	s, armed, dropped := answerLost(t, "UpdateItem", "last_read_seq")
+	ctx := context.Background()
+	now := time.Now().UTC().Truncate(time.Millisecond)
+	conv := aliceAndBob(t, s, now)
 	for seq := int64(1); seq <= 2; seq++ {
 		must(t, s.AppendMessage(ctx, server.Message{ConversationID: conv, SeqNo: seq, MessageID: fmt.Sprint("m", seq),
 			SenderID: "alice", ReceiverID: "bob", Content: "hi", Timestamp: now}, []string{"bob"}))
 	}
 	// A first move makes bob's row, so the one under test is a conditional update.
-	_, _, err = s.AdvanceStatus(ctx, "bob", conv, 1, 0)
+	_, _, err := s.AdvanceStatus(ctx, "bob", conv, 1, 0)
 	must(t, err)
 	armed.Store(true)
 	st, changed, err := s.AdvanceStatus(ctx, "bob", conv, 2, 0)
@@ -75,5 +90,38 @@ func TestAdvanceStatusAnswerLost(t *testing.T) {
 	}
 	if !changed || st.LastDeliveredSeq != 2 {
 		t.Fatalf("after a lost answer: %+v changed=%v, want delivered 2 and changed", st, changed)
+	}
+}
+
+// TestAppendBatchAnswerLost: a batch's transaction commits but its answer is
+// lost, so the SDK sends it again. The batch is stored once and reported
+// stored, not as resends of itself. (moto, like DynamoDB, answers the resent
+// transaction by its ClientRequestToken; a server that did not would fail its
+// conditions and take resolveBatch's own-write branch.)
+func TestAppendBatchAnswerLost(t *testing.T) {
+	s, armed, dropped := answerLost(t, "TransactWriteItems", "batch-2")
+	ctx := context.Background()
+	now := time.Now().UTC().Truncate(time.Millisecond)
+	conv := aliceAndBob(t, s, now)
+	var batch []server.Message
+	for seq := int64(1); seq <= 3; seq++ {
+		batch = append(batch, server.Message{ConversationID: conv, SeqNo: seq, MessageID: fmt.Sprint("batch-", seq),
+			SenderID: "alice", ReceiverID: "bob", Content: "hi", Timestamp: now})
+	}
+	armed.Store(true)
+	dups, err := s.AppendMessages(ctx, batch, []string{"bob"})
+	must(t, err)
+	if !dropped.Load() {
+		t.Fatal("no transaction answer was dropped: the test did not test anything")
+	}
+	for i, d := range dups {
+		if d != nil {
+			t.Fatalf("message %d reported as a resend of %+v: the batch's own first attempt", i, d.Original)
+		}
+	}
+	got, err := s.ListMessages(ctx, conv, 0, 10)
+	must(t, err)
+	if len(got) != 3 || got[0].SeqNo != 3 || got[2].SeqNo != 1 {
+		t.Fatalf("stored %+v, want seq 3, 2, 1", got)
 	}
 }
