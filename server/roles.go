@@ -14,6 +14,9 @@ import (
 type Sequencer interface {
 	// Next returns the next seq_no of the conversation.
 	Next(ctx context.Context, convID string) (int64, error)
+	// NextN takes the next n seq_nos of the conversation (n ≥ 1) at once and
+	// returns the last of them: a batch of sends costs one call, not n.
+	NextN(ctx context.Context, convID string, n int) (last int64, err error)
 	// Reseed makes the counter at least last, so the next Next is above it. Called
 	// with the stored last_seq when a seq_no collided (the counter was lost).
 	Reseed(ctx context.Context, convID string, last int64) error

@@ -213,12 +213,10 @@ func (s *Service) storeMany(ctx context.Context, userID, convID string, members 
 // appendBatch stores msgs in one write. done is false when a seq_no was taken
 // (the counter is behind the table) and nothing was stored.
 func (s *Service) appendBatch(ctx context.Context, ba BatchAppender, msgs []Message, receivers []string, out []sendResult) (done bool, err error) {
-	convID := msgs[0].ConversationID
-	for i := range msgs {
-		if msgs[i].SeqNo, err = s.nextSeq(ctx, convID); err != nil {
-			return false, err
-		}
+	if err := s.nextSeqs(ctx, msgs); err != nil {
+		return false, err
 	}
+	convID := msgs[0].ConversationID
 	dups, err := ba.AppendMessages(ctx, msgs, receivers)
 	if errors.Is(err, ErrSeqTaken) {
 		return false, nil
@@ -273,6 +271,28 @@ func (s *Service) storeOne(ctx context.Context, m Message, receivers []string) (
 
 func sendResponse(m Message) wire.SendResponse {
 	return wire.SendResponse{ConversationID: m.ConversationID, SeqNo: m.SeqNo, MessageID: m.MessageID, Timestamp: m.Timestamp}
+}
+
+// nextSeqs numbers msgs (of one conversation) in order: one call to the
+// Sequencer for all of them, or, when it fails, one number at a time from the
+// counter on the conversation item.
+func (s *Service) nextSeqs(ctx context.Context, msgs []Message) error {
+	convID := msgs[0].ConversationID
+	last, err := s.cfg.Sequencer.NextN(ctx, convID, len(msgs))
+	if err == nil {
+		for i := range msgs {
+			msgs[i].SeqNo = last - int64(len(msgs)-1-i)
+		}
+		return nil
+	}
+	s.metrics.Fallbacks.WithLabelValues("sequencer").Inc()
+	s.log.Debug("sequencer failed, using the store counter", "conversation", convID, "err", err)
+	for i := range msgs {
+		if msgs[i].SeqNo, err = s.store.NextSeq(ctx, convID); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // nextSeq takes a number from the Sequencer, or, when it fails, from the counter

@@ -57,6 +57,17 @@ func (s *Sequencer) Next(_ context.Context, convID string) (int64, error) {
 	return s.counter(convID).Add(1), nil
 }
 
+// NextN takes the next n seq_nos and returns the last.
+func (s *Sequencer) NextN(_ context.Context, convID string, n int) (int64, error) {
+	if convID == "" {
+		return 0, fmt.Errorf("sequencer next: %w", errEmpty)
+	}
+	if n < 1 {
+		return 0, fmt.Errorf("sequencer next %d: take at least one", n)
+	}
+	return s.counter(convID).Add(int64(n)), nil
+}
+
 // Reseed raises the counter to last if it is below; it never lowers it.
 func (s *Sequencer) Reseed(_ context.Context, convID string, last int64) error {
 	if convID == "" {

@@ -3,6 +3,7 @@ package redis
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	goredis "github.com/redis/go-redis/v9"
 
@@ -37,6 +38,22 @@ func (s *Sequencer) Next(ctx context.Context, convID string) (int64, error) {
 		return err
 	})
 	return n, err
+}
+
+// NextN is INCRBY: n numbers in one round trip.
+func (s *Sequencer) NextN(ctx context.Context, convID string, n int) (int64, error) {
+	if convID == "" {
+		return 0, errEmpty
+	}
+	if n < 1 {
+		return 0, fmt.Errorf("redis: seq next %d: take at least one", n)
+	}
+	var last int64
+	err := s.c.do(ctx, "seq next", func(ctx context.Context) (err error) {
+		last, err = s.c.rdb.IncrBy(ctx, s.c.key("seq", convID), int64(n)).Result()
+		return err
+	})
+	return last, err
 }
 
 func (s *Sequencer) Reseed(ctx context.Context, convID string, last int64) error {

@@ -24,6 +24,29 @@ func Sequencer(t *testing.T, newSeq func(t *testing.T) server.Sequencer) {
 			t.Fatalf("Next(b) = %d, %v; want 1", got, err)
 		}
 	})
+	t.Run("NextN", func(t *testing.T) {
+		s, c := newSeq(t), ctx(t)
+		a := id(t, "a")
+		if got, err := s.Next(c, a); err != nil || got != 1 {
+			t.Fatalf("Next = %d, %v; want 1", got, err)
+		}
+		// 2, 3, 4 taken at once; the next single number follows them.
+		if got, err := s.NextN(c, a, 3); err != nil || got != 4 {
+			t.Fatalf("NextN(3) = %d, %v; want 4 (the last of 2..4)", got, err)
+		}
+		if got, err := s.Next(c, a); err != nil || got != 5 {
+			t.Fatalf("Next after NextN = %d, %v; want 5", got, err)
+		}
+		if got, err := s.NextN(c, id(t, "new"), 2); err != nil || got != 2 {
+			t.Fatalf("NextN(2) of a new conversation = %d, %v; want 2", got, err)
+		}
+		if _, err := s.NextN(c, a, 0); err == nil {
+			t.Error("NextN(0) succeeded")
+		}
+		if _, err := s.NextN(c, "", 2); err == nil {
+			t.Error("NextN(\"\", 2) succeeded")
+		}
+	})
 	t.Run("Concurrent", func(t *testing.T) {
 		s, c := newSeq(t), ctx(t)
 		conv := id(t, "c")
