@@ -31,7 +31,13 @@ func startEcho() (url string, stop func(), err error) {
 		}
 		defer sock.CloseNow()
 		sock.SetReadLimit(wire.MaxFrameBytes)
-		ctx := r.Context()
+		// I/O as the chat server's transport does it (server/httpd/ws.go): a
+		// context that is never cancelled, and the socket closed when the
+		// request's ends, so the baseline does not pay a timer per call that the
+		// server does not.
+		ctx := context.WithoutCancel(r.Context())
+		stop := context.AfterFunc(r.Context(), func() { sock.CloseNow() })
+		defer stop()
 		// A hello first, like the chat server, so the bench dials both the same way.
 		if err := sock.Write(ctx, websocket.MessageText, hello); err != nil {
 			return
