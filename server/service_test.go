@@ -1,11 +1,13 @@
 package server_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"path/filepath"
 	"slices"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -159,5 +161,85 @@ func TestBatchLargerThanInFlightBound(t *testing.T) {
 	}
 	if n := svc.InFlight(); n != 0 {
 		t.Fatalf("%d sends still counted in flight after their answers", n)
+	}
+}
+
+// An ack that finds the connection's request queue full is folded into the
+// ack of its conversation already queued (acks are cumulative), not refused:
+// an ack has no id, so its client could not tell which one was refused.
+func TestAckFoldedWhenQueueFull(t *testing.T) {
+	ctx := context.Background()
+	store, err := sqlite.Open(filepath.Join(t.TempDir(), "chat.db"), sqlite.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	svc := serviceOn(t, store, server.Config{SendRate: -1, SendBuffer: 4})
+	for _, u := range []string{"alice", "bob"} {
+		if _, err := svc.Register(ctx, wire.RegisterRequest{UserID: u, Password: "password-" + u}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	conv := wire.DirectConversationID("alice", "bob")
+	for i := range 3 {
+		if _, _, err := svc.Send(ctx, "alice", conv, wire.SendRequest{MessageID: "a" + strconv.Itoa(i), Content: "hi"}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	bob, err := svc.Connect(ctx, "bob", "", "bob-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var errs []string
+	bob.SetWriter(func() { // a writer that takes what is queued and keeps the errors
+		go func() {
+			var frames []server.OutFrame
+			for {
+				var closed bool
+				frames, closed = bob.Next(frames[:0])
+				mu.Lock()
+				for _, f := range frames {
+					if bytes.Contains(f.Data, []byte(`"type":"error"`)) {
+						errs = append(errs, string(f.Data))
+					}
+				}
+				mu.Unlock()
+				if len(frames) == 0 || closed {
+					return
+				}
+			}
+		}()
+	})
+	// Bob's first send waits on the conversation's lock, so his worker stops
+	// there and what he sends next stays queued.
+	unlock := svc.LockConversation(conv)
+	svc.HandleFrame(bob, wire.Frame{Type: wire.TypeSend, ID: "b0", ConversationID: conv, MessageID: "b0", Content: "held"})
+	waitUntil(t, func() bool { return svc.InFlight() == 1 })
+	svc.HandleFrame(bob, wire.Frame{Type: wire.TypeAck, ConversationID: conv, SeqNo: 1})
+	for i := 1; i <= 3; i++ { // the queue's bound is 4
+		svc.HandleFrame(bob, wire.Frame{Type: wire.TypeSend, ID: "b" + strconv.Itoa(i), ConversationID: conv, MessageID: "b" + strconv.Itoa(i), Content: "queued"})
+	}
+	svc.HandleFrame(bob, wire.Frame{Type: wire.TypeAck, ConversationID: conv, SeqNo: 3})
+	unlock()
+	waitUntil(t, func() bool {
+		st, err := store.ListStatuses(ctx, conv, []string{"bob"})
+		return err == nil && st[0].LastDeliveredSeq >= 3
+	})
+	mu.Lock()
+	defer mu.Unlock()
+	if len(errs) > 0 {
+		t.Fatalf("bob got errors: %v", errs)
+	}
+}
+
+func waitUntil(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not met in 5 s")
+		}
+		time.Sleep(time.Millisecond)
 	}
 }

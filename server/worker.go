@@ -40,8 +40,9 @@ const maxParkedWorkers = 128
 func (s *Service) enqueue(c *Conn, r request) bool {
 	c.mu.Lock()
 	if len(c.work) >= c.limit || s.closing.Load() {
+		folded := !s.closing.Load() && foldBoundary(c.work, r.frame)
 		c.mu.Unlock()
-		return false
+		return folded
 	}
 	if c.work == nil {
 		c.work = *workQueues.Get().(*[]request)
@@ -61,6 +62,25 @@ func (s *Service) enqueue(c *Conn, r request) bool {
 	}
 	s.workers.Go(func() { s.work(c) })
 	return true
+}
+
+// foldBoundary raises an ack (or read) already queued for f's conversation to
+// f's seq_no instead of queueing f, and says whether it did. Used when the
+// queue is full: boundaries are cumulative, so the client's ack still takes
+// effect rather than being refused with an error it cannot match (acks carry
+// no id). An error of the folded move goes to the queued frame's id.
+func foldBoundary(work []request, f wire.Frame) bool {
+	if f.Type != wire.TypeAck && f.Type != wire.TypeRead {
+		return false
+	}
+	for i := len(work) - 1; i >= 0; i-- {
+		q := &work[i].frame
+		if work[i].run == nil && q.Type == f.Type && q.ConversationID == f.ConversationID {
+			q.SeqNo = max(q.SeqNo, f.SeqNo)
+			return true
+		}
+	}
+	return false
 }
 
 // work serves c's queue until it is empty. Consecutive sends (or consecutive

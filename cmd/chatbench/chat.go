@@ -80,6 +80,7 @@ type peer struct {
 	ackSeq  int64
 	ackConv string
 	unacked int64
+	reack   bool // the last ack was refused: send it again
 
 	// Sends not yet answered, by frame id, to resend after an overloaded answer
 	// (as the real client does: client.Session retries after the hint).
@@ -132,7 +133,7 @@ type ChatResult struct {
 	Acked     int64       `json:"acked"`
 	Expected  int64       `json:"expected_deliveries"`
 	Errors    int64       `json:"errors"`
-	Retried   int64       `json:"retried_after_hint,omitempty"` // sends refused as overloaded and sent again
+	Retried   int64       `json:"retried_after_hint,omitempty"` // sends and acks refused as overloaded and sent again
 	Lost      int64       `json:"lost"`
 	Disorder  int64       `json:"duplicated_or_reordered"`
 	Elapsed   float64     `json:"elapsed_s"`
@@ -393,6 +394,15 @@ func (e *engine) readLoop(ctx context.Context, p *peer) {
 			}
 			<-p.slots
 		case wire.TypeError:
+			if f.ID == "" && f.Error.Code.Retryable() {
+				// An ack refused (acks carry no id): the next cumulative ack covers
+				// it; with acks on a timer, the timer sends it again.
+				e.retried.Add(1)
+				p.ackMu.Lock()
+				p.reack = true
+				p.ackMu.Unlock()
+				continue
+			}
 			frame := p.answered(f.ID)
 			if frame != nil && f.Error.Code.Retryable() {
 				// Sent again after the hint, still counted from when it was due:
@@ -471,10 +481,10 @@ func (e *engine) ackLoop(ctx context.Context, stop <-chan struct{}) {
 	flush := func() {
 		for _, p := range e.peers {
 			p.ackMu.Lock()
-			seq, conv, n := p.ackSeq, p.ackConv, p.unacked
-			p.unacked = 0
+			seq, conv, n, again := p.ackSeq, p.ackConv, p.unacked, p.reack
+			p.unacked, p.reack = 0, false
 			p.ackMu.Unlock()
-			if n == 0 {
+			if n == 0 && !again {
 				continue
 			}
 			if err := p.conn.write(ctx, wire.Frame{Type: wire.TypeAck, ConversationID: conv, SeqNo: seq}); err != nil {

@@ -97,7 +97,7 @@ func (b *bench) chatRows(scenario string, r ChatResult) {
 	b.row(scenario, "messages stored/delivered/acked", float64(min(r.Stored, r.Delivered)), "messages")
 	b.row(scenario, "lost, duplicated or reordered", float64(r.Lost+r.Disorder), "messages")
 	if r.Retried > 0 {
-		b.row(scenario, "sends refused as overloaded, sent again", float64(r.Retried), "messages")
+		b.row(scenario, "sends and acks refused as overloaded, sent again", float64(r.Retried), "frames")
 	}
 	b.row(scenario, "send→stored p99", r.StoreLat.P99, "ms")
 	b.row(scenario, "send→delivered p50", r.Latency.P50, "ms")
