@@ -48,11 +48,20 @@ func TestScenariosRunInProcess(t *testing.T) {
 // Acking after every message, the acks a batch of deliveries asks for go out
 // together; every message still ends up acked, none lost or out of order.
 func TestThroughputAckEveryMessage(t *testing.T) {
+	thr := runThroughput(t, "--ack-interval", "0")
+	if thr.Delivered == 0 || thr.Lost != 0 || thr.Disorder != 0 || thr.Acked != thr.Delivered+thr.Earlier {
+		t.Errorf("throughput: %+v: want deliveries, each acked once, none lost or out of order", thr)
+	}
+}
+
+// runThroughput runs the throughput scenario at a small size on an in-process
+// server with the extra flags, and returns its result from the JSON report.
+func runThroughput(t *testing.T, flags ...string) ChatResult {
+	t.Helper()
 	out := filepath.Join(t.TempDir(), "out.json")
 	var stdout, stderr bytes.Buffer
-	args := []string{"--inproc", "--tmp", t.TempDir(), "--json", out, "--duration", "500ms", "--users", "6", "--window", "8",
-		"--ack-interval", "0", "throughput"}
-	if err := run(context.Background(), args, &stdout, &stderr); err != nil {
+	args := append([]string{"--inproc", "--tmp", t.TempDir(), "--json", out, "--duration", "500ms", "--users", "6", "--window", "8"}, flags...)
+	if err := run(context.Background(), append(args, "throughput"), &stdout, &stderr); err != nil {
 		t.Fatalf("chatbench: %v\n%s", err, stderr.String())
 	}
 	data, err := os.ReadFile(out)
@@ -63,10 +72,7 @@ func TestThroughputAckEveryMessage(t *testing.T) {
 	if err := json.Unmarshal(data, &rep); err != nil {
 		t.Fatal(err)
 	}
-	thr := rep.Scenarios["throughput"]
-	if thr.Delivered == 0 || thr.Lost != 0 || thr.Disorder != 0 || thr.Acked != thr.Delivered+thr.Earlier {
-		t.Errorf("throughput: %+v: want deliveries, each acked once, none lost or out of order", thr)
-	}
+	return rep.Scenarios["throughput"]
 }
 
 func TestBadArguments(t *testing.T) {
@@ -100,24 +106,7 @@ func TestUnreachableServer(t *testing.T) {
 // Sends the server refuses as overloaded are sent again after the hint, as the
 // real client does, and still arrive once, in order.
 func TestOverloadedSendsAreSentAgain(t *testing.T) {
-	out := filepath.Join(t.TempDir(), "out.json")
-	var stdout, stderr bytes.Buffer
-	args := []string{"--inproc", "--tmp", t.TempDir(), "--json", out, "--duration", "500ms", "--users", "6", "--window", "8",
-		"--server-max-in-flight", "2", "throughput"}
-	if err := run(context.Background(), args, &stdout, &stderr); err != nil {
-		t.Fatalf("chatbench: %v\n%s", err, stderr.String())
-	}
-	data, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var rep Report
-	if err := json.Unmarshal(data, &rep); err != nil {
-		t.Fatal(err)
-	}
-	var thr ChatResult
-	raw, _ := json.Marshal(rep.Scenarios["throughput"])
-	json.Unmarshal(raw, &thr)
+	thr := runThroughput(t, "--server-max-in-flight", "2")
 	if thr.Retried == 0 {
 		t.Fatalf("throughput: %+v: no send was refused, so none was sent again (is --server-max-in-flight passed on?)", thr)
 	}
