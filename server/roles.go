@@ -28,6 +28,10 @@ type RateLimiter interface {
 	// Allow counts one event for key and reports whether it is within limit per
 	// second; when not, retryAfter is when the window ends.
 	Allow(ctx context.Context, key string, limit int) (ok bool, retryAfter time.Duration, err error)
+	// AllowN counts n events (n ≥ 1) at once and says how many of them, the
+	// first ones, are within limit; when not all, retryAfter is when the window
+	// ends. A batch of sends costs one call, not n.
+	AllowN(ctx context.Context, key string, n, limit int) (allowed int, retryAfter time.Duration, err error)
 }
 
 // ErrCold is returned by an InboxIndex that does not hold a user's inbox (never

@@ -49,10 +49,11 @@ func (s *Service) sendMany(ctx context.Context, userID, convID string, reqs []wi
 	}
 	valid := make([]int, 0, len(reqs))
 	for i, req := range reqs {
-		if out[i].err = s.checkSend(ctx, userID, req); out[i].err == nil {
+		if out[i].err = s.checkSend(userID, req); out[i].err == nil {
 			valid = append(valid, i)
 		}
 	}
+	valid = s.limitSends(ctx, userID, valid, out)
 	if len(valid) == 0 {
 		return out
 	}
@@ -123,9 +124,9 @@ func (s *Service) sendMany(ctx context.Context, userID, convID string, reqs []wi
 	return out
 }
 
-// checkSend is what one message must pass before it is given a seq_no: valid
-// input and the sender's rate limit.
-func (s *Service) checkSend(ctx context.Context, userID string, req wire.SendRequest) error {
+// checkSend is the input one message must have before it is given a seq_no
+// (the sender's rate is counted for the whole batch by limitSends).
+func (s *Service) checkSend(userID string, req wire.SendRequest) error {
 	if err := wire.ValidateMessageID(req.MessageID); err != nil {
 		return err
 	}
@@ -146,17 +147,27 @@ func (s *Service) checkSend(ctx context.Context, userID string, req wire.SendReq
 	if !utf8.ValidString(req.Content) {
 		return wire.Errorf(wire.CodeInvalid, "content is not valid UTF-8")
 	}
-	if s.cfg.SendRate > 0 {
-		ok, retry, err := s.cfg.Rate.Allow(ctx, "send:"+userID, s.cfg.SendRate)
-		if err != nil {
-			// Seed 003: rate limiting fails open; losing it briefly beats blocking sends.
-			s.metrics.Fallbacks.WithLabelValues("rate_limit").Inc()
-		} else if !ok {
-			s.metrics.RateLimited.Inc()
-			return &wire.Error{Code: wire.CodeRateLimited, Message: "sending too fast; retry after the hint", RetryAfterMs: max(retry.Milliseconds(), 1)}
-		}
-	}
 	return nil
+}
+
+// limitSends counts the valid sends (indexes into out) against the sender's
+// rate in one call and refuses those past it, in order; it returns the ones
+// let through.
+func (s *Service) limitSends(ctx context.Context, userID string, valid []int, out []sendResult) []int {
+	if s.cfg.SendRate <= 0 || len(valid) == 0 {
+		return valid
+	}
+	allowed, retry, err := s.cfg.Rate.AllowN(ctx, "send:"+userID, len(valid), s.cfg.SendRate)
+	if err != nil {
+		// Seed 003: rate limiting fails open; losing it briefly beats blocking sends.
+		s.metrics.Fallbacks.WithLabelValues("rate_limit").Inc()
+		return valid
+	}
+	for _, i := range valid[allowed:] {
+		s.metrics.RateLimited.Inc()
+		out[i].err = &wire.Error{Code: wire.CodeRateLimited, Message: "sending too fast; retry after the hint", RetryAfterMs: max(retry.Milliseconds(), 1)}
+	}
+	return valid[:allowed]
 }
 
 // storeMany assigns seq_nos and stores the messages under the conversation's

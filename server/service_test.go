@@ -243,3 +243,30 @@ func waitUntil(t *testing.T, cond func() bool) {
 		time.Sleep(time.Millisecond)
 	}
 }
+
+// A batch of sends is counted against the sender's rate at once: the first
+// ones within the limit are stored, the rest refused with a retry hint.
+func TestBatchRateLimited(t *testing.T) {
+	ctx := context.Background()
+	svc := newService(t, server.Config{SendRate: 3})
+	for _, u := range []string{"alice", "bob"} {
+		if _, err := svc.Register(ctx, wire.RegisterRequest{UserID: u, Password: "password-" + u}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	conv := wire.DirectConversationID("alice", "bob")
+	var reqs []wire.SendRequest
+	for i := range 5 {
+		reqs = append(reqs, wire.SendRequest{MessageID: "m" + strconv.Itoa(i), Content: "one of five"})
+	}
+	errs := svc.SendBatch(ctx, "alice", conv, reqs)
+	for i, err := range errs {
+		var we *wire.Error
+		switch {
+		case i < 3 && err != nil:
+			t.Fatalf("message %d of 5 at 3 a second: %v, want stored", i, err)
+		case i >= 3 && (!errors.As(err, &we) || we.Code != wire.CodeRateLimited || we.RetryAfterMs <= 0):
+			t.Fatalf("message %d of 5 at 3 a second: %v, want rate_limited with a hint", i, err)
+		}
+	}
+}

@@ -45,12 +45,19 @@ const sweepEvery = int64(5 * time.Second)
 
 // Allow counts one event for key; when the window already holds limit events it
 // reports false and the time until the window ends.
-func (r *RateLimiter) Allow(_ context.Context, key string, limit int) (bool, time.Duration, error) {
+func (r *RateLimiter) Allow(ctx context.Context, key string, limit int) (bool, time.Duration, error) {
+	allowed, retry, err := r.AllowN(ctx, key, 1, limit)
+	return allowed == 1, retry, err
+}
+
+// AllowN counts n events for key and says how many of them (the first ones)
+// fit in the window's limit, and, when not all, the time until it ends.
+func (r *RateLimiter) AllowN(_ context.Context, key string, n, limit int) (int, time.Duration, error) {
 	if key == "" {
-		return false, 0, fmt.Errorf("rate limit: %w", errEmpty)
+		return 0, 0, fmt.Errorf("rate limit: %w", errEmpty)
 	}
-	if limit < 1 {
-		return false, 0, fmt.Errorf("rate limit %q: limit %d must be at least 1", key, limit)
+	if limit < 1 || n < 1 {
+		return 0, 0, fmt.Errorf("rate limit %q: limit %d and count %d must be at least 1", key, limit, n)
 	}
 	now := r.now().UnixNano()
 	sh := &r.shards[shardOf(key)]
@@ -63,7 +70,8 @@ func (r *RateLimiter) Allow(_ context.Context, key string, limit int) (bool, tim
 	if !ok || now >= w.end {
 		w = rateWindow{end: now + int64(time.Second)}
 	}
-	w.n++
+	before := w.n
+	w.n += n
 	sh.m[key] = w
 	if now-sh.sweptAt >= sweepEvery {
 		for k, v := range sh.m {
@@ -74,8 +82,9 @@ func (r *RateLimiter) Allow(_ context.Context, key string, limit int) (bool, tim
 		sh.sweptAt = now
 	}
 	sh.mu.Unlock()
-	if w.n <= limit {
-		return true, 0, nil
+	allowed := min(max(limit-before, 0), n)
+	if allowed == n {
+		return n, 0, nil
 	}
-	return false, time.Duration(w.end - now), nil
+	return allowed, time.Duration(w.end - now), nil
 }

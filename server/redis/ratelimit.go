@@ -21,18 +21,24 @@ type RateLimiter struct{ c *Client }
 func (c *Client) RateLimiter() *RateLimiter { return &RateLimiter{c} }
 
 func (r *RateLimiter) Allow(ctx context.Context, key string, limit int) (bool, time.Duration, error) {
+	allowed, retry, err := r.AllowN(ctx, key, 1, limit)
+	return allowed == 1, retry, err
+}
+
+// AllowN is INCRBY n in the same round trip as Allow's INCR.
+func (r *RateLimiter) AllowN(ctx context.Context, key string, n, limit int) (int, time.Duration, error) {
 	if key == "" {
-		return false, 0, errEmpty
+		return 0, 0, errEmpty
 	}
-	if limit < 1 {
-		return false, 0, fmt.Errorf("redis rate limit %q: limit %d must be at least 1", key, limit)
+	if limit < 1 || n < 1 {
+		return 0, 0, fmt.Errorf("redis rate limit %q: limit %d and count %d must be at least 1", key, limit, n)
 	}
 	k := r.c.key("rate", key)
 	var incr *goredis.IntCmd
 	var pttl *goredis.DurationCmd
 	err := r.c.do(ctx, "rate", func(ctx context.Context) error {
 		_, err := r.c.rdb.TxPipelined(ctx, func(p goredis.Pipeliner) error {
-			incr = p.Incr(ctx, k)
+			incr = p.IncrBy(ctx, k, int64(n))
 			p.Do(ctx, "PEXPIRE", k, 1000, "NX")
 			pttl = p.PTTL(ctx, k)
 			return nil
@@ -40,10 +46,11 @@ func (r *RateLimiter) Allow(ctx context.Context, key string, limit int) (bool, t
 		return err
 	})
 	if err != nil {
-		return false, 0, err
+		return 0, 0, err
 	}
-	if incr.Val() <= int64(limit) {
-		return true, 0, nil
+	allowed := min(max(int64(limit)-(incr.Val()-int64(n)), 0), int64(n))
+	if allowed == int64(n) {
+		return n, 0, nil
 	}
 	retry := pttl.Val()
 	switch {
@@ -52,5 +59,5 @@ func (r *RateLimiter) Allow(ctx context.Context, key string, limit int) (bool, t
 	case retry > time.Second:
 		retry = time.Second
 	}
-	return false, retry, nil
+	return int(allowed), retry, nil
 }

@@ -38,6 +38,24 @@ func RateLimiter(t *testing.T, newRL func(t *testing.T) server.RateLimiter) {
 			t.Fatalf("after retryAfter: Allow = %v, %v; want allowed", ok, err)
 		}
 	})
+	t.Run("AllowN", func(t *testing.T) {
+		r, c := newRL(t), ctx(t)
+		key := id(t, "u")
+		const limit = 5
+		if n, _, err := r.AllowN(c, key, 3, limit); err != nil || n != 3 {
+			t.Fatalf("3 of 5: AllowN = %d, %v; want all 3", n, err)
+		}
+		n, retry, err := r.AllowN(c, key, 3, limit)
+		if err != nil || n != 2 || retry <= 0 || retry > time.Second {
+			t.Fatalf("3 more: AllowN = %d, %v, %v; want the first 2 and a retry hint", n, retry, err)
+		}
+		if ok, _, err := r.Allow(c, key, limit); err != nil || ok {
+			t.Fatalf("after the window is full: Allow = %v, %v; want refused", ok, err)
+		}
+		if _, _, err := r.AllowN(c, key, 0, limit); err == nil {
+			t.Error("AllowN of 0 events succeeded")
+		}
+	})
 	t.Run("Concurrent", func(t *testing.T) {
 		r, c := newRL(t), ctx(t)
 		key := id(t, "u")
