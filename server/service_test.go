@@ -47,11 +47,7 @@ func serviceOn(t *testing.T, store server.Store, cfg server.Config) *server.Serv
 func TestOverloadedWhenTooManyInFlight(t *testing.T) {
 	ctx := context.Background()
 	svc := newService(t, server.Config{MaxInFlight: 1, SendRate: -1})
-	for _, u := range []string{"alice", "bob"} {
-		if _, err := svc.Register(ctx, wire.RegisterRequest{UserID: u, Password: "password-" + u}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	registerAliceAndBob(t, svc)
 	conv := wire.DirectConversationID("alice", "bob")
 	if _, _, err := svc.CreateConversation(ctx, "alice", wire.CreateConversationRequest{Type: wire.Direct, Members: []string{"bob"}}); err != nil {
 		t.Fatal(err)
@@ -144,16 +140,9 @@ func TestRestartWithSeqGapKeepsOrder(t *testing.T) {
 func TestBatchLargerThanInFlightBound(t *testing.T) {
 	ctx := context.Background()
 	svc := newService(t, server.Config{MaxInFlight: 2, SendRate: -1})
-	for _, u := range []string{"alice", "bob"} {
-		if _, err := svc.Register(ctx, wire.RegisterRequest{UserID: u, Password: "password-" + u}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	registerAliceAndBob(t, svc)
 	conv := wire.DirectConversationID("alice", "bob")
-	var reqs []wire.SendRequest
-	for i := range 5 {
-		reqs = append(reqs, wire.SendRequest{MessageID: "m" + strconv.Itoa(i), Content: "one of five"})
-	}
+	reqs := fiveSends()
 	for i, err := range svc.SendBatch(ctx, "alice", conv, reqs) {
 		if err != nil {
 			t.Fatalf("message %d of a batch of 5 with a bound of 2 and nothing in flight: %v", i, err)
@@ -175,11 +164,7 @@ func TestAckFoldedWhenQueueFull(t *testing.T) {
 	}
 	t.Cleanup(func() { store.Close() })
 	svc := serviceOn(t, store, server.Config{SendRate: -1, SendBuffer: 4})
-	for _, u := range []string{"alice", "bob"} {
-		if _, err := svc.Register(ctx, wire.RegisterRequest{UserID: u, Password: "password-" + u}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	registerAliceAndBob(t, svc)
 	conv := wire.DirectConversationID("alice", "bob")
 	for i := range 3 {
 		if _, _, err := svc.Send(ctx, "alice", conv, wire.SendRequest{MessageID: "a" + strconv.Itoa(i), Content: "hi"}, nil); err != nil {
@@ -249,16 +234,9 @@ func waitUntil(t *testing.T, cond func() bool) {
 func TestBatchRateLimited(t *testing.T) {
 	ctx := context.Background()
 	svc := newService(t, server.Config{SendRate: 3})
-	for _, u := range []string{"alice", "bob"} {
-		if _, err := svc.Register(ctx, wire.RegisterRequest{UserID: u, Password: "password-" + u}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	registerAliceAndBob(t, svc)
 	conv := wire.DirectConversationID("alice", "bob")
-	var reqs []wire.SendRequest
-	for i := range 5 {
-		reqs = append(reqs, wire.SendRequest{MessageID: "m" + strconv.Itoa(i), Content: "one of five"})
-	}
+	reqs := fiveSends()
 	errs := svc.SendBatch(ctx, "alice", conv, reqs)
 	for i, err := range errs {
 		var we *wire.Error
@@ -269,4 +247,21 @@ func TestBatchRateLimited(t *testing.T) {
 			t.Fatalf("message %d of 5 at 3 a second: %v, want rate_limited with a hint", i, err)
 		}
 	}
+}
+
+func registerAliceAndBob(t *testing.T, svc *server.Service) {
+	t.Helper()
+	for _, u := range []string{"alice", "bob"} {
+		if _, err := svc.Register(context.Background(), wire.RegisterRequest{UserID: u, Password: "password-" + u}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func fiveSends() []wire.SendRequest {
+	var reqs []wire.SendRequest
+	for i := range 5 {
+		reqs = append(reqs, wire.SendRequest{MessageID: "m" + strconv.Itoa(i), Content: "one of five"})
+	}
+	return reqs
 }
