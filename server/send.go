@@ -191,23 +191,32 @@ func (s *Service) storeMany(ctx context.Context, userID, convID string, members 
 		}
 	}
 	out := make([]sendResult, len(msgs))
-	batched := false
-	if ba, ok := s.store.(BatchAppender); ok && len(msgs) > 1 {
-		var err error
-		if batched, err = s.appendBatch(ctx, ba, msgs, receivers, out); err != nil {
-			for i := range out {
-				out[i].err = err
-			}
-			return out
+	ba, _ := s.store.(BatchAppender)
+	for start := 0; start < len(msgs); {
+		n := 1
+		if ba != nil {
+			n = min(len(msgs)-start, max(ba.MaxAppend(len(members)), 1))
 		}
-		// Not batched (a seq_no was taken, or the store cannot write this batch
-		// in one piece) and nothing was stored: one at a time below re-seeds.
-	}
-	if !batched {
-		for i := range msgs {
-			m, created, err := s.storeOne(ctx, msgs[i], receivers)
-			out[i] = sendResult{resp: sendResponse(m), created: created, err: err}
-			msgs[i] = m
+		chunk, res := msgs[start:start+n], out[start:start+n]
+		start += n
+		if n > 1 {
+			batched, err := s.appendBatch(ctx, ba, chunk, receivers, res)
+			if err != nil {
+				for i := start - n; i < len(out); i++ {
+					out[i].err = err
+				}
+				break // what earlier chunks stored is still fanned out below
+			}
+			if batched {
+				continue
+			}
+			// Not batched (a seq_no was taken, or the store cannot write this
+			// chunk in one piece) and nothing was stored: one at a time re-seeds.
+		}
+		for i := range chunk {
+			m, created, err := s.storeOne(ctx, chunk[i], receivers)
+			res[i] = sendResult{resp: sendResponse(m), created: created, err: err}
+			chunk[i] = m
 		}
 	}
 	// One fan-out for what is new, in seq order, still under the lock.

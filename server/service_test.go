@@ -142,7 +142,7 @@ func TestBatchLargerThanInFlightBound(t *testing.T) {
 	svc := newService(t, server.Config{MaxInFlight: 2, SendRate: -1})
 	registerAliceAndBob(t, svc)
 	conv := wire.DirectConversationID("alice", "bob")
-	reqs := fiveSends()
+	reqs := sends(5)
 	for i, err := range svc.SendBatch(ctx, "alice", conv, reqs) {
 		if err != nil {
 			t.Fatalf("message %d of a batch of 5 with a bound of 2 and nothing in flight: %v", i, err)
@@ -236,7 +236,7 @@ func TestBatchRateLimited(t *testing.T) {
 	svc := newService(t, server.Config{SendRate: 3})
 	registerAliceAndBob(t, svc)
 	conv := wire.DirectConversationID("alice", "bob")
-	reqs := fiveSends()
+	reqs := sends(5)
 	errs := svc.SendBatch(ctx, "alice", conv, reqs)
 	for i, err := range errs {
 		var we *wire.Error
@@ -258,10 +258,64 @@ func registerAliceAndBob(t *testing.T, svc *server.Service) {
 	}
 }
 
-func fiveSends() []wire.SendRequest {
+// sends is a batch of n sends with message ids m0, m1, …
+func sends(n int) []wire.SendRequest {
 	var reqs []wire.SendRequest
-	for i := range 5 {
-		reqs = append(reqs, wire.SendRequest{MessageID: "m" + strconv.Itoa(i), Content: "one of five"})
+	for i := range n {
+		reqs = append(reqs, wire.SendRequest{MessageID: "m" + strconv.Itoa(i), Content: "one of a batch"})
 	}
 	return reqs
+}
+
+// chunked is the SQLite store with the small transactions of a store like
+// DynamoDB's: it asks for batches of at most max messages.
+type chunked struct {
+	*sqlite.Store
+	max   int
+	mu    sync.Mutex
+	calls []int // the size of each AppendMessages call
+}
+
+func (c *chunked) MaxAppend(int) int { return c.max }
+
+func (c *chunked) AppendMessages(ctx context.Context, msgs []server.Message, receivers []string) ([]*server.DuplicateError, error) {
+	c.mu.Lock()
+	c.calls = append(c.calls, len(msgs))
+	c.mu.Unlock()
+	return c.Store.AppendMessages(ctx, msgs, receivers)
+}
+
+// A batch longer than the store takes in one call is stored in calls of at most
+// that many, numbered without gaps, in order.
+func TestBatchStoredInChunks(t *testing.T) {
+	ctx := context.Background()
+	st, err := sqlite.Open(filepath.Join(t.TempDir(), "chat.db"), sqlite.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	store := &chunked{Store: st, max: 3}
+	svc := serviceOn(t, store, server.Config{SendRate: -1})
+	registerAliceAndBob(t, svc)
+	conv := wire.DirectConversationID("alice", "bob")
+	for i, err := range svc.SendBatch(ctx, "alice", conv, sends(8)) {
+		if err != nil {
+			t.Fatalf("message %d: %v", i, err)
+		}
+	}
+	if !slices.Equal(store.calls, []int{3, 3, 2}) {
+		t.Fatalf("AppendMessages calls of %v messages, want [3 3 2]", store.calls)
+	}
+	got, err := st.ListMessages(ctx, conv, 0, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, m := range got { // newest first
+		if want := int64(8 - i); m.SeqNo != want || m.MessageID != "m"+strconv.Itoa(int(want-1)) {
+			t.Fatalf("stored %d: seq %d %s, want seq %d m%d", i, m.SeqNo, m.MessageID, want, want-1)
+		}
+	}
+	if len(got) != 8 {
+		t.Fatalf("%d messages stored, want 8", len(got))
+	}
 }

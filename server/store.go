@@ -86,6 +86,10 @@ type Store interface {
 // seq_nos. A Store without it gets one AppendMessage per message.
 type BatchAppender interface {
 	AppendMessages(ctx context.Context, msgs []Message, receivers []string) (dups []*DuplicateError, err error)
+	// MaxAppend is the most messages one AppendMessages call should hold for a
+	// conversation of that many members; the Service stores a longer batch in
+	// calls of at most that many (fewer than 2: one at a time).
+	MaxAppend(members int) int
 }
 
 // ColdStore is what the archiver needs from a Store to move old messages to the

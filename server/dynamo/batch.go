@@ -116,6 +116,11 @@ func (s *Store) AppendMessages(ctx context.Context, msgs []server.Message, recei
 	return dups, nil
 }
 
+// MaxAppend is what fits in one transaction: 2 items per message, and the
+// conversation, the sender's status, a pending row per receiver and an
+// activity entry per member (2B + 2N + 1 ≤ 100).
+func (s *Store) MaxAppend(members int) int { return (maxTxItems - 1 - 2*members) / 2 }
+
 // batchItems builds the transaction for msgs[stored...] (ascending seq_nos).
 func (s *Store) batchItems(msgs []server.Message, stored []int, receivers, dropped []string) []planned {
 	first, last := msgs[stored[0]], msgs[stored[len(stored)-1]]

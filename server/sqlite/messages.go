@@ -53,6 +53,10 @@ func (s *Store) AppendMessages(ctx context.Context, msgs []server.Message, recei
 	return dups, err
 }
 
+// MaxAppend has no limit of its own to give: a batch is one group-commit job
+// whatever its size, and the Service's batches are bounded already.
+func (s *Store) MaxAppend(int) int { return 1 << 16 }
+
 // insertMessage inserts m's row; a resend of a stored message_id gives its
 // original instead. Insert first: a new message is the common case, and the
 // unique keys on (conversation_id, seq_no) and (conversation_id, message_id)
