@@ -43,6 +43,7 @@ type Store struct {
 	txStmts    map[string]*sql.Stmt // hot statements bound to txStmtsFor
 
 	reads sync.Map // query text → *sql.Stmt prepared on r
+	scan  archiveScan
 }
 
 // Options tune a Store. The zero value is right for production.

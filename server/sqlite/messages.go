@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/chatterm/chat/server"
@@ -246,8 +247,26 @@ func (s *Store) ListPending(ctx context.Context, userID string) ([]server.Pendin
 
 var _ server.ColdStore = (*Store)(nil)
 
+// archiveScan is where the archiver's walk of the messages table stands
+// (its primary key), so that consecutive ListArchivable calls go on from there
+// instead of starting over: a pass costs one walk of the table however many
+// batches it takes. Starting over each time read every message already
+// archived again for each batch of 500, which on a large store enabling the
+// cold tier for the first time grows with the square of its size.
+type archiveScan struct {
+	mu   sync.Mutex
+	conv string
+	seq  int64
+}
+
+// ListArchivable walks the table in key order from where the last call
+// stopped; a call that reaches the end starts the next one from the beginning.
 func (s *Store) ListArchivable(ctx context.Context, cutoff time.Time, limit int) ([]server.Message, error) {
-	rows, err := s.r.QueryContext(ctx, `SELECT conversation_id, `+msgColumns+` FROM messages WHERE ts < ? AND s3_ref = '' LIMIT ?`, ns(cutoff), limit)
+	s.scan.mu.Lock()
+	defer s.scan.mu.Unlock()
+	rows, err := s.r.QueryContext(ctx, `SELECT conversation_id, `+msgColumns+` FROM messages
+		WHERE (conversation_id, seq_no) > (?, ?) AND ts < ? AND s3_ref = ''
+		ORDER BY conversation_id, seq_no LIMIT ?`, s.scan.conv, s.scan.seq, ns(cutoff), limit)
 	if err != nil {
 		return nil, fmt.Errorf("list archivable: %w", err)
 	}
@@ -262,7 +281,16 @@ func (s *Store) ListArchivable(ctx context.Context, cutoff time.Time, limit int)
 		m.Timestamp = fromNS(ts)
 		out = append(out, m)
 	}
-	return out, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list archivable: %w", err)
+	}
+	if len(out) < limit {
+		s.scan.conv, s.scan.seq = "", 0 // the end: the next pass starts over
+	} else {
+		last := out[len(out)-1]
+		s.scan.conv, s.scan.seq = last.ConversationID, last.SeqNo
+	}
+	return out, nil
 }
 
 func (s *Store) MarkArchived(ctx context.Context, convID string, seq int64, ref string) error {

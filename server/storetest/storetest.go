@@ -51,14 +51,56 @@ func Run(t *testing.T, newStore Factory, opt Options) {
 	t.Run("Status", func(t *testing.T) { testStatus(t, newStore(t)) })
 	t.Run("Inbox", func(t *testing.T) { testInbox(t, newStore(t)) })
 	t.Run("NextSeq", func(t *testing.T) { testNextSeq(t, newStore(t)) })
-	t.Run("ColdStore", func(t *testing.T) {
+	coldStore := func(t *testing.T) (server.Store, server.ColdStore) {
 		s := newStore(t)
 		cold, ok := s.(server.ColdStore)
 		if !ok {
 			t.Skipf("%T does not implement server.ColdStore: its messages stay hot", s)
 		}
+		return s, cold
+	}
+	t.Run("ColdStore", func(t *testing.T) {
+		s, cold := coldStore(t)
 		testColdStore(t, s, cold)
 	})
+	t.Run("ColdStoreContinues", func(t *testing.T) {
+		s, cold := coldStore(t)
+		testArchiveContinues(t, s, cold)
+	})
+}
+
+// testArchiveContinues: consecutive ListArchivable calls go on where the last
+// stopped rather than starting over, and the call after the one that reached
+// the end starts over.
+func testArchiveContinues(t *testing.T, s server.Store, cold server.ColdStore) {
+	ctx := context.Background()
+	c, members := direct("alice", "bob")
+	must(t, s.CreateConversation(ctx, c, members))
+	for i := int64(1); i <= 5; i++ {
+		must(t, s.AppendMessage(ctx, msg(c.ID, i, "alice", "bob"), nil))
+	}
+	cutoff := t0.Add(time.Hour) // all five are old enough
+	seen := map[int64]bool{}
+	for len(seen) < 5 {
+		got, err := cold.ListArchivable(ctx, cutoff, 2)
+		must(t, err)
+		if len(got) == 0 {
+			t.Fatalf("a call found nothing with %d of 5 seen", len(seen))
+		}
+		for _, m := range got {
+			if seen[m.SeqNo] {
+				t.Fatalf("seq %d listed again before the walk reached the end (seen %v)", m.SeqNo, seen)
+			}
+			seen[m.SeqNo] = true
+		}
+	}
+	// The walk has reached the end: the next call starts over (nothing was
+	// archived, so the messages come again).
+	got, err := cold.ListArchivable(ctx, cutoff, 2)
+	must(t, err)
+	if len(got) == 0 {
+		t.Fatal("after the end, the next call did not start over")
+	}
 }
 
 func testColdStore(t *testing.T, s server.Store, cold server.ColdStore) {
