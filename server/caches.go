@@ -2,6 +2,7 @@ package server
 
 import (
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -39,11 +40,13 @@ func (c *memberCache) forget(convID string) { c.m.Delete(convID) }
 // lastSeqCache remembers the highest seq_no this node has stored or seen per
 // conversation, so acks and reads can be checked against it without a read; a
 // claim above it is checked against the store.
+// Values are *atomic.Int64: raising one moves a number in place, where storing
+// a new int64 boxed it and allocated a map entry on every message.
 type lastSeqCache struct{ m sync.Map }
 
 func (c *lastSeqCache) get(convID string) int64 {
 	if v, ok := c.m.Load(convID); ok {
-		return v.(int64)
+		return v.(*atomic.Int64).Load()
 	}
 	return 0
 }
@@ -55,9 +58,14 @@ func (c *lastSeqCache) known(convID string) bool {
 }
 
 func (c *lastSeqCache) raise(convID string, seq int64) {
+	v, ok := c.m.Load(convID)
+	if !ok {
+		v, _ = c.m.LoadOrStore(convID, new(atomic.Int64))
+	}
+	n := v.(*atomic.Int64)
 	for {
-		v, loaded := c.m.LoadOrStore(convID, seq)
-		if !loaded || v.(int64) >= seq || c.m.CompareAndSwap(convID, v, seq) {
+		cur := n.Load()
+		if cur >= seq || n.CompareAndSwap(cur, seq) {
 			return
 		}
 	}

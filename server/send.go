@@ -244,14 +244,16 @@ func (s *Service) appendBatch(ctx context.Context, ba BatchAppender, msgs []Mess
 	if err != nil {
 		return false, err
 	}
+	var top int64
 	for i, m := range msgs {
 		if dups[i] != nil {
 			out[i] = sendResult{resp: sendResponse(dups[i].Original)}
 			continue
 		}
 		out[i] = sendResult{resp: sendResponse(m), created: true}
-		s.lastSeq.raise(convID, m.SeqNo)
+		top = m.SeqNo
 	}
+	s.lastSeq.raise(convID, top)
 	return true, nil
 }
 

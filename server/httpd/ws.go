@@ -61,12 +61,12 @@ func (h *Handler) ws(w http.ResponseWriter, r *http.Request) {
 	// The socket gets its own goroutine and this handler returns: net/http then
 	// lets go of its 8 KiB of connection buffers and the upgrade request, which
 	// would otherwise stay live for the life of the WebSocket.
-	go h.serveSocket(&socket{sock: sock, raw: raw, conn: conn, ctx: ctx, cancel: cancel})
+	go h.serveSocket(&socket{sock: sock, raw: raw, conn: conn, ctx: ctx, cancel: cancel, io: context.WithoutCancel(ctx)})
 }
 
 // socket is one accepted WebSocket and the Service's view of it.
 //
-// Reads and writes get a context that is never cancelled (ioCtx): given one
+// Reads and writes get a context that is never cancelled (io): given one
 // that can be, coder/websocket arms and disarms a context.AfterFunc on every
 // call, which with context.WithTimeout per write burst was 9% of the server's
 // CPU at 10,000 unbatched messages/s. Instead, ending ctx closes the socket once
@@ -78,9 +78,8 @@ type socket struct {
 	conn   *server.Conn
 	ctx    context.Context // ends when the connection is done
 	cancel context.CancelFunc
+	io     context.Context // ctx without its end: for reads and writes
 }
-
-func (s *socket) ioCtx() context.Context { return context.WithoutCancel(s.ctx) }
 
 func (h *Handler) serveSocket(s *socket) {
 	defer s.cancel()
@@ -96,8 +95,7 @@ func (h *Handler) serveSocket(s *socket) {
 		})
 	})
 
-	ioCtx := s.ioCtx()
-	for h.readMessage(ioCtx, s.sock, s.conn) {
+	for h.readMessage(s.io, s.sock, s.conn) {
 	}
 	s.cancel()
 	h.svc.Disconnect(s.conn) // closes conn: its last writer closes the socket
@@ -164,7 +162,7 @@ var batchBufs = sync.Pool{New: func() any { b := make([]byte, 0, maxBatchBytes);
 // docs/protocol.md): one WebSocket header, one flush and one write system call
 // for many frames.
 func (h *Handler) writeFrames(s *socket) {
-	sock, conn, ioCtx := s.sock, s.conn, s.ioCtx()
+	sock, conn, ioCtx := s.sock, s.conn, s.io
 	m := h.svc.Metrics()
 	var frames []server.OutFrame
 	var buf *[]byte
