@@ -220,7 +220,7 @@ func (s *Service) storeMany(ctx context.Context, userID, convID string, members 
 		}
 	}
 	// One fan-out for what is new, in seq order, still under the lock.
-	fresh := make([]Message, 0, len(msgs))
+	fresh := msgs[:0] // filtered in place: msgs is not read again
 	for i, r := range out {
 		if r.created {
 			fresh = append(fresh, msgs[i])
@@ -337,8 +337,10 @@ func (s *Service) fanout(ctx context.Context, msgs []Message, members []string, 
 		return
 	}
 	frames := make([]wire.Frame, len(msgs))
+	bodies := make([]wire.Message, len(msgs)) // one allocation for all
 	for i, m := range msgs {
-		frames[i] = wire.Frame{Type: wire.TypeMessage, Message: ptr(wireMessage(m))}
+		bodies[i] = wireMessage(m)
+		frames[i] = wire.Frame{Type: wire.TypeMessage, Message: &bodies[i]}
 	}
 	online := s.pushAll(ctx, members, frames, from)
 	if s.cfg.Pusher == nil || online == nil {

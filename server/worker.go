@@ -136,33 +136,29 @@ func (s *Service) serve(c *Conn, batch []request) {
 		batch[0].run()
 		return
 	}
-	frames := make([]wire.Frame, len(batch))
-	for i, r := range batch {
-		frames[i] = r.frame
-	}
-	switch frames[0].Type {
+	switch batch[0].frame.Type {
 	case wire.TypeSend:
-		s.sendFrames(c, frames)
+		s.sendFrames(c, batch)
 	case wire.TypeAck, wire.TypeRead:
-		s.boundaryFrames(c, frames)
+		s.boundaryFrames(c, batch)
 	case wire.TypeSync:
-		s.sync(c, frames[0])
+		s.sync(c, batch[0].frame)
 	}
 }
 
 // sendFrames stores a connection's queued sends, one durable write per
 // conversation, and answers each with "sent" or an error.
-func (s *Service) sendFrames(c *Conn, frames []wire.Frame) {
+func (s *Service) sendFrames(c *Conn, batch []request) {
 	ctx, cancel := context.WithTimeout(s.ctx, 10*time.Second)
 	defer cancel()
-	for convID, idx := range groupByConversation(frames) {
+	for convID, idx := range groupByConversation(batch) {
 		reqs := make([]wire.SendRequest, len(idx))
 		for i, k := range idx {
-			f := frames[k]
+			f := &batch[k].frame
 			reqs[i] = wire.SendRequest{MessageID: f.MessageID, Content: f.Content, Attachment: f.Attachment}
 		}
 		for i, r := range s.sendMany(ctx, c.UserID, convID, reqs, c) {
-			f := frames[idx[i]]
+			f := &batch[idx[i]].frame
 			if r.err != nil {
 				s.reply(c, wire.ErrorFrame(f.ID, r.err))
 				continue
@@ -176,14 +172,14 @@ func (s *Service) sendFrames(c *Conn, frames []wire.Frame) {
 // boundaryFrames serves queued acks or reads (all of one type). They are
 // cumulative, so those of one conversation fold into one boundary move; an
 // error goes to the last frame of that conversation.
-func (s *Service) boundaryFrames(c *Conn, frames []wire.Frame) {
+func (s *Service) boundaryFrames(c *Conn, batch []request) {
 	ctx, cancel := context.WithTimeout(s.ctx, 10*time.Second)
 	defer cancel()
-	for convID, idx := range groupByConversation(frames) {
-		top := frames[idx[len(idx)-1]]
+	for convID, idx := range groupByConversation(batch) {
+		top := &batch[idx[len(idx)-1]].frame
 		seq := top.SeqNo
 		for _, k := range idx {
-			seq = max(seq, frames[k].SeqNo)
+			seq = max(seq, batch[k].frame.SeqNo)
 		}
 		var err error
 		if top.Type == wire.TypeAck {
@@ -198,21 +194,22 @@ func (s *Service) boundaryFrames(c *Conn, frames []wire.Frame) {
 	}
 }
 
-// groupByConversation yields each conversation of frames, in order of first
-// appearance, with the indexes of its frames in order.
-func groupByConversation(frames []wire.Frame) func(yield func(string, []int) bool) {
+// groupByConversation yields each conversation of the batch's frames, in order
+// of first appearance, with the indexes of its frames in order.
+func groupByConversation(batch []request) func(yield func(string, []int) bool) {
 	return func(yield func(string, []int) bool) {
-		if len(frames) == 1 {
-			yield(frames[0].ConversationID, []int{0})
+		if len(batch) == 1 {
+			yield(batch[0].frame.ConversationID, []int{0})
 			return
 		}
 		var order []string
 		groups := map[string][]int{}
-		for i, f := range frames {
-			if _, ok := groups[f.ConversationID]; !ok {
-				order = append(order, f.ConversationID)
+		for i := range batch {
+			conv := batch[i].frame.ConversationID
+			if _, ok := groups[conv]; !ok {
+				order = append(order, conv)
 			}
-			groups[f.ConversationID] = append(groups[f.ConversationID], i)
+			groups[conv] = append(groups[conv], i)
 		}
 		for _, id := range order {
 			if !yield(id, groups[id]) {
