@@ -99,6 +99,8 @@ func (c *Conn) Next(spare []OutFrame) (frames []OutFrame, closed bool) {
 	if len(frames) == 0 && !c.ended {
 		c.writing = false
 		c.queue = nil // an idle connection keeps no buffer
+		recycleOut(frames)
+		recycleOut(spare) // the writer is done with it
 		return nil, false
 	}
 	c.queue = spare[:0]
@@ -140,13 +142,43 @@ func (c *Conn) push(f OutFrame) (ok, full bool) {
 		c.mu.Unlock()
 		return false, true
 	}
-	c.queue = append(c.queue, f)
+	c.queueFrame(f)
 	run := c.startLocked(true)
 	c.mu.Unlock()
 	if run != nil {
 		run()
 	}
 	return true, false
+}
+
+// outQueues recycles the frame queues of connections whose writer went idle: a
+// burst queues tens of frames, and growing a fresh queue for each one was a
+// tenth of the server's allocated bytes under load. An idle connection holds
+// none.
+var outQueues = sync.Pool{New: func() any { q := make([]OutFrame, 0, 16); return &q }}
+
+// maxPooledOut bounds the queues put back in outQueues.
+const maxPooledOut = 256
+
+// recycleOut puts a queue no one holds any more back in outQueues, emptied so
+// that it keeps no frame's data alive.
+func recycleOut(q []OutFrame) {
+	if cap(q) == 0 || cap(q) > maxPooledOut {
+		return
+	}
+	q = q[:cap(q)]
+	clear(q)
+	q = q[:0]
+	outQueues.Put(&q)
+}
+
+// queueFrame appends f to the queue (c.mu held), taking a recycled queue when
+// there is none.
+func (c *Conn) queueFrame(f OutFrame) {
+	if c.queue == nil {
+		c.queue = (*outQueues.Get().(*[]OutFrame))[:0]
+	}
+	c.queue = append(c.queue, f)
 }
 
 // trySend queues a frame without waiting; a connection whose queue is full is a
@@ -167,7 +199,7 @@ func (c *Conn) sendWait(f OutFrame) bool {
 			return false
 		}
 		if len(c.queue) < c.limit {
-			c.queue = append(c.queue, f)
+			c.queueFrame(f)
 			run := c.startLocked(true)
 			c.mu.Unlock()
 			if run != nil {
