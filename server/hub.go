@@ -85,9 +85,11 @@ func (c *Conn) startLocked(needed bool) func() {
 }
 
 // Next hands the writer the queued frames, reusing spare's storage for the next
-// ones. closed says the connection is to be closed once they are written. When
-// nothing is queued and it is not closed, the writer is done: it must return,
-// and the next frame starts a new one.
+// ones (spare is the writer's, emptied: the last frames it was given). closed
+// says the connection is to be closed once they are written. When nothing is
+// queued and it is not closed, the writer is done: it must return without
+// touching spare again (its storage goes back to a pool), and the next frame
+// starts a new one.
 func (c *Conn) Next(spare []OutFrame) (frames []OutFrame, closed bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
