@@ -4,6 +4,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/chatterm/chat/internal/slicepool"
 )
 
 // Close codes the transport uses when the Service ends a connection (see
@@ -101,8 +103,8 @@ func (c *Conn) Next(spare []OutFrame) (frames []OutFrame, closed bool) {
 	if len(frames) == 0 && !c.ended {
 		c.writing = false
 		c.queue = nil // an idle connection keeps no buffer
-		recycleOut(frames)
-		recycleOut(spare) // the writer is done with it
+		outQueues.Put(frames)
+		outQueues.Put(spare) // the writer is done with it
 		return nil, false
 	}
 	c.queue = spare[:0]
@@ -157,28 +159,13 @@ func (c *Conn) push(f OutFrame) (ok, full bool) {
 // burst queues tens of frames, and growing a fresh queue for each one was a
 // tenth of the server's allocated bytes under load. An idle connection holds
 // none.
-var outQueues = sync.Pool{New: func() any { q := make([]OutFrame, 0, 16); return &q }}
-
-// maxPooledOut bounds the queues put back in outQueues.
-const maxPooledOut = 256
-
-// recycleOut puts a queue no one holds any more back in outQueues, emptied so
-// that it keeps no frame's data alive.
-func recycleOut(q []OutFrame) {
-	if cap(q) == 0 || cap(q) > maxPooledOut {
-		return
-	}
-	q = q[:cap(q)]
-	clear(q)
-	q = q[:0]
-	outQueues.Put(&q)
-}
+var outQueues = slicepool.New[OutFrame](16, 256)
 
 // queueFrame appends f to the queue (c.mu held), taking a recycled queue when
 // there is none.
 func (c *Conn) queueFrame(f OutFrame) {
 	if c.queue == nil {
-		c.queue = (*outQueues.Get().(*[]OutFrame))[:0]
+		c.queue = outQueues.Get()
 	}
 	c.queue = append(c.queue, f)
 }

@@ -230,8 +230,9 @@ func (s *Service) storeMany(ctx context.Context, userID, convID string, members 
 	return out
 }
 
-// appendBatch stores msgs in one write. done is false when a seq_no was taken
-// (the counter is behind the table) and nothing was stored.
+// appendBatch numbers msgs and stores them in one write. done is false when the
+// store refused the batch with ErrSeqTaken (a seq_no taken, or a batch it can
+// only write one message at a time) and nothing was stored.
 func (s *Service) appendBatch(ctx context.Context, ba BatchAppender, msgs []Message, receivers []string, out []sendResult) (done bool, err error) {
 	if err := s.nextSeqs(ctx, msgs); err != nil {
 		return false, err
@@ -297,7 +298,7 @@ func sendResponse(m Message) wire.SendResponse {
 
 // nextSeqs numbers msgs (of one conversation) in order: one call to the
 // Sequencer for all of them, or, when it fails, one number at a time from the
-// counter on the conversation item.
+// store's counter.
 func (s *Service) nextSeqs(ctx context.Context, msgs []Message) error {
 	convID := msgs[0].ConversationID
 	last, err := s.cfg.Sequencer.NextN(ctx, convID, len(msgs))
@@ -307,25 +308,31 @@ func (s *Service) nextSeqs(ctx context.Context, msgs []Message) error {
 		}
 		return nil
 	}
-	s.metrics.Fallbacks.WithLabelValues("sequencer").Inc()
-	s.log.Debug("sequencer failed, using the store counter", "conversation", convID, "err", err)
+	cause := err
 	for i := range msgs {
-		if msgs[i].SeqNo, err = s.store.NextSeq(ctx, convID); err != nil {
+		if msgs[i].SeqNo, err = s.storeSeq(ctx, convID, cause); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// nextSeq takes a number from the Sequencer, or, when it fails, from the counter
-// on the conversation item (strict order kept while Redis is down).
+// nextSeq takes a number from the Sequencer, or, when it fails, from the
+// store's counter.
 func (s *Service) nextSeq(ctx context.Context, convID string) (int64, error) {
 	seq, err := s.cfg.Sequencer.Next(ctx, convID)
 	if err == nil {
 		return seq, nil
 	}
+	return s.storeSeq(ctx, convID, err)
+}
+
+// storeSeq is the Sequencer's fallback: the counter on the conversation item,
+// which keeps strict order while Redis is down. cause is why the Sequencer
+// failed.
+func (s *Service) storeSeq(ctx context.Context, convID string, cause error) (int64, error) {
 	s.metrics.Fallbacks.WithLabelValues("sequencer").Inc()
-	s.log.Debug("sequencer failed, using the store counter", "conversation", convID, "err", err)
+	s.log.Debug("sequencer failed, using the store counter", "conversation", convID, "err", cause)
 	return s.store.NextSeq(ctx, convID)
 }
 

@@ -2,9 +2,9 @@ package server
 
 import (
 	"context"
-	"sync"
 	"time"
 
+	"github.com/chatterm/chat/internal/slicepool"
 	"github.com/chatterm/chat/wire"
 )
 
@@ -24,10 +24,7 @@ const maxFrameBatch = 64
 // connection queues a burst of requests (a client's window of sends), and
 // growing a fresh queue for every burst was a large share of the server's
 // allocations. An idle connection holds none.
-var workQueues = sync.Pool{New: func() any { q := make([]request, 0, 16); return &q }}
-
-// maxPooledQueue bounds the queues put back in workQueues.
-const maxPooledQueue = 256
+var workQueues = slicepool.New[request](16, 256)
 
 // maxParkedWorkers bounds the worker goroutines kept between bursts (each with
 // the stack it grew). Workers wait on durable writes, so many can run at once.
@@ -39,13 +36,17 @@ const maxParkedWorkers = 128
 // goroutine), so idle connections cost no goroutine for it.
 func (s *Service) enqueue(c *Conn, r request) bool {
 	c.mu.Lock()
-	if len(c.work) >= c.limit || s.closing.Load() {
-		folded := !s.closing.Load() && foldBoundary(c.work, r.frame)
+	if s.closing.Load() {
+		c.mu.Unlock()
+		return false
+	}
+	if len(c.work) >= c.limit {
+		folded := foldBoundary(c.work, r.frame)
 		c.mu.Unlock()
 		return folded
 	}
 	if c.work == nil {
-		c.work = *workQueues.Get().(*[]request)
+		c.work = workQueues.Get()
 	}
 	c.work = append(c.work, r)
 	if c.working {
@@ -88,21 +89,13 @@ func foldBoundary(work []request, f wire.Frame) bool {
 // ran is served as one batch, the way the store commits in groups.
 func (s *Service) work(c *Conn) {
 	defer s.wg.Done()
-	bp := workQueues.Get().(*[]request)
-	batch := *bp
-	defer func() {
-		if cap(batch) <= maxPooledQueue {
-			*bp = batch[:0]
-			workQueues.Put(bp)
-		}
-	}()
+	batch := workQueues.Get()
+	defer func() { workQueues.Put(batch) }()
 	for {
 		c.mu.Lock()
 		if len(c.work) == 0 {
 			c.working = false
-			if q := c.work[:0]; cap(q) <= maxPooledQueue {
-				workQueues.Put(&q)
-			}
+			workQueues.Put(c.work)
 			c.work = nil
 			c.mu.Unlock()
 			return
@@ -130,27 +123,30 @@ func batchable(typ string) bool {
 	return typ == wire.TypeSend || typ == wire.TypeAck || typ == wire.TypeRead
 }
 
-// serve runs one batch taken by work: a function, or frames of one type.
+// serve runs one batch taken by work: a function, a sync, or frames of one
+// type (sends, acks or reads) under one bound for their store calls.
 func (s *Service) serve(c *Conn, batch []request) {
-	if batch[0].run != nil {
+	f := batch[0].frame
+	switch {
+	case batch[0].run != nil:
 		batch[0].run()
 		return
+	case f.Type == wire.TypeSync:
+		s.sync(c, f)
+		return
 	}
-	switch batch[0].frame.Type {
-	case wire.TypeSend:
-		s.sendFrames(c, batch)
-	case wire.TypeAck, wire.TypeRead:
-		s.boundaryFrames(c, batch)
-	case wire.TypeSync:
-		s.sync(c, batch[0].frame)
+	ctx, cancel := context.WithTimeout(s.ctx, 10*time.Second)
+	defer cancel()
+	if f.Type == wire.TypeSend {
+		s.sendFrames(ctx, c, batch)
+	} else {
+		s.boundaryFrames(ctx, c, batch)
 	}
 }
 
 // sendFrames stores a connection's queued sends, one durable write per
 // conversation, and answers each with "sent" or an error.
-func (s *Service) sendFrames(c *Conn, batch []request) {
-	ctx, cancel := context.WithTimeout(s.ctx, 10*time.Second)
-	defer cancel()
+func (s *Service) sendFrames(ctx context.Context, c *Conn, batch []request) {
 	for convID, idx := range groupByConversation(batch) {
 		reqs := make([]wire.SendRequest, len(idx))
 		for i, k := range idx {
@@ -172,9 +168,7 @@ func (s *Service) sendFrames(c *Conn, batch []request) {
 // boundaryFrames serves queued acks or reads (all of one type). They are
 // cumulative, so those of one conversation fold into one boundary move; an
 // error goes to the last frame of that conversation.
-func (s *Service) boundaryFrames(c *Conn, batch []request) {
-	ctx, cancel := context.WithTimeout(s.ctx, 10*time.Second)
-	defer cancel()
+func (s *Service) boundaryFrames(ctx context.Context, c *Conn, batch []request) {
 	for convID, idx := range groupByConversation(batch) {
 		top := &batch[idx[len(idx)-1]].frame
 		seq := top.SeqNo

@@ -46,12 +46,7 @@ func (s *Store) AppendMessages(ctx context.Context, msgs []server.Message, recei
 			firstByID[m.MessageID] = i
 		}
 	}
-	var rcv []string
-	for _, r := range receivers {
-		if r != "" && r != msgs[0].SenderID && !slices.Contains(rcv, r) {
-			rcv = append(rcv, r)
-		}
-	}
+	rcv := receiversOf(msgs[0].SenderID, receivers)
 	var dropped []string // members whose index entry is already as recent
 	err := s.do(ctx, "append batch", func(ctx context.Context) error {
 		for attempt := 1; ; attempt++ {
@@ -183,8 +178,7 @@ func (s *Store) resolveBatch(ctx context.Context, msgs []server.Message, items [
 				conflict = true // the record expired meanwhile: try again
 				continue
 			}
-			if o := dup.Original; o.SeqNo == m.SeqNo && o.SenderID == m.SenderID && o.Content == m.Content && o.Timestamp.Equal(m.Timestamp) {
-				// An SDK retry of a transaction whose first attempt committed.
+			if ownWrite(dup.Original, m) {
 				return false, false, errOwnWrite
 			}
 			dups[it.msg] = dup

@@ -69,12 +69,7 @@ func (s *Store) AppendMessage(ctx context.Context, m server.Message, receivers [
 	if m.ConversationID == "" || m.MessageID == "" || m.SenderID == "" || m.SeqNo < 1 {
 		return fmt.Errorf("dynamo append: message %q seq %d of %q: missing conversation, message id, sender or seq", m.MessageID, m.SeqNo, m.SenderID)
 	}
-	rcv := make([]string, 0, len(receivers))
-	for _, r := range receivers {
-		if r != "" && r != m.SenderID && !slices.Contains(rcv, r) {
-			rcv = append(rcv, r)
-		}
-	}
+	rcv := receiversOf(m.SenderID, receivers)
 	plan := appendPlan{newest: true, sender: senderBoth, pending: make(map[string]pendingPlan, len(rcv))}
 	for _, r := range rcv {
 		plan.pending[r] = pendingNewest
@@ -114,6 +109,18 @@ func (s *Store) AppendMessage(ctx context.Context, m server.Message, receivers [
 			}
 		}
 	})
+}
+
+// receiversOf is receivers without blanks, repeats or the sender: one pending
+// row each.
+func receiversOf(sender string, receivers []string) []string {
+	rcv := make([]string, 0, len(receivers))
+	for _, r := range receivers {
+		if r != "" && r != sender && !slices.Contains(rcv, r) {
+			rcv = append(rcv, r)
+		}
+	}
+	return rcv
 }
 
 // appendItems builds the transaction for plan. Items past DynamoDB's 100 go to
@@ -261,10 +268,7 @@ func (s *Store) resolve(ctx context.Context, m server.Message, items []planned, 
 			return false, err
 		}
 		if dup != nil {
-			if o := dup.Original; o.SeqNo == m.SeqNo && o.SenderID == m.SenderID && o.Content == m.Content && o.Attachment == m.Attachment && o.Timestamp.Equal(m.Timestamp) {
-				// Our own write: the SDK retried a request whose first attempt
-				// committed (DynamoDB itself answers such a retry with success,
-				// by the transaction's ClientRequestToken; test servers may not).
+			if ownWrite(dup.Original, m) {
 				return false, errOwnWrite
 			}
 			return false, dup
@@ -313,6 +317,15 @@ func (s *Store) resolve(ctx context.Context, m server.Message, items []planned, 
 }
 
 var errOwnWrite = errors.New("the message was stored by this call")
+
+// ownWrite says whether the original a message_id condition ran into is m
+// itself: the SDK retried a request whose first attempt committed (DynamoDB
+// answers such a retry with success, by the transaction's ClientRequestToken;
+// test servers may not).
+func ownWrite(original, m server.Message) bool {
+	return original.SeqNo == m.SeqNo && original.SenderID == m.SenderID && original.Content == m.Content &&
+		original.Attachment == m.Attachment && original.Timestamp.Equal(m.Timestamp)
+}
 
 func (s *Store) pendingPlanFor(ctx context.Context, m server.Message, receiver string) (pendingPlan, error) {
 	row, ok, err := s.getItem(ctx, s.t.pending, item{"receiver_id": sv(receiver), "conversation_id": sv(m.ConversationID)})

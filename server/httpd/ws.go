@@ -16,6 +16,7 @@ import (
 
 	"github.com/coder/websocket"
 
+	"github.com/chatterm/chat/internal/slicepool"
 	"github.com/chatterm/chat/server"
 	"github.com/chatterm/chat/wire"
 )
@@ -104,12 +105,9 @@ func (h *Handler) serveSocket(s *socket) {
 
 // readBufs holds the buffers messages are read into: a read loop takes one only
 // while it reads and handles a message, so an idle connection holds none, and a
-// busy one allocates nothing per message.
-var readBufs = sync.Pool{New: func() any { b := make([]byte, 0, 4<<10); return &b }}
-
-// maxPooledRead bounds the buffers put back in readBufs: one huge message
-// should not keep its buffer alive in the pool.
-const maxPooledRead = 64 << 10
+// busy one allocates nothing per message. One grown past 64 KiB by a huge
+// message is not kept.
+var readBufs = slicepool.New[byte](4<<10, 64<<10)
 
 // readMessage reads one message and hands its frames to the Service, in order;
 // false when the socket is done.
@@ -118,14 +116,8 @@ func (h *Handler) readMessage(ctx context.Context, sock *websocket.Conn, conn *s
 	if err != nil {
 		return false
 	}
-	buf := readBufs.Get().(*[]byte)
-	data, err := wire.ReadMessage(r, *buf)
-	defer func() {
-		if cap(data) <= maxPooledRead {
-			*buf = data[:0]
-			readBufs.Put(buf)
-		}
-	}()
+	data, err := wire.ReadMessage(r, readBufs.Get())
+	defer func() { readBufs.Put(data[:0]) }() // bytes hold no pointers: nothing to zero
 	if err != nil {
 		return false
 	}
@@ -153,7 +145,7 @@ const maxBatchBytes = 32 << 10
 
 // batchBufs holds the buffers batches are joined in: a writer takes one only
 // while it writes, so an idle connection holds none.
-var batchBufs = sync.Pool{New: func() any { b := make([]byte, 0, maxBatchBytes); return &b }}
+var batchBufs = slicepool.New[byte](maxBatchBytes, maxBatchBytes)
 
 // writeFrames writes what conn has queued until nothing is left, then returns;
 // once conn is closed it flushes what is queued (a shutdown still delivers
@@ -165,12 +157,8 @@ func (h *Handler) writeFrames(s *socket) {
 	sock, conn, ioCtx := s.sock, s.conn, s.io
 	m := h.svc.Metrics()
 	var frames []server.OutFrame
-	var buf *[]byte
-	defer func() {
-		if buf != nil {
-			batchBufs.Put(buf)
-		}
-	}()
+	var buf []byte
+	defer func() { batchBufs.Put(buf[:0]) }()
 	for {
 		clear(frames)
 		var closed bool
@@ -192,13 +180,13 @@ func (h *Handler) writeFrames(s *socket) {
 			data := batch[0].Data
 			if n > 1 {
 				if buf == nil {
-					buf = batchBufs.Get().(*[]byte)
+					buf = batchBufs.Get()
 				}
-				b := (*buf)[:0]
+				buf = buf[:0]
 				for _, f := range batch {
-					b = wire.AppendFrame(b, f.Data)
+					buf = wire.AppendFrame(buf, f.Data)
 				}
-				*buf, data = b, b
+				data = buf
 			}
 			err := sock.Write(ioCtx, websocket.MessageText, data)
 			if err != nil {
