@@ -192,6 +192,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if b.batch < 1 {
 		return fmt.Errorf("--client-batch must be at least 1")
 	}
+	if b.maxInFlight < 0 {
+		return fmt.Errorf("--server-max-in-flight must be at least 1 (or 0 for the server's default)")
+	}
 	if b.historyPages < 1 || b.historyWarmup < 0 {
 		return fmt.Errorf("--history-pages must be at least 1 and --history-warmup at least 0")
 	}

@@ -84,6 +84,7 @@ func TestBadArguments(t *testing.T) {
 		{"--server", "http://127.0.0.1:1", "--inproc", "idle"},
 		{"--size", "5", "throughput"},
 		{"--client-batch", "0", "throughput"},
+		{"--server-max-in-flight", "-1", "throughput"},
 		{"--history-warmup", "-1", "history"},
 		{"--history-pages", "0", "history"},
 	} {

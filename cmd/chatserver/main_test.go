@@ -52,6 +52,7 @@ func TestParseFlagsErrors(t *testing.T) {
 		"ErrUnknownFlag":      {"--colour"},
 		"ErrDuration":         {"--archive-after", "30 days"},
 		"ErrSwitchValue":      {"--no-sync=maybe"},
+		"ErrMaxInFlight":      {"--max-in-flight", "0"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			m := NewMain(io.Discard)

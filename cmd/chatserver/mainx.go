@@ -151,6 +151,9 @@ func (m *Main) ParseFlags(args []string, getenv func(string) string) error {
 	default:
 		return fmt.Errorf("--registration must be open, invite or closed, not %q", c.Registration)
 	}
+	if c.MaxInFlight < 1 {
+		return fmt.Errorf("--max-in-flight must be at least 1, not %d", c.MaxInFlight)
+	}
 	return nil
 }
 
