@@ -17,13 +17,20 @@ import (
 	"github.com/chatterm/chat/wire"
 )
 
-func newService(t *testing.T, cfg server.Config) *server.Service {
+// openStore opens a SQLite store in the test's directory, closed when it ends.
+func openStore(t *testing.T) *sqlite.Store {
 	t.Helper()
 	store, err := sqlite.Open(filepath.Join(t.TempDir(), "chat.db"), sqlite.Options{NoSync: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { store.Close() })
+	return store
+}
+
+func newService(t *testing.T, cfg server.Config) *server.Service {
+	t.Helper()
+	store := openStore(t)
 	return serviceOn(t, store, cfg)
 }
 
@@ -158,11 +165,7 @@ func TestBatchLargerThanInFlightBound(t *testing.T) {
 // an ack has no id, so its client could not tell which one was refused.
 func TestAckFoldedWhenQueueFull(t *testing.T) {
 	ctx := context.Background()
-	store, err := sqlite.Open(filepath.Join(t.TempDir(), "chat.db"), sqlite.Options{NoSync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
+	store := openStore(t)
 	svc := serviceOn(t, store, server.Config{SendRate: -1, SendBuffer: 4})
 	registerAliceAndBob(t, svc)
 	conv := wire.DirectConversationID("alice", "bob")
@@ -289,11 +292,7 @@ func (c *chunked) AppendMessages(ctx context.Context, msgs []server.Message, rec
 // that many, numbered without gaps, in order.
 func TestBatchStoredInChunks(t *testing.T) {
 	ctx := context.Background()
-	st, err := sqlite.Open(filepath.Join(t.TempDir(), "chat.db"), sqlite.Options{NoSync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
+	st := openStore(t)
 	store := &chunked{Store: st, max: 3}
 	svc := serviceOn(t, store, server.Config{SendRate: -1})
 	registerAliceAndBob(t, svc)
