@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/chatterm/chat/server"
-	"github.com/chatterm/chat/wire"
+	"github.com/chatterm/chat/server/sqlite"
 )
 
 // TestBatchWithFailingJobs sends many appends at once, a third of them bound to
@@ -21,12 +21,7 @@ func TestBatchWithFailingJobs(t *testing.T) {
 	s := MustOpen(t)
 	ctx := context.Background()
 	now := time.Now()
-	conv := wire.DirectConversationID("a", "b")
-	if err := s.CreateConversation(ctx, server.Conversation{ID: conv, Type: wire.Direct, CreatedAt: now}, []server.Participant{
-		{ConversationID: conv, UserID: "a", Role: wire.RoleMember, JoinedAt: now},
-		{ConversationID: conv, UserID: "b", Role: wire.RoleMember, JoinedAt: now}}); err != nil {
-		t.Fatal(err)
-	}
+	conv := sqlite.CreateDirect(t, s, "a", "b")
 	msg := func(seq int64, id string) server.Message {
 		return server.Message{ConversationID: conv, SeqNo: seq, MessageID: id, SenderID: "a", ReceiverID: "b", Content: id, Timestamp: now}
 	}

@@ -37,10 +37,9 @@ type Store struct {
 	jobs      chan *job
 	closeOnce sync.Once
 	done      chan struct{}
-	stmts     map[string]*sql.Stmt
 
-	txStmtsFor *sql.Tx              // the transaction txStmts belong to (writer goroutine only)
-	txStmts    map[string]*sql.Stmt // hot statements bound to txStmtsFor
+	wconn    *writerConnector
+	hotStmts hotSet // writer goroutine only
 
 	reads sync.Map // query text → *sql.Stmt prepared on r
 	scan  archiveScan
@@ -65,17 +64,6 @@ func Open(path string, opt Options) (*Store, error) {
 		sync = "NORMAL"
 	}
 	dsn := fmt.Sprintf("file:%s?_journal_mode=WAL&_synchronous=%s&_busy_timeout=10000&_txlock=immediate&cache=private", path, sync)
-	w, err := sql.Open("sqlite3", dsn)
-	if err != nil {
-		return nil, fmt.Errorf("open %s: %w", path, err)
-	}
-	w.SetMaxOpenConns(1)
-	w.SetMaxIdleConns(1)
-	w.SetConnMaxLifetime(0)
-	if err := migrate(w); err != nil {
-		w.Close()
-		return nil, fmt.Errorf("migrate %s: %w", path, err)
-	}
 	// Checkpoint every 10,000 WAL pages (40 MB) instead of 1,000: the hot pages
 	// (conversations, statuses, the upper B-tree levels) are rewritten by every
 	// batch, and a longer WAL copies each of them into the database once per
@@ -88,11 +76,14 @@ func Open(path string, opt Options) (*Store, error) {
 	// dropped was read back with a system call (strace -c under chatbench
 	// throughput: 33,600–39,600 pread64 in 3 s against 9,800–9,900;
 	// BenchmarkSendBatchAndAck 9.7–9.8 → 9.1 µs of CPU per message).
-	for _, pragma := range []string{"PRAGMA wal_autocheckpoint = 10000", "PRAGMA cache_size = -65536"} {
-		if _, err := w.Exec(pragma); err != nil {
-			w.Close()
-			return nil, fmt.Errorf("%s on %s: %w", pragma, path, err)
-		}
+	wconn := &writerConnector{dsn: dsn, pragmas: []string{"PRAGMA wal_autocheckpoint = 10000", "PRAGMA cache_size = -65536"}}
+	w := sql.OpenDB(wconn)
+	w.SetMaxOpenConns(1)
+	w.SetMaxIdleConns(1)
+	w.SetConnMaxLifetime(0)
+	if err := migrate(w); err != nil {
+		w.Close()
+		return nil, fmt.Errorf("migrate %s: %w", path, err)
 	}
 	r, err := sql.Open("sqlite3", fmt.Sprintf("file:%s?_journal_mode=WAL&_busy_timeout=10000&_query_only=1", path))
 	if err != nil {
@@ -101,8 +92,9 @@ func Open(path string, opt Options) (*Store, error) {
 	}
 	r.SetMaxOpenConns(8)
 	r.SetMaxIdleConns(8)
-	s := &Store{w: w, r: r, now: opt.Now, jobs: make(chan *job, 4096), done: make(chan struct{}), stmts: map[string]*sql.Stmt{}, txStmts: map[string]*sql.Stmt{}}
+	s := &Store{w: w, r: r, now: opt.Now, jobs: make(chan *job, 4096), done: make(chan struct{}), wconn: wconn}
 	if err := s.prepare(); err != nil {
+		s.closeHot()
 		s.w.Close()
 		s.r.Close()
 		return nil, err
@@ -153,6 +145,7 @@ func (s *Store) Close() error {
 	s.closeOnce.Do(func() {
 		close(s.jobs)
 		<-s.done
+		s.closeHot()
 	})
 	s.reads.Range(func(_, st any) bool {
 		st.(*sql.Stmt).Close()
@@ -286,8 +279,8 @@ func (s *Store) commitFast(batch []*job) (done bool, err error) {
 	return true, nil
 }
 
-// Prepared statements for the hot path, keyed by name.
-var hotStatements = map[string]string{
+// The send path's statements (see hot.go), by name.
+var hotQueries = map[string]string{
 	"msgByID": `SELECT seq_no, sender_id, receiver_id, content, ts, s3_ref, attachment FROM messages WHERE conversation_id = ? AND message_id = ?`,
 	"insertMsg": `INSERT INTO messages (conversation_id, seq_no, message_id, sender_id, receiver_id, content, ts, attachment)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
@@ -306,32 +299,19 @@ var hotStatements = map[string]string{
 	"advancePending": `UPDATE pending_deliveries SET first_undelivered_seq = ?3 + 1 WHERE receiver_id = ?1 AND conversation_id = ?2 AND first_undelivered_seq <= ?3`,
 }
 
+// prepare prepares the send path's statements on the writer's connection
+// before the writer starts, so that a mistake in one fails Open.
 func (s *Store) prepare() error {
-	for name, q := range hotStatements {
-		st, err := s.w.Prepare(q)
-		if err != nil {
-			return fmt.Errorf("prepare %s: %w", name, err)
+	// The connection opens on first use.
+	if err := s.w.Ping(); err != nil {
+		return fmt.Errorf("connect: %w", err)
+	}
+	for name := range hotQueries {
+		if err := s.hot(name).err; err != nil {
+			return err
 		}
-		s.stmts[name] = st
 	}
 	return nil
-}
-
-// stmt returns the named hot statement bound to tx, made once per transaction:
-// tx.Stmt costs allocations and locks, and a batch runs the same few statements
-// hundreds of times. Only the writer goroutine runs transactions, so the cache
-// needs no lock.
-func (s *Store) stmt(tx *sql.Tx, name string) *sql.Stmt {
-	if s.txStmtsFor != tx {
-		s.txStmtsFor = tx
-		clear(s.txStmts)
-	}
-	st := s.txStmts[name]
-	if st == nil {
-		st = tx.Stmt(s.stmts[name])
-		s.txStmts[name] = st
-	}
-	return st
 }
 
 // query runs a read on the reader pool through a statement prepared once per

@@ -12,15 +12,15 @@ import (
 )
 
 func (s *Store) AppendMessage(ctx context.Context, m server.Message, receivers []string) error {
-	return s.write(ctx, func(tx *sql.Tx) error {
-		dup, err := s.insertMessage(tx, m)
+	return s.write(ctx, func(*sql.Tx) error {
+		dup, err := s.insertMessage(m)
 		if err != nil {
 			return err
 		}
 		if dup != nil {
 			return dup
 		}
-		return s.afterAppend(tx, m, m, receivers)
+		return s.afterAppend(m, m, receivers)
 	})
 }
 
@@ -31,10 +31,10 @@ var _ server.BatchAppender = (*Store)(nil)
 // once for the lot, which is most of what a batch saves.
 func (s *Store) AppendMessages(ctx context.Context, msgs []server.Message, receivers []string) ([]*server.DuplicateError, error) {
 	dups := make([]*server.DuplicateError, len(msgs))
-	err := s.write(ctx, func(tx *sql.Tx) error {
+	err := s.write(ctx, func(*sql.Tx) error {
 		first, last := -1, -1
 		for i, m := range msgs {
-			dup, err := s.insertMessage(tx, m)
+			dup, err := s.insertMessage(m)
 			if err != nil {
 				return err
 			}
@@ -49,7 +49,7 @@ func (s *Store) AppendMessages(ctx context.Context, msgs []server.Message, recei
 		if first < 0 {
 			return nil
 		}
-		return s.afterAppend(tx, msgs[first], msgs[last], receivers)
+		return s.afterAppend(msgs[first], msgs[last], receivers)
 	})
 	return dups, err
 }
@@ -62,17 +62,17 @@ func (s *Store) MaxAppend(int) int { return 1 << 16 }
 // original instead. Insert first: a new message is the common case, and the
 // unique keys on (conversation_id, seq_no) and (conversation_id, message_id)
 // decide the rest; only a conflict pays for the idempotency lookup.
-func (s *Store) insertMessage(tx *sql.Tx, m server.Message) (*server.DuplicateError, error) {
-	res, err := s.stmt(tx, "insertMsg").Exec(m.ConversationID, m.SeqNo, m.MessageID, m.SenderID, m.ReceiverID, m.Content, ns(m.Timestamp), m.Attachment)
+func (s *Store) insertMessage(m server.Message) (*server.DuplicateError, error) {
+	n, err := s.hot("insertMsg").exec(m.ConversationID, m.SeqNo, m.MessageID, m.SenderID, m.ReceiverID, m.Content, ns(m.Timestamp), m.Attachment)
 	if err != nil {
 		return nil, fmt.Errorf("insert message: %w", err)
 	}
-	if n, _ := res.RowsAffected(); n == 1 {
+	if n == 1 {
 		return nil, nil
 	}
 	var orig server.Message
 	var ts int64
-	err = s.stmt(tx, "msgByID").QueryRow(m.ConversationID, m.MessageID).Scan(&orig.SeqNo, &orig.SenderID, &orig.ReceiverID, &orig.Content, &ts, &orig.S3Ref, &orig.Attachment)
+	err = s.hot("msgByID").scanRow([]any{m.ConversationID, m.MessageID}, &orig.SeqNo, &orig.SenderID, &orig.ReceiverID, &orig.Content, &ts, &orig.S3Ref, &orig.Attachment)
 	if err == nil {
 		orig.ConversationID, orig.MessageID, orig.Timestamp = m.ConversationID, m.MessageID, fromNS(ts)
 		return &server.DuplicateError{Original: orig}, nil
@@ -87,27 +87,27 @@ func (s *Store) insertMessage(tx *sql.Tx, m server.Message) (*server.DuplicateEr
 // boundaries up to it (a reply implies read) and the receivers' pending rows to
 // cover first..last, once the rows from first to last are inserted. A first at
 // or below last_seq fails the job, so its inserts roll back with it.
-func (s *Store) afterAppend(tx *sql.Tx, first, last server.Message, receivers []string) error {
-	res, err := s.stmt(tx, "updateConv").Exec(last.SeqNo, last.Content, last.SenderID, ns(last.Timestamp), last.ConversationID, first.SeqNo)
+func (s *Store) afterAppend(first, last server.Message, receivers []string) error {
+	n, err := s.hot("updateConv").exec(last.SeqNo, last.Content, last.SenderID, ns(last.Timestamp), last.ConversationID, first.SeqNo)
 	if err != nil {
 		return fmt.Errorf("update conversation: %w", err)
 	}
-	if n, _ := res.RowsAffected(); n == 0 {
+	if n == 0 {
 		var one int
-		if err := s.stmt(tx, "convExists").QueryRow(last.ConversationID).Scan(&one); errors.Is(err, sql.ErrNoRows) {
+		if err := s.hot("convExists").scanRow([]any{last.ConversationID}, &one); errors.Is(err, sql.ErrNoRows) {
 			return server.ErrNotFound
 		} else if err != nil {
 			return fmt.Errorf("conversation lookup: %w", err)
 		}
 		return server.ErrSeqTaken // at or below last_seq
 	}
-	if _, err := s.stmt(tx, "upsertStatus").Exec(last.SenderID, last.ConversationID, last.SeqNo, last.SeqNo); err != nil {
+	if _, err := s.hot("upsertStatus").exec(last.SenderID, last.ConversationID, last.SeqNo, last.SeqNo); err != nil {
 		return fmt.Errorf("sender status: %w", err)
 	}
 	if len(receivers) > 0 {
-		pending := s.stmt(tx, "upsertPending")
+		pending := s.hot("upsertPending")
 		for _, r := range receivers {
-			if _, err := pending.Exec(r, last.ConversationID, first.SeqNo, last.SeqNo); err != nil {
+			if _, err := pending.exec(r, last.ConversationID, first.SeqNo, last.SeqNo); err != nil {
 				return fmt.Errorf("pending delivery for %s: %w", r, err)
 			}
 		}
@@ -197,16 +197,16 @@ func (s *Store) AdvanceStatus(ctx context.Context, userID, convID string, delive
 	st := server.Status{UserID: userID, ConversationID: convID}
 	delivered = max(delivered, read)
 	var changed bool
-	err := s.write(ctx, func(tx *sql.Tx) error {
+	err := s.write(ctx, func(*sql.Tx) error {
 		var d, r int64
-		err := s.stmt(tx, "getStatus").QueryRow(userID, convID).Scan(&d, &r)
+		err := s.hot("getStatus").scanRow([]any{userID, convID}, &d, &r)
 		if err != nil && !errors.Is(err, sql.ErrNoRows) {
 			return fmt.Errorf("read status: %w", err)
 		}
 		st.LastDeliveredSeq, st.LastReadSeq = max(d, delivered), max(r, read)
 		changed = st.LastDeliveredSeq != d || st.LastReadSeq != r
 		if changed {
-			if _, err := s.stmt(tx, "upsertStatus").Exec(userID, convID, st.LastDeliveredSeq, st.LastReadSeq); err != nil {
+			if _, err := s.hot("upsertStatus").exec(userID, convID, st.LastDeliveredSeq, st.LastReadSeq); err != nil {
 				return fmt.Errorf("write status: %w", err)
 			}
 		}
@@ -214,12 +214,12 @@ func (s *Store) AdvanceStatus(ctx context.Context, userID, convID string, delive
 		// the sender's boundary (implicit read) without touching their pending row,
 		// so an ack below that boundary must still clear what it covers, or the
 		// acked messages come again on every reconnect.
-		res, err := s.stmt(tx, "clearPending").Exec(userID, convID, st.LastDeliveredSeq)
+		n, err := s.hot("clearPending").exec(userID, convID, st.LastDeliveredSeq)
 		if err != nil {
 			return fmt.Errorf("clear pending: %w", err)
 		}
-		if n, _ := res.RowsAffected(); n == 0 {
-			if _, err := s.stmt(tx, "advancePending").Exec(userID, convID, st.LastDeliveredSeq); err != nil {
+		if n == 0 {
+			if _, err := s.hot("advancePending").exec(userID, convID, st.LastDeliveredSeq); err != nil {
 				return fmt.Errorf("advance pending: %w", err)
 			}
 		}

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/chatterm/chat/server"
-	"github.com/chatterm/chat/wire"
+	"github.com/chatterm/chat/server/sqlite"
 )
 
 // A reply moves the sender's boundary past the message they replied to; their
@@ -16,12 +16,7 @@ func TestAckBelowImplicitReadClearsPending(t *testing.T) {
 	s := MustOpen(t)
 	ctx := context.Background()
 	now := time.Now()
-	conv := wire.DirectConversationID("a", "b")
-	if err := s.CreateConversation(ctx, server.Conversation{ID: conv, Type: wire.Direct, CreatedAt: now}, []server.Participant{
-		{ConversationID: conv, UserID: "a", Role: wire.RoleMember, JoinedAt: now},
-		{ConversationID: conv, UserID: "b", Role: wire.RoleMember, JoinedAt: now}}); err != nil {
-		t.Fatal(err)
-	}
+	conv := sqlite.CreateDirect(t, s, "a", "b")
 	send := func(seq int64, from, to string) {
 		t.Helper()
 		m := server.Message{ConversationID: conv, SeqNo: seq, MessageID: from + string(rune('0'+seq)), SenderID: from, ReceiverID: to, Content: "hi", Timestamp: now}
