@@ -71,12 +71,15 @@ func Open(path string, opt Options) (*Store, error) {
 	// Longer still was not better: at 50,000 the rarer checkpoints each stall the
 	// writer longer, and p99 at 10,000 msgs/s open loop rose by a quarter.
 	//
-	// The writer's page cache is 64 MB rather than 2: the newest leaves of a few
+	// The writer's page cache is 16 MB rather than 2: the newest leaves of a few
 	// hundred busy conversations, in two B-trees, outgrow 2 MB, and each page it
-	// dropped was read back with a system call (strace -c under chatbench
-	// throughput: 33,600–39,600 pread64 in 3 s against 9,800–9,900;
-	// BenchmarkSendBatchAndAck 9.7–9.8 → 9.1 µs of CPU per message).
-	wconn := &writerConnector{dsn: dsn, pragmas: []string{"PRAGMA wal_autocheckpoint = 10000", "PRAGMA cache_size = -65536"}}
+	// dropped was read back with a system call (strace -c over 3 s of chatbench
+	// throughput: 35,400 pread64 against 9,200; BenchmarkSendBatchAndAck 8.1–8.2
+	// → 7.4–8.0 µs of CPU per message). Not 64 MB: SQLite walks its page cache's
+	// hash table at the end of every transaction (pcache1TruncateUnsafe, seen
+	// with perf), which at 64 MB cost 3% more server CPU per message one at a
+	// time (chatbench latency at 12,000/s) and was no faster in batches.
+	wconn := &writerConnector{dsn: dsn, pragmas: []string{"PRAGMA wal_autocheckpoint = 10000", "PRAGMA cache_size = -16384"}}
 	w := sql.OpenDB(wconn)
 	w.SetMaxOpenConns(1)
 	w.SetMaxIdleConns(1)

@@ -40,8 +40,8 @@ func TestHotStatementsFollowANewConnection(t *testing.T) {
 		t.Fatal("the writer's connection was not replaced; the test proves nothing")
 	}
 	var cache int
-	if err := s.w.QueryRow("PRAGMA cache_size").Scan(&cache); err != nil || cache != -65536 {
-		t.Errorf("cache_size on the new connection = %d, %v; want -65536", cache, err)
+	if err := s.w.QueryRow("PRAGMA cache_size").Scan(&cache); err != nil || cache != -16384 {
+		t.Errorf("cache_size on the new connection = %d, %v; want -16384", cache, err)
 	}
 	got, err := s.ListMessages(ctx, conv, 0, 10)
 	if err != nil {
