@@ -64,13 +64,16 @@ func Open(path string, opt Options) (*Store, error) {
 		sync = "NORMAL"
 	}
 	dsn := fmt.Sprintf("file:%s?_journal_mode=WAL&_synchronous=%s&_busy_timeout=10000&_txlock=immediate&cache=private", path, sync)
-	// Checkpoint every 10,000 WAL pages (40 MB) instead of 1,000: the hot pages
-	// (conversations, statuses, the upper B-tree levels) are rewritten by every
-	// batch, and a longer WAL copies each of them into the database once per
-	// checkpoint instead of ten times (BenchmarkSendAndAck: about 15% less CPU).
-	// Longer still was not better: at 50,000 the rarer checkpoints each stall the
-	// writer longer, and p99 at 10,000 msgs/s open loop rose by a quarter.
-	//
+	// Checkpoint every 40,000 WAL pages (a WAL file of up to 160 MB) instead of
+	// SQLite's 1,000: the hot pages (each busy conversation's newest leaves, the
+	// conversations and statuses, the upper B-tree levels) are rewritten by
+	// every batch, and a longer WAL copies each into the database once per
+	// checkpoint rather than once per 1,000 pages. 10,000 took 15% off
+	// BenchmarkSendAndAck; 40,000 adds 6.5–7% to chatbench throughput (three
+	// rounds alternated with 10,000: 75,300–79,100 → 80,200–84,400 msgs/s, 4.5%
+	// less server CPU per message), since the writer is the bottleneck there. The
+	// price: each checkpoint stalls the writer longer, which showed in p99.9 at
+	// 10,000 msgs/s open loop (15–18 → 20–20.5 ms) but not in p99.
 	// The writer's page cache is 16 MB rather than 2: the newest leaves of a few
 	// hundred busy conversations, in two B-trees, outgrow 2 MB, and each page it
 	// dropped was read back with a system call (strace -c over 3 s of chatbench
@@ -79,7 +82,7 @@ func Open(path string, opt Options) (*Store, error) {
 	// hash table at the end of every transaction (pcache1TruncateUnsafe, seen
 	// with perf), which at 64 MB cost 3% more server CPU per message one at a
 	// time (chatbench latency at 12,000/s) and was no faster in batches.
-	wconn := &writerConnector{dsn: dsn, pragmas: []string{"PRAGMA wal_autocheckpoint = 10000", "PRAGMA cache_size = -16384"}}
+	wconn := &writerConnector{dsn: dsn, pragmas: []string{"PRAGMA wal_autocheckpoint = 40000", "PRAGMA cache_size = -16384"}}
 	w := sql.OpenDB(wconn)
 	w.SetMaxOpenConns(1)
 	w.SetMaxIdleConns(1)
