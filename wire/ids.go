@@ -3,6 +3,7 @@ package wire
 import (
 	"crypto/rand"
 	"strings"
+	"time"
 	"unicode/utf8"
 )
 
@@ -131,5 +132,31 @@ func MediaOwner(id string) string {
 // NewMediaID returns a fresh media_id for user.
 func NewMediaID(user string) string { return MediaPrefix + user + "/" + strings.ToLower(rand.Text()) }
 
-// NewMessageID returns a fresh, random message id (26 base32 characters).
-func NewMessageID() string { return strings.ToLower(rand.Text()) }
+// NewMessageID returns a fresh message id: 26 characters, the first 10 the
+// current Unix millisecond and the other 16 random (80 bits), all in lowercase
+// base32hex, whose digits sort in ASCII order. So ids made later sort later,
+// and the server's idempotency index, keyed by (conversation_id, message_id),
+// takes each new id at the end of its conversation's range: one leaf page
+// written per conversation and commit instead of a random one, which in a
+// large conversation is also a page read (BenchmarkSendBatchAndAck with
+// 26-character ids: 9.3–9.5 µs of CPU per message against 10.0–10.1 random).
+func NewMessageID() string { return newMessageID(time.Now()) }
+
+func newMessageID(now time.Time) string {
+	var b [26]byte
+	ms := uint64(now.UnixMilli())
+	for i := 9; i >= 0; i-- {
+		b[i] = base32hexLower[ms&31]
+		ms >>= 5
+	}
+	random := rand.Text() // 26 characters of the standard alphabet
+	for i := range 16 {
+		b[10+i] = base32hexLower[strings.IndexByte(base32Std, random[i])]
+	}
+	return string(b[:])
+}
+
+const (
+	base32Std      = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"
+	base32hexLower = "0123456789abcdefghijklmnopqrstuv"
+)
