@@ -400,7 +400,11 @@ func (s *Service) push(ctx context.Context, users []string, f wire.Frame, skip *
 		s.log.Error("encode frame", "type", f.Type, "err", err)
 		return nil
 	}
-	s.hub.deliver(users, OutFrame{Data: d, Queued: time.Now()}, skip)
+	out := OutFrame{Data: d, Queued: time.Now()}
+	if m := f.Message; f.Type == wire.TypeMessage && m != nil {
+		out.Message, out.ConversationID, out.SeqNo = true, m.ConversationID, m.SeqNo
+	}
+	s.hub.deliver(users, out, skip)
 	return s.publish(ctx, users, [][]byte{d})
 }
 

@@ -66,6 +66,7 @@ func Open(path string, opt Options) (*Store, error) {
 	if err := registerWALBuf(); err != nil {
 		return nil, err
 	}
+	// The writer's WAL writes go through walbuf.c (see walBufVFS).
 	dsn := fmt.Sprintf("file:%s?_journal_mode=WAL&_synchronous=%s&_busy_timeout=10000&_txlock=immediate&cache=private&vfs=%s", path, sync, walBufVFS)
 	// Checkpoint every 40,000 WAL pages (a WAL file of up to 160 MB) instead of
 	// SQLite's 1,000: the hot pages (each busy conversation's newest leaves, the
@@ -77,6 +78,7 @@ func Open(path string, opt Options) (*Store, error) {
 	// less server CPU per message), since the writer is the bottleneck there. The
 	// price: each checkpoint stalls the writer longer, which showed in p99.9 at
 	// 10,000 msgs/s open loop (15–18 → 20–20.5 ms) but not in p99.
+	//
 	// The writer's page cache is 16 MB rather than 2: the newest leaves of a few
 	// hundred busy conversations, in two B-trees, outgrow 2 MB, and each page it
 	// dropped was read back with a system call (strace -c over 3 s of chatbench
