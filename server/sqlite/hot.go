@@ -14,8 +14,9 @@ import (
 
 // The send path's statements (hotQueries) run hundreds of times per group
 // commit, and database/sql's layers around each call (its retry, locks,
-// argument conversion and result wrappers) cost as much as a third of what
-// SQLite spends inserting the row, with allocations to match. So the writer's
+// argument conversion and result wrappers) took 4.5% of the server's CPU in a
+// chatbench throughput profile, a fifth of SQLite's own step for the row, and
+// 15% of the bytes it allocated. So the writer's
 // connection is opened through writerConnector, which keeps the driver's
 // connection, and those statements are prepared on it and run through the
 // driver directly, inside the transaction database/sql began on that same

@@ -62,3 +62,29 @@ func TestHotStatementsFollowANewConnection(t *testing.T) {
 		t.Fatalf("resend of m2: %v, want the original at seq 2", err)
 	}
 }
+
+// TestAssign covers the conversions the send path's row scans use, and that a
+// column of another type is an error rather than a silent zero.
+func TestAssign(t *testing.T) {
+	var i64 int64
+	var i int
+	var str string
+	for _, c := range []struct {
+		dest, v any
+		check  func() bool
+	}{
+		{&i64, int64(7), func() bool { return i64 == 7 }},
+		{&i, int64(8), func() bool { return i == 8 }},
+		{&str, "text", func() bool { return str == "text" }},
+		{&str, []byte("blob"), func() bool { return str == "blob" }},
+	} {
+		if err := assign(c.dest, c.v); err != nil || !c.check() {
+			t.Errorf("assign %T into %T: %v", c.v, c.dest, err)
+		}
+	}
+	for _, c := range []struct{ dest, v any }{{&i64, "7"}, {&i, 1.5}, {&str, int64(1)}, {new(float64), int64(1)}} {
+		if err := assign(c.dest, c.v); err == nil {
+			t.Errorf("assign %T into %T: no error", c.v, c.dest)
+		}
+	}
+}
