@@ -71,7 +71,7 @@ func TestAssign(t *testing.T) {
 	var str string
 	for _, c := range []struct {
 		dest, v any
-		check  func() bool
+		check   func() bool
 	}{
 		{&i64, int64(7), func() bool { return i64 == 7 }},
 		{&i, int64(8), func() bool { return i == 8 }},
