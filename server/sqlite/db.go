@@ -66,8 +66,10 @@ func Open(path string, opt Options) (*Store, error) {
 	if err := registerWALBuf(); err != nil {
 		return nil, err
 	}
-	// The writer's WAL writes go through walbuf.c (see walBufVFS).
-	dsn := fmt.Sprintf("file:%s?_journal_mode=WAL&_synchronous=%s&_busy_timeout=10000&_txlock=immediate&cache=private&vfs=%s", path, sync, walBufVFS)
+	dsn := fmt.Sprintf("file:%s?_journal_mode=WAL&_synchronous=%s&_busy_timeout=10000&_txlock=immediate&cache=private", path, sync)
+	if walBufVFS != "" {
+		dsn += "&vfs=" + walBufVFS // the writer's WAL writes go through walbuf_linux.c
+	}
 	// Checkpoint every 40,000 WAL pages (a WAL file of up to 160 MB) instead of
 	// SQLite's 1,000: the hot pages (each busy conversation's newest leaves, the
 	// conversations and statuses, the upper B-tree levels) are rewritten by

@@ -2,7 +2,7 @@
 // to a write-ahead log are gathered and handed to the system as one write.
 //
 // SQLite writes each WAL frame with two calls, its 24-byte header and then the
-// page, so a commit of 280 pages costs 560 pwrite system calls (see walbuf.go
+// page, so a commit of 280 pages costs 560 pwrite system calls (see walbuf_linux.go
 // for what that costs). Here the frames of a commit go to a buffer while they
 // follow one another in the file, and the buffer is written out
 //   - after the page of a commit frame (a frame header whose "database size"

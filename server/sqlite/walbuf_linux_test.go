@@ -12,10 +12,10 @@ import (
 )
 
 // TestWALFramesWrittenTogether stores one batch that dirties a hundred or so
-// pages: with walbuf.c its frames reach the file in a handful of writes (two
+// pages: with walbuf_linux.c its frames reach the file in a handful of writes (two
 // per page without it), readers on their own connections see every row at once,
 // and a store opened again on the same file finds them all. Without fsync at
-// commit (NoSync) nothing but the commit frame makes walbuf.c write its buffer
+// commit (NoSync) nothing but the commit frame makes walbuf_linux.c write its buffer
 // before SQLite shows the transaction to readers.
 func TestWALFramesWrittenTogether(t *testing.T) {
 	for _, noSync := range []bool{false, true} {
@@ -42,9 +42,9 @@ func walFramesWrittenTogether(t *testing.T, opt Options) {
 	if _, err := s.AppendMessages(ctx, msgs, []string{"b"}); err != nil {
 		t.Fatal(err)
 	}
-	// About 110 pages of 4 KiB: 4 writes of up to 128 KiB, 220 without walbuf.c.
+	// About 110 pages of 4 KiB: 4 writes of up to 128 KiB, 220 without walbuf_linux.c.
 	if writes := walWrites() - before; writes > 10 {
-		t.Errorf("a commit of %d messages of 2 KB took %d WAL writes; want a few (two per page without walbuf.c)", n, writes)
+		t.Errorf("a commit of %d messages of 2 KB took %d WAL writes; want a few (two per page without walbuf_linux.c)", n, writes)
 	}
 	check := func(s *Store) {
 		t.Helper()
