@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/chatterm/chat/client"
+	"github.com/chatterm/chat/internal/testenv"
 	"github.com/chatterm/chat/localstore"
 	"github.com/chatterm/chat/server/servertest"
 )
@@ -25,7 +26,7 @@ func BenchmarkSessionRoundTrip(b *testing.B) {
 	}
 	alice := benchDevice(b, aliceAPI, "alice")
 	bob := benchDevice(b, bobAPI, "bob")
-	waitUntil(b, func() bool {
+	testenv.WaitFor(b, time.Minute, func() bool {
 		return alice.State().Status == client.Connected && bob.State().Status == client.Connected
 	})
 	b.ResetTimer()
@@ -35,7 +36,7 @@ func BenchmarkSessionRoundTrip(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	waitUntil(b, func() bool {
+	testenv.WaitFor(b, time.Minute, func() bool {
 		n, _ := bob.Store().LatestSeq(context.Background(), conv.ConversationID)
 		return n >= int64(b.N) && alice.State().Unsent == 0
 	})
@@ -70,14 +71,4 @@ func benchDevice(b *testing.B, api *client.API, user string) *client.Session {
 		store.Close()
 	})
 	return sess
-}
-
-func waitUntil(b *testing.B, cond func() bool) {
-	deadline := time.Now().Add(60 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			b.Fatal("timed out")
-		}
-		time.Sleep(time.Millisecond)
-	}
 }

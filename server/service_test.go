@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chatterm/chat/internal/testenv"
 	"github.com/chatterm/chat/server"
 	"github.com/chatterm/chat/server/inmem"
 	"github.com/chatterm/chat/server/sqlite"
@@ -203,14 +204,14 @@ func TestAckFoldedWhenQueueFull(t *testing.T) {
 	// there and what he sends next stays queued.
 	unlock := svc.LockConversation(conv)
 	svc.HandleFrame(bob, wire.Frame{Type: wire.TypeSend, ID: "b0", ConversationID: conv, MessageID: "b0", Content: "held"})
-	waitUntil(t, func() bool { return svc.InFlight() == 1 })
+	testenv.WaitFor(t, 5*time.Second, func() bool { return svc.InFlight() == 1 })
 	svc.HandleFrame(bob, wire.Frame{Type: wire.TypeAck, ConversationID: conv, SeqNo: 1})
 	for i := 1; i <= 3; i++ { // the queue's bound is 4
 		svc.HandleFrame(bob, wire.Frame{Type: wire.TypeSend, ID: "b" + strconv.Itoa(i), ConversationID: conv, MessageID: "b" + strconv.Itoa(i), Content: "queued"})
 	}
 	svc.HandleFrame(bob, wire.Frame{Type: wire.TypeAck, ConversationID: conv, SeqNo: 3})
 	unlock()
-	waitUntil(t, func() bool {
+	testenv.WaitFor(t, 5*time.Second, func() bool {
 		st, err := store.ListStatuses(ctx, conv, []string{"bob"})
 		return err == nil && st[0].LastDeliveredSeq >= 3
 	})
@@ -218,17 +219,6 @@ func TestAckFoldedWhenQueueFull(t *testing.T) {
 	defer mu.Unlock()
 	if len(errs) > 0 {
 		t.Fatalf("bob got errors: %v", errs)
-	}
-}
-
-func waitUntil(t *testing.T, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not met in 5 s")
-		}
-		time.Sleep(time.Millisecond)
 	}
 }
 

@@ -6,6 +6,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/chatterm/chat/internal/testenv"
 )
 
 func TestRunsEveryFunctionOnce(t *testing.T) {
@@ -39,26 +41,15 @@ func TestKeepsAtMostMaxIdle(t *testing.T) {
 	}
 	close(release)
 	wg.Wait()
-	waitFor(t, func() bool { return p.Parked() == 3 })
+	testenv.WaitFor(t, 5*time.Second, func() bool { return p.Parked() == 3 })
 
 	before := runtime.NumGoroutine()
 	done := make(chan struct{})
 	p.Go(func() { close(done) })
 	<-done
-	waitFor(t, func() bool { return p.Parked() == 3 })
+	testenv.WaitFor(t, 5*time.Second, func() bool { return p.Parked() == 3 })
 	if after := runtime.NumGoroutine(); after > before {
 		t.Fatalf("a burst after the first started a goroutine: %d goroutines, then %d", before, after)
-	}
-}
-
-func waitFor(t *testing.T, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not met in 5s")
-		}
-		time.Sleep(time.Millisecond)
 	}
 }
 

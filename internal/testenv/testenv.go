@@ -1,5 +1,6 @@
-// Package testenv gives integration tests the services that scripts/services.sh
-// starts (Redis, and moto for DynamoDB and S3), named by environment variables.
+// Package testenv gives tests what several packages need: the services that
+// scripts/services.sh starts (Redis, and moto for DynamoDB and S3), named by
+// environment variables, and a way to wait for a condition (wait.go).
 package testenv
 
 import (

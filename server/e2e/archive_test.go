@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chatterm/chat/internal/testenv"
 	"github.com/chatterm/chat/server/node"
 	"github.com/chatterm/chat/server/servertest"
 )
@@ -41,7 +42,7 @@ func TestColdTierIsTransparent(t *testing.T) {
 	for i := 1; i <= n; i++ {
 		alice.send(conv, fmt.Sprintf("m%d", i), fmt.Sprintf("old message %d", i))
 	}
-	waitFor(t, func() bool { return metric(t, srv, "chat_messages_archived_total") >= n })
+	testenv.WaitFor(t, wait, func() bool { return metric(t, srv, "chat_messages_archived_total") >= n })
 	h := bob.history(conv, 0, 100)
 	if len(h.Messages) != n {
 		t.Fatalf("history has %d messages", len(h.Messages))

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chatterm/chat/internal/testenv"
 	"github.com/chatterm/chat/server/node"
 	"github.com/chatterm/chat/server/servertest"
 	"github.com/chatterm/chat/wire"
@@ -191,7 +192,7 @@ func TestOfflineDeviceCatchesUpInOrder(t *testing.T) {
 	bws.write(wire.Frame{Type: wire.TypeAck, ConversationID: group, SeqNo: n / 3})
 	bws.write(wire.Frame{Type: wire.TypePing, ID: "p"})
 	bws.next(func(f wire.Frame) bool { return f.Type == wire.TypePong })
-	waitFor(t, func() bool {
+	testenv.WaitFor(t, wait, func() bool {
 		return alice.status(conv)["bob"].LastDeliveredSeq == n && alice.status(group)["bob"].LastDeliveredSeq == n/3
 	})
 	again := dial(t, bob)
@@ -659,17 +660,6 @@ func TestRegistrationModes(t *testing.T) {
 	}
 	if st := bob.do("GET", "/v1/me", nil, &e); st != 401 {
 		t.Fatalf("token after logout: %d", st)
-	}
-}
-
-func waitFor(t *testing.T, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(wait)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not met in time")
-		}
-		time.Sleep(10 * time.Millisecond)
 	}
 }
 

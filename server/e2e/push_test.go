@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chatterm/chat/internal/testenv"
 	"github.com/chatterm/chat/server/node"
 	"github.com/chatterm/chat/server/servertest"
 )
@@ -30,7 +31,7 @@ func TestPushToOfflineUsers(t *testing.T) {
 	cws := dial(t, carol) // carol is online: no push for her
 	alice.send(g, "m1", "lunch at noon?")
 	cws.next(isMessage(g))
-	waitFor(t, func() bool { mu.Lock(); defer mu.Unlock(); return len(got) > 0 })
+	testenv.WaitFor(t, wait, func() bool { mu.Lock(); defer mu.Unlock(); return len(got) > 0 })
 	time.Sleep(100 * time.Millisecond) // a push to carol would have arrived by now
 	mu.Lock()
 	defer mu.Unlock()
