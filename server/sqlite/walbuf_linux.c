@@ -120,6 +120,16 @@ static int flush(walbuf_file *p) {
 	return p->real->pMethods->xWrite(p->real, p->buf, n, p->off);
 }
 
+// FLUSH_OR_RETURN writes out p's buffer, returning its error from the caller:
+// what a method does before it hands a call to the file beneath.
+#define FLUSH_OR_RETURN(p) \
+	do { \
+		int rc_ = flush(p); \
+		if (rc_ != SQLITE_OK) { \
+			return rc_; \
+		} \
+	} while (0)
+
 static int wb_close(sqlite3_file *f) {
 	walbuf_file *p = (walbuf_file *)f;
 	int rc = flush(p);
@@ -131,10 +141,7 @@ static int wb_close(sqlite3_file *f) {
 
 static int wb_read(sqlite3_file *f, void *data, int n, sqlite3_int64 off) {
 	walbuf_file *p = (walbuf_file *)f;
-	int rc = flush(p);
-	if (rc != SQLITE_OK) {
-		return rc;
-	}
+	FLUSH_OR_RETURN(p);
 	return p->real->pMethods->xRead(p->real, data, n, off);
 }
 
@@ -173,28 +180,19 @@ static int wb_write(sqlite3_file *f, const void *data, int n, sqlite3_int64 off)
 
 static int wb_truncate(sqlite3_file *f, sqlite3_int64 size) {
 	walbuf_file *p = (walbuf_file *)f;
-	int rc = flush(p);
-	if (rc != SQLITE_OK) {
-		return rc;
-	}
+	FLUSH_OR_RETURN(p);
 	return p->real->pMethods->xTruncate(p->real, size);
 }
 
 static int wb_sync(sqlite3_file *f, int flags) {
 	walbuf_file *p = (walbuf_file *)f;
-	int rc = flush(p);
-	if (rc != SQLITE_OK) {
-		return rc;
-	}
+	FLUSH_OR_RETURN(p);
 	return p->real->pMethods->xSync(p->real, flags);
 }
 
 static int wb_file_size(sqlite3_file *f, sqlite3_int64 *size) {
 	walbuf_file *p = (walbuf_file *)f;
-	int rc = flush(p);
-	if (rc != SQLITE_OK) {
-		return rc;
-	}
+	FLUSH_OR_RETURN(p);
 	return p->real->pMethods->xFileSize(p->real, size);
 }
 
@@ -215,10 +213,7 @@ static int wb_check_reserved_lock(sqlite3_file *f, int *out) {
 
 static int wb_file_control(sqlite3_file *f, int op, void *arg) {
 	walbuf_file *p = (walbuf_file *)f;
-	int rc = flush(p);
-	if (rc != SQLITE_OK) {
-		return rc;
-	}
+	FLUSH_OR_RETURN(p);
 	return p->real->pMethods->xFileControl(p->real, op, arg);
 }
 
@@ -254,10 +249,7 @@ static int wb_shm_unmap(sqlite3_file *f, int deleteFlag) {
 
 static int wb_fetch(sqlite3_file *f, sqlite3_int64 off, int n, void **pp) {
 	walbuf_file *p = (walbuf_file *)f;
-	int rc = flush(p);
-	if (rc != SQLITE_OK) {
-		return rc;
-	}
+	FLUSH_OR_RETURN(p);
 	return p->real->pMethods->xFetch(p->real, off, n, pp);
 }
 
