@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The project's test command (README, and .ci/run calls it): starts the real
 # services the integration tests need (redis-server, moto), then runs every test —
-# unit, conformance on every backend, end to end on the embedded and the
-# production backend, a short fuzz of the protocol decoders, the benchmark
-# scenarios at a small size, and the tmux drive of the real binaries.
+# unit, conformance on every backend and end to end on the embedded backend under
+# the race detector, end to end on the production backend, a short fuzz of the
+# protocol decoders, the benchmark scenarios at a small size, and the tmux drive
+# of the real binaries.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -19,8 +20,11 @@ trap 'scripts/services.sh stop >/dev/null 2>&1 || true' EXIT
 echo "== go vet"
 go vet ./...
 
-echo "== go test (embedded backends, and Redis/DynamoDB/S3 suites against the services)"
-go test -count=1 -timeout 15m ./...
+# Under the race detector: the server hands every message between goroutines
+# (reader, worker, store writer, socket writers), and a race there is how a
+# message would be lost or duplicated. About three minutes here, against one.
+echo "== go test -race (embedded backends, and Redis/DynamoDB/S3 suites against the services)"
+go test -race -count=1 -timeout 20m ./...
 
 echo "== end-to-end tests on the production backend (DynamoDB + Redis + S3)"
 CHATSERVER_TEST_BACKEND=production go test -count=1 -timeout 15m ./server/e2e/
