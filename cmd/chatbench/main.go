@@ -2,7 +2,7 @@
 // drives the server over its real protocol (HTTP API and WebSocket) with many
 // simulated users on loopback, and compares it with a raw WebSocket echo.
 //
-//	chatbench [flags] scenario...   scenarios: echo throughput latency fanout idle history reconnect all
+//	chatbench [flags] scenario...   scenarios: echo throughput latency fanout idle history reconnect cli tui all
 //	chatbench serve --data-dir DIR  a node with the bench's settings (used for the child process)
 //
 // By default each scenario starts a fresh server as a child process (so its CPU
@@ -83,6 +83,10 @@ type bench struct {
 	historyDir     string
 	reconnectK     int
 	reconnectRate  float64
+	chatBin        string
+	cliRuns        int
+	tuiMessages    int
+	tuiRuns        int
 
 	runID string
 	dial  *dialer
@@ -162,8 +166,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&b.historyDir, "history-dir", "", "history: keep the seeded data directory here and reuse it on later runs")
 	fs.IntVar(&b.reconnectK, "reconnect-clients", 500, "reconnect: clients dropped at once")
 	fs.Float64Var(&b.reconnectRate, "reconnect-rate", 1000, "reconnect: messages/s, all senders together, sent to the dropped clients meanwhile")
+	fs.StringVar(&b.chatBin, "chat-bin", "", "cli, tui: the chat binary (default: chat beside chatbench, else on PATH)")
+	fs.IntVar(&b.cliRuns, "cli-runs", 300, "cli: runs of each chat send command (after 10 not counted)")
+	fs.IntVar(&b.tuiMessages, "tui-messages", 100000, "tui: messages in the cache (over 500 conversations)")
+	fs.IntVar(&b.tuiRuns, "tui-runs", 20, "tui: starts of the TUI (after 2 not counted)")
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: chatbench [flags] scenario...\n\nScenarios: echo throughput latency fanout idle history reconnect all\n(all = echo throughput latency fanout idle history reconnect)\n\nFlags:\n")
+		fmt.Fprintf(stderr, "Usage: chatbench [flags] scenario...\n\nScenarios: echo throughput latency fanout idle history reconnect cli tui all\n(all = echo throughput latency fanout idle history reconnect cli tui)\n\nFlags:\n")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -198,6 +206,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if b.historyPages < 1 || b.historyWarmup < 0 {
 		return fmt.Errorf("--history-pages must be at least 1 and --history-warmup at least 0")
 	}
+	if b.cliRuns < 1 || b.tuiRuns < 1 {
+		return fmt.Errorf("--cli-runs and --tui-runs must be at least 1")
+	}
+	if b.tuiMessages < 1 {
+		return fmt.Errorf("--tui-messages must be at least 1, not %d", b.tuiMessages)
+	}
 	if b.size < 20 || b.size > 16000 {
 		return fmt.Errorf("--size must be between 20 and 16000 bytes")
 	}
@@ -210,15 +224,15 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return errors.New("name at least one scenario")
 	}
 	if len(scenarios) == 1 && scenarios[0] == "all" {
-		scenarios = []string{"echo", "throughput", "latency", "fanout", "idle", "history", "reconnect"}
+		scenarios = []string{"echo", "throughput", "latency", "fanout", "idle", "history", "reconnect", "cli", "tui"}
 	}
 	known := map[string]func(context.Context) error{
 		"echo": b.echo, "throughput": b.throughput, "latency": b.latency, "fanout": b.fanout,
-		"idle": b.idle, "history": b.history, "reconnect": b.reconnect,
+		"idle": b.idle, "history": b.history, "reconnect": b.reconnect, "cli": b.cli, "tui": b.tui,
 	}
 	for _, s := range scenarios {
 		if known[s] == nil {
-			return fmt.Errorf("unknown scenario %q (want echo, throughput, latency, fanout, idle, history, reconnect or all)", s)
+			return fmt.Errorf("unknown scenario %q (want echo, throughput, latency, fanout, idle, history, reconnect, cli, tui or all)", s)
 		}
 	}
 	raiseFileLimit()

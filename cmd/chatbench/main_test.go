@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -21,14 +22,8 @@ func TestScenariosRunInProcess(t *testing.T) {
 	if err := run(context.Background(), args, &stdout, &stderr); err != nil {
 		t.Fatalf("chatbench: %v\n%s", err, stderr.String())
 	}
-	data, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var rep Report
-	if err := json.Unmarshal(data, &rep); err != nil {
-		t.Fatal(err)
-	}
+	readJSON(t, out, &rep)
 	for _, s := range []string{"echo", "throughput", "latency", "fanout", "idle", "history", "reconnect"} {
 		if rep.Scenarios[s] == nil {
 			t.Errorf("no %s result in the JSON", s)
@@ -64,14 +59,8 @@ func runThroughput(t *testing.T, flags ...string) ChatResult {
 	if err := run(context.Background(), append(args, "throughput"), &stdout, &stderr); err != nil {
 		t.Fatalf("chatbench: %v\n%s", err, stderr.String())
 	}
-	data, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var rep struct{ Scenarios map[string]ChatResult }
-	if err := json.Unmarshal(data, &rep); err != nil {
-		t.Fatal(err)
-	}
+	readJSON(t, out, &rep)
 	return rep.Scenarios["throughput"]
 }
 
@@ -87,6 +76,10 @@ func TestBadArguments(t *testing.T) {
 		{"--server-max-in-flight", "-1", "throughput"},
 		{"--history-warmup", "-1", "history"},
 		{"--history-pages", "0", "history"},
+		{"--cli-runs", "0", "cli"},
+		{"--tui-runs", "0", "tui"},
+		{"--tui-messages", "0", "tui"},
+		{"--chat-bin", "/nonexistent/chat", "cli"},
 	} {
 		var stdout, stderr bytes.Buffer
 		if err := run(context.Background(), args, &stdout, &stderr); err == nil {
@@ -113,5 +106,81 @@ func TestOverloadedSendsAreSentAgain(t *testing.T) {
 	}
 	if thr.Errors != 0 || thr.Lost != 0 || thr.Disorder != 0 || thr.Stored != thr.Sent || thr.Delivered != thr.Stored {
 		t.Fatalf("throughput: %+v: want every send stored and delivered once, in order, without errors", thr)
+	}
+}
+
+// The cli scenario runs the real chat binary once per message and reports both
+// command shapes; every run must have printed the next seq_no.
+func TestCLIScenario(t *testing.T) {
+	bin := buildChat(t)
+	out := filepath.Join(t.TempDir(), "out.json")
+	var stdout, stderr bytes.Buffer
+	args := []string{"--inproc", "--tmp", t.TempDir(), "--json", out, "--chat-bin", bin, "--cli-runs", "5", "cli"}
+	if err := run(context.Background(), args, &stdout, &stderr); err != nil {
+		t.Fatalf("chatbench: %v\n%s", err, stderr.String())
+	}
+	var rep struct{ Scenarios struct{ CLI CLIResult } }
+	readJSON(t, out, &rep)
+	for _, shape := range []string{"send --to", "send --group"} {
+		if p := rep.Scenarios.CLI.Send[shape]; p.Count != 5 || p.P50 <= 0 {
+			t.Errorf("%s: %+v, want 5 timed runs", shape, p)
+		}
+	}
+}
+
+// A binary that does not answer as chat does fails the scenario.
+func TestCLIScenarioChecksTheOutput(t *testing.T) {
+	echo, err := exec.LookPath("echo")
+	if err != nil {
+		t.Skip("no echo binary")
+	}
+	var stdout, stderr bytes.Buffer
+	err = run(context.Background(), []string{"--inproc", "--tmp", t.TempDir(), "--chat-bin", echo, "--cli-runs", "2", "cli"}, &stdout, &stderr)
+	if err == nil || !strings.Contains(err.Error(), "not a conversation id") {
+		t.Fatalf("got %v, want the cli scenario to refuse what echo printed", err)
+	}
+}
+
+// The tui scenario starts the real chat binary in tmux on a seeded cache and
+// reads both figures; each start must have painted the newest conversation and
+// logged its inbox load.
+func TestTUIScenario(t *testing.T) {
+	if _, err := exec.LookPath("tmux"); err != nil {
+		t.Skip("the tui scenario needs tmux on PATH (apt-get install tmux)")
+	}
+	bin := buildChat(t)
+	out := filepath.Join(t.TempDir(), "out.json")
+	var stdout, stderr bytes.Buffer
+	args := []string{"--tmp", t.TempDir(), "--json", out, "--chat-bin", bin, "--tui-messages", "600", "--tui-runs", "3", "tui"}
+	if err := run(context.Background(), args, &stdout, &stderr); err != nil {
+		t.Fatalf("chatbench: %v\n%s", err, stderr.String())
+	}
+	var rep struct{ Scenarios struct{ TUI TUIResult } }
+	readJSON(t, out, &rep)
+	r := rep.Scenarios.TUI
+	if r.Messages != 600 || r.InBinary.Count != 3 || r.OnScreen.Count != 3 || r.Baseline.Count != 3 || r.InBinary.P50 <= 0 || r.OnScreen.P50 < r.InBinary.P50 {
+		t.Errorf("%+v: want 3 timed starts (and 3 of the shell) over 600 messages, the wall clock above the binary's own", r)
+	}
+}
+
+// buildChat builds the chat binary the cli and tui scenarios run.
+func buildChat(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "chat")
+	if out, err := exec.Command("go", "build", "-o", bin, "github.com/chatterm/chat/cmd/chat").CombinedOutput(); err != nil {
+		t.Fatalf("build chat: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// readJSON decodes the report chatbench wrote to path into v.
+func readJSON(t *testing.T, path string, v any) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(data, v); err != nil {
+		t.Fatal(err)
 	}
 }
