@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -77,8 +78,8 @@ func (b *bench) tui(ctx context.Context) error {
 	pane := func(session, want string, cmd ...string) (time.Duration, error) {
 		start := time.Now()
 		args := append([]string{"-L", socket, "-f", "/dev/null", "new-session", "-d", "-s", session, "-x", "100", "-y", "30"}, cmd...)
-		if err := exec.CommandContext(ctx, tmux, args...).Run(); err != nil {
-			return 0, fmt.Errorf("start %s in tmux: %w", cmd[0], err)
+		if out, err := exec.CommandContext(ctx, tmux, args...).CombinedOutput(); err != nil {
+			return 0, fmt.Errorf("start %s in tmux: %w: %s", cmd[0], err, bytes.TrimSpace(out))
 		}
 		err := waitForPane(ctx, tmux, socket, session, want, 10*time.Second)
 		took := time.Since(start)
