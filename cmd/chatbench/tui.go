@@ -17,8 +17,8 @@ import (
 	"github.com/chatterm/chat/wire"
 )
 
-// tuiWarmup starts come first and are not counted (the first one starts the
-// tmux server and reads the binary and the cache from disk).
+// tuiWarmup starts come first and are not counted (the first ones read the
+// binary and the cache from disk).
 const tuiWarmup = 2
 
 // tuiConversations is how many conversations the cached messages are spread
@@ -72,12 +72,18 @@ func (b *bench) tui(ctx context.Context) error {
 
 	socket := "chatbench-" + b.runID // a tmux server of our own
 	defer exec.Command(tmux, "-L", socket, "kill-server").Run()
+	// A session that lives through the whole run keeps the server up between
+	// starts: a tmux server exits with its last session, and a start that races
+	// that exit fails ("server exited unexpectedly").
+	if out, err := exec.CommandContext(ctx, tmux, "-L", socket, "-f", "/dev/null", "new-session", "-d", "-s", "keep", "sleep", "86400").CombinedOutput(); err != nil {
+		return fmt.Errorf("start a tmux server: %w: %s", err, bytes.TrimSpace(out))
+	}
 	newest := tuiPeer(convs - 1) // the last conversation written is the top of the inbox
 	logPath := filepath.Join(home, "tui.log")
 	// pane starts cmd in a new tmux pane and says how long until the pane shows want.
 	pane := func(session, want string, cmd ...string) (time.Duration, error) {
 		start := time.Now()
-		args := append([]string{"-L", socket, "-f", "/dev/null", "new-session", "-d", "-s", session, "-x", "100", "-y", "30"}, cmd...)
+		args := append([]string{"-L", socket, "new-session", "-d", "-s", session, "-x", "100", "-y", "30"}, cmd...)
 		if out, err := exec.CommandContext(ctx, tmux, args...).CombinedOutput(); err != nil {
 			return 0, fmt.Errorf("start %s in tmux: %w: %s", cmd[0], err, bytes.TrimSpace(out))
 		}
