@@ -6,12 +6,16 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/coder/websocket"
 
 	"github.com/chatterm/chat/internal/testenv"
 	"github.com/chatterm/chat/server/dynamo"
 	"github.com/chatterm/chat/server/node"
+	"github.com/chatterm/chat/server/redis"
 	"github.com/chatterm/chat/server/servertest"
 	"github.com/chatterm/chat/wire"
 )
@@ -52,9 +56,16 @@ func (a *api) do(method, path string, body, out any) int {
 	return resp.StatusCode
 }
 
+// prodNode is a node started by productionNode.
+type prodNode struct {
+	alice, bob  *api
+	conv        string // alice and bob's direct conversation
+	redisPrefix string
+}
+
 // productionNode starts a node on DynamoDB (moto, tables of its own) and the
 // given Redis, with alice and bob registered and their direct conversation created.
-func productionNode(t *testing.T, redisAddr string) (alice, bob *api, conv string) {
+func productionNode(t *testing.T, redisAddr string) prodNode {
 	t.Helper()
 	endpoint := testenv.DynamoEndpoint(t)
 	t.Setenv("AWS_ACCESS_KEY_ID", "test")
@@ -71,22 +82,21 @@ func productionNode(t *testing.T, redisAddr string) (alice, bob *api, conv strin
 		c.Production = node.Production{DynamoEndpoint: endpoint, DynamoRegion: "t" + id, TablePrefix: "fault-" + id + "-",
 			CreateTables: true, RedisAddrs: []string{redisAddr}, RedisPrefix: "fault:" + id + ":"}
 	}))
-	alice, bob = &api{t: t, base: srv.URL}, &api{t: t, base: srv.URL}
+	n := prodNode{alice: &api{t: t, base: srv.URL}, bob: &api{t: t, base: srv.URL}, conv: wire.DirectConversationID("alice", "bob"), redisPrefix: "fault:" + id + ":"}
 	for _, u := range []struct {
 		a  *api
 		id string
-	}{{alice, "alice"}, {bob, "bob"}} {
+	}{{n.alice, "alice"}, {n.bob, "bob"}} {
 		var auth wire.AuthResponse
 		if st := u.a.do("POST", "/v1/register", wire.RegisterRequest{UserID: u.id, Password: "password-" + u.id}, &auth); st/100 != 2 {
 			t.Fatalf("register %s: %d", u.id, st)
 		}
 		u.a.token = auth.Token
 	}
-	conv = wire.DirectConversationID("alice", "bob")
-	if st := alice.do("POST", "/v1/conversations", wire.CreateConversationRequest{Type: wire.Direct, Members: []string{"bob"}}, nil); st/100 != 2 {
+	if st := n.alice.do("POST", "/v1/conversations", wire.CreateConversationRequest{Type: wire.Direct, Members: []string{"bob"}}, nil); st/100 != 2 {
 		t.Fatalf("create conversation: %d", st)
 	}
-	return alice, bob, conv
+	return n
 }
 
 // TestSendsSurviveRedisOutage runs a real node on DynamoDB (moto) and a Redis of
@@ -95,7 +105,8 @@ func productionNode(t *testing.T, redisAddr string) (alice, bob *api, conv strin
 // re-seed after Redis returns without its counters.
 func TestSendsSurviveRedisOutage(t *testing.T) {
 	r := startOwnRedis(t)
-	alice, bob, conv := productionNode(t, r.addr())
+	n := productionNode(t, r.addr())
+	alice, bob, conv := n.alice, n.bob, n.conv
 	var want int64
 	send := func(phase string) time.Duration {
 		t.Helper()
@@ -141,11 +152,43 @@ func TestSendsSurviveRedisOutage(t *testing.T) {
 func TestNodeStartsWithRedisDown(t *testing.T) {
 	r := startOwnRedis(t)
 	r.stop()
-	alice, _, conv := productionNode(t, r.addr())
+	n := productionNode(t, r.addr())
+	alice, conv := n.alice, n.conv
 	for i := int64(1); i <= 3; i++ {
 		var resp wire.SendResponse
 		if st := alice.do("POST", "/v1/conversations/"+conv+"/messages", wire.SendRequest{MessageID: fmt.Sprint("m", i), Content: "hi"}, &resp); st != http.StatusCreated || resp.SeqNo != i {
 			t.Fatalf("send %d with Redis down: status %d seq %d", i, st, resp.SeqNo)
 		}
 	}
+}
+
+// TestPresenceAddedWhenRedisReturns: a connection made while Redis is down gets
+// its registry entry once Redis is back, without reconnecting, so other nodes
+// see the user online again; and the entry goes when the connection does.
+func TestPresenceAddedWhenRedisReturns(t *testing.T) {
+	r := startOwnRedis(t)
+	n := productionNode(t, r.addr())
+	r.stop()
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	ws, _, err := websocket.Dial(ctx, strings.Replace(n.bob.base, "http", "ws", 1)+"/v1/ws",
+		&websocket.DialOptions{HTTPHeader: http.Header{"Authorization": {"Bearer " + n.bob.token}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.CloseNow()
+	// The hello frame comes after the registry was tried.
+	if _, data, err := ws.Read(ctx); err != nil || !strings.Contains(string(data), `"hello"`) {
+		t.Fatalf("first frame %q, %v; want hello", data, err)
+	}
+	r.start()
+	rc := client(t, redis.Options{Addrs: []string{r.addr()}, Prefix: n.redisPrefix, CallTimeout: 5 * time.Second,
+		ReadTimeout: 2 * time.Second, WriteTimeout: 2 * time.Second, DialTimeout: 2 * time.Second})
+	online := func() bool {
+		where, err := rc.Registry().Nodes(ctx, []string{"bob"})
+		return err == nil && len(where["bob"]) == 1
+	}
+	testenv.WaitFor(t, 20*time.Second, online)
+	ws.Close(websocket.StatusNormalClosure, "")
+	testenv.WaitFor(t, 10*time.Second, func() bool { return !online() })
 }
