@@ -23,11 +23,10 @@ go vet ./...
 # Under the race detector: the server hands every message between goroutines
 # (reader, worker, store writer, socket writers), and a race there is how a
 # message would be lost or duplicated. The suites against Redis, moto and S3
-# run after, apart and without it: beside race-instrumented tests moto slowed
-# down enough that the SDK retried committed transactions whose answers it
-# failed to read ("use of closed network connection" on a 200), and moto
-# refused the retry as a duplicate (DynamoDB answers one by its
-# ClientRequestToken), failing a test now and then.
+# run after, apart and without it: they wait on those services with short
+# timeouts, and race-instrumented tests beside them loaded the machine enough
+# to miss some (which found two bugs: server/dynamo/answered.go and the
+# registry retry in server/delivery.go).
 services='/server/(dynamo|redis|s3)$'
 echo "== go test -race (everything but the suites against the services)"
 go test -race -count=1 -timeout 20m $(go list ./... | grep -Ev "$services")

@@ -153,6 +153,7 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 			do.BaseEndpoint = aws.String(o.Endpoint)
 		}
 		do.DisableValidateResponseChecksum = o.SkipResponseChecksum
+		do.APIOptions = append(do.APIOptions, answeredWrites)
 		if o.SerialWrites {
 			do.APIOptions = append(do.APIOptions, serialWrites(new(sync.Mutex)))
 		}
