@@ -1,15 +1,10 @@
 package dynamo_test
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"io"
+	"net"
 	"net/http"
-	"net/http/httptest"
-	"net/http/httputil"
-	"net/url"
-	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -19,54 +14,21 @@ import (
 	"github.com/chatterm/chat/wire"
 )
 
-// answerCut opens a store through a proxy in front of the test DynamoDB that,
-// once armed, applies the first request of the given operation whose body
-// contains marker and answers it with the real status and headers but only
-// half the body, then closes the connection: the write is made and answered
-// 200, and the caller cannot read the answer. calls counts the requests of
-// that operation with marker that reached the proxy while armed. (The SDK's
-// error is "unexpected EOF" here, which it does not retry; against moto under
-// load it was "use of closed network connection", which it does. Both are
-// answers with status 200, which is all answeredWrites looks at.)
+// answerCut is answerFault that answers with the real status and headers but
+// only half the body: the write is made and answered 200, and the caller
+// cannot read the answer. (The SDK's error is "unexpected EOF" here, which it
+// does not retry; against moto under load it was "use of closed network
+// connection", which it does. Both are answers with status 200, which is all
+// answeredWrites looks at.)
 func answerCut(t *testing.T, op, marker string) (s *dynamo.Store, armed *atomic.Bool, calls *atomic.Int32) {
 	t.Helper()
-	target, err := url.Parse(endpoint(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	forward := httputil.NewSingleHostReverseProxy(target)
-	armed, calls = new(atomic.Bool), new(atomic.Int32)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if armed.Load() && strings.HasSuffix(r.Header.Get("X-Amz-Target"), "."+op) {
-			body, _ := io.ReadAll(r.Body)
-			r.Body = io.NopCloser(bytes.NewReader(body))
-			if bytes.Contains(body, []byte(marker)) && calls.Add(1) == 1 {
-				req, _ := http.NewRequestWithContext(r.Context(), r.Method, target.String()+r.URL.Path, bytes.NewReader(body))
-				req.Header = r.Header.Clone()
-				resp, err := http.DefaultClient.Do(req)
-				if err != nil {
-					http.Error(w, err.Error(), http.StatusBadGateway)
-					return
-				}
-				answer, _ := io.ReadAll(resp.Body)
-				resp.Body.Close()
-				c, _, err := w.(http.Hijacker).Hijack()
-				if err != nil {
-					return
-				}
-				defer c.Close()
-				fmt.Fprintf(c, "HTTP/1.1 %d %s\r\n", resp.StatusCode, http.StatusText(resp.StatusCode))
-				resp.Header.Del("Content-Length")
-				resp.Header.Write(c)
-				fmt.Fprintf(c, "Content-Length: %d\r\n\r\n", len(answer))
-				c.Write(answer[:len(answer)/2])
-				return
-			}
-		}
-		forward.ServeHTTP(w, r)
-	}))
-	t.Cleanup(srv.Close)
-	return open(t, dynamo.Options{Endpoint: srv.URL, CallTimeout: 30 * time.Second}), armed, calls
+	return answerFault(t, op, marker, func(c net.Conn, resp *http.Response, answer []byte) {
+		fmt.Fprintf(c, "HTTP/1.1 %d %s\r\n", resp.StatusCode, http.StatusText(resp.StatusCode))
+		resp.Header.Del("Content-Length")
+		resp.Header.Write(c)
+		fmt.Fprintf(c, "Content-Length: %d\r\n\r\n", len(answer))
+		c.Write(answer[:len(answer)/2])
+	})
 }
 
 // A transaction answered 200 whose answer is cut short is not sent again: it

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -19,41 +20,53 @@ import (
 	"github.com/chatterm/chat/wire"
 )
 
-// answerLost opens a store through a proxy in front of the test DynamoDB that,
-// once armed, applies the first request of the given operation whose body
-// contains marker and drops its answer (closes the connection), as a network
-// failure after the write would. dropped says whether it has.
-func answerLost(t *testing.T, op, marker string) (s *dynamo.Store, armed, dropped *atomic.Bool) {
+// answerFault opens a store through a proxy in front of the test DynamoDB
+// that, once armed, applies the first request of the given operation whose
+// body contains marker and then answers the caller with fault, given the
+// hijacked connection and the real answer: the write is made, and what the
+// caller hears is up to fault (the connection is closed after it). calls
+// counts the requests of that operation with marker that reached the proxy
+// while armed.
+func answerFault(t *testing.T, op, marker string, fault func(c net.Conn, resp *http.Response, answer []byte)) (s *dynamo.Store, armed *atomic.Bool, calls *atomic.Int32) {
 	t.Helper()
 	target, err := url.Parse(endpoint(t))
 	if err != nil {
 		t.Fatal(err)
 	}
 	forward := httputil.NewSingleHostReverseProxy(target)
-	armed, dropped = new(atomic.Bool), new(atomic.Bool)
+	armed, calls = new(atomic.Bool), new(atomic.Int32)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if armed.Load() && !dropped.Load() && strings.HasSuffix(r.Header.Get("X-Amz-Target"), "."+op) {
+		if armed.Load() && strings.HasSuffix(r.Header.Get("X-Amz-Target"), "."+op) {
 			body, _ := io.ReadAll(r.Body)
-			if bytes.Contains(body, []byte(marker)) {
-				dropped.Store(true)
-				// Applied upstream; the caller hears nothing.
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			if bytes.Contains(body, []byte(marker)) && calls.Add(1) == 1 {
 				req, _ := http.NewRequestWithContext(r.Context(), r.Method, target.String()+r.URL.Path, bytes.NewReader(body))
 				req.Header = r.Header.Clone()
-				if resp, err := http.DefaultClient.Do(req); err == nil {
-					io.Copy(io.Discard, resp.Body)
-					resp.Body.Close()
+				resp, err := http.DefaultClient.Do(req)
+				if err != nil {
+					http.Error(w, err.Error(), http.StatusBadGateway)
+					return
 				}
+				answer, _ := io.ReadAll(resp.Body)
+				resp.Body.Close()
 				if c, _, err := w.(http.Hijacker).Hijack(); err == nil {
+					fault(c, resp, answer)
 					c.Close()
 				}
 				return
 			}
-			r.Body = io.NopCloser(bytes.NewReader(body))
 		}
 		forward.ServeHTTP(w, r)
 	}))
 	t.Cleanup(srv.Close)
-	return open(t, dynamo.Options{Endpoint: srv.URL, CallTimeout: 30 * time.Second}), armed, dropped
+	return open(t, dynamo.Options{Endpoint: srv.URL, CallTimeout: 30 * time.Second}), armed, calls
+}
+
+// answerLost is answerFault that drops the answer (closes the connection), as
+// a network failure after the write would.
+func answerLost(t *testing.T, op, marker string) (s *dynamo.Store, armed *atomic.Bool, calls *atomic.Int32) {
+	t.Helper()
+	return answerFault(t, op, marker, func(net.Conn, *http.Response, []byte) {})
 }
 
 // aliceAndBob creates their direct conversation and returns its id.
@@ -71,7 +84,7 @@ func aliceAndBob(t *testing.T, s *dynamo.Store, now time.Time) string {
 // The move still counts as made by this call (changed), so its status push is
 // not lost.
 func TestAdvanceStatusAnswerLost(t *testing.T) {
-	s, armed, dropped := answerLost(t, "UpdateItem", "last_read_seq")
+	s, armed, calls := answerLost(t, "UpdateItem", "last_read_seq")
 	ctx := context.Background()
 	now := time.Now().UTC().Truncate(time.Millisecond)
 	conv := aliceAndBob(t, s, now)
@@ -85,7 +98,7 @@ func TestAdvanceStatusAnswerLost(t *testing.T) {
 	armed.Store(true)
 	st, changed, err := s.AdvanceStatus(ctx, "bob", conv, 2, 0)
 	must(t, err)
-	if !dropped.Load() {
+	if calls.Load() == 0 {
 		t.Fatal("no update answer was dropped: the test did not test anything")
 	}
 	if !changed || st.LastDeliveredSeq != 2 {
@@ -99,7 +112,7 @@ func TestAdvanceStatusAnswerLost(t *testing.T) {
 // transaction by its ClientRequestToken; a server that did not would fail its
 // conditions and take resolveBatch's own-write branch.)
 func TestAppendBatchAnswerLost(t *testing.T) {
-	s, armed, dropped := answerLost(t, "TransactWriteItems", "batch-2")
+	s, armed, calls := answerLost(t, "TransactWriteItems", "batch-2")
 	ctx := context.Background()
 	now := time.Now().UTC().Truncate(time.Millisecond)
 	conv := aliceAndBob(t, s, now)
@@ -111,7 +124,7 @@ func TestAppendBatchAnswerLost(t *testing.T) {
 	armed.Store(true)
 	dups, err := s.AppendMessages(ctx, batch, []string{"bob"})
 	must(t, err)
-	if !dropped.Load() {
+	if calls.Load() == 0 {
 		t.Fatal("no transaction answer was dropped: the test did not test anything")
 	}
 	for i, d := range dups {
