@@ -253,7 +253,8 @@ func TestSessionRecoversALostFrame(t *testing.T) {
 	})
 	send("lost")
 	last := send("m3")
-	bob.waitFor("the lost message", func() bool { return len(bob.cached(conv)) == 3 })
+	// Events follow the store's commit: wait for both.
+	bob.waitFor("the lost message", func() bool { return len(bob.cached(conv)) == 3 && len(bob.messageEvents()) >= 3 })
 	if dropped.Load() != 1 {
 		t.Fatal("the proxy dropped nothing: the test did not test anything")
 	}

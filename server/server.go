@@ -79,6 +79,17 @@ type Message struct {
 	S3Ref          string
 }
 
+// Preview is the last-message line a conversation keeps for m (the inbox
+// shows it): the content, or a mark for an attachment sent without text, the
+// same mark clients put in their own caches (localstore.Preview), so the two
+// agree whichever a device saw first.
+func (m Message) Preview() string {
+	if m.Content == "" && m.Attachment != "" {
+		return "[attachment]"
+	}
+	return m.Content
+}
+
 // Status is a user's tick boundaries in one conversation (seed 004).
 type Status struct {
 	UserID           string

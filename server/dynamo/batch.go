@@ -130,7 +130,7 @@ func (s *Store) batchItems(msgs []server.Message, stored []int, receivers, dropp
 		TableName: aws.String(s.t.conversations), Key: item{"conversation_id": sv(last.ConversationID)},
 		UpdateExpression:          aws.String("SET last_seq = :last, last_message_body = :b, last_message_sender = :snd, last_message_at = :t"),
 		ConditionExpression:       aws.String("attribute_exists(conversation_id) AND last_seq < :first"),
-		ExpressionAttributeValues: item{":first": nv(first.SeqNo), ":last": nv(last.SeqNo), ":b": sv(last.Content), ":snd": sv(last.SenderID), ":t": tv(last.Timestamp)},
+		ExpressionAttributeValues: item{":first": nv(first.SeqNo), ":last": nv(last.SeqNo), ":b": sv(last.Preview()), ":snd": sv(last.SenderID), ":t": tv(last.Timestamp)},
 	}}})
 	items = append(items, planned{kind: kindSender, user: last.SenderID, tx: types.TransactWriteItem{Update: s.senderUpdate(last, senderBoth)}})
 	for _, r := range receivers {

@@ -134,7 +134,7 @@ func (s *Store) appendItems(m server.Message, plan appendPlan) (items, later []p
 			TableName: aws.String(s.t.conversations), Key: convKey,
 			UpdateExpression:          aws.String("SET last_seq = :seq, last_message_body = :b, last_message_sender = :snd, last_message_at = :t"),
 			ConditionExpression:       aws.String("attribute_exists(conversation_id) AND last_seq < :seq"),
-			ExpressionAttributeValues: item{":seq": nv(m.SeqNo), ":b": sv(m.Content), ":snd": sv(m.SenderID), ":t": tv(m.Timestamp)},
+			ExpressionAttributeValues: item{":seq": nv(m.SeqNo), ":b": sv(m.Preview()), ":snd": sv(m.SenderID), ":t": tv(m.Timestamp)},
 		}}})
 	} else {
 		items = append(items, planned{kind: kindConversation, tx: types.TransactWriteItem{ConditionCheck: &types.ConditionCheck{

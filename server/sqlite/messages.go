@@ -88,7 +88,7 @@ func (s *Store) insertMessage(m server.Message) (*server.DuplicateError, error) 
 // cover first..last, once the rows from first to last are inserted. A first at
 // or below last_seq fails the job, so its inserts roll back with it.
 func (s *Store) afterAppend(first, last server.Message, receivers []string) error {
-	n, err := s.hot("updateConv").exec(last.SeqNo, last.Content, last.SenderID, ns(last.Timestamp), last.ConversationID, first.SeqNo)
+	n, err := s.hot("updateConv").exec(last.SeqNo, last.Preview(), last.SenderID, ns(last.Timestamp), last.ConversationID, first.SeqNo)
 	if err != nil {
 		return fmt.Errorf("update conversation: %w", err)
 	}

@@ -47,6 +47,7 @@ func Run(t *testing.T, newStore Factory, opt Options) {
 		}
 		testAppendBatch(t, s, ba)
 	})
+	t.Run("AttachmentPreview", func(t *testing.T) { testAttachmentPreview(t, newStore(t)) })
 	t.Run("History", func(t *testing.T) { testHistory(t, newStore(t)) })
 	t.Run("Status", func(t *testing.T) { testStatus(t, newStore(t)) })
 	t.Run("Inbox", func(t *testing.T) { testInbox(t, newStore(t)) })
@@ -506,6 +507,38 @@ func testAppendConcurrent(t *testing.T, s server.Store, opt Options) {
 	if conv.LastSeq != got[len(got)-1].SeqNo {
 		t.Fatalf("last_seq = %d, newest message %d", conv.LastSeq, got[len(got)-1].SeqNo)
 	}
+}
+
+// An attachment sent without text leaves a mark as the conversation's preview,
+// one message at a time and in a batch.
+func testAttachmentPreview(t *testing.T, s server.Store) {
+	ctx := context.Background()
+	c, members := direct("alice", "bob")
+	must(t, s.CreateConversation(ctx, c, members))
+	preview := func(want string) {
+		t.Helper()
+		conv, err := s.GetConversation(ctx, c.ID)
+		must(t, err)
+		if conv.LastMessageBody != want {
+			t.Fatalf("preview %q, want %q", conv.LastMessageBody, want)
+		}
+	}
+	pic := msg(c.ID, 1, "alice", "bob")
+	pic.Content, pic.Attachment = "", "media/alice/abcdefghijklmnop"
+	must(t, s.AppendMessage(ctx, pic, []string{"bob"}))
+	preview("[attachment]")
+	must(t, s.AppendMessage(ctx, msg(c.ID, 2, "bob", "alice"), []string{"alice"}))
+	preview("hello 2")
+	ba, ok := s.(server.BatchAppender)
+	if !ok {
+		return
+	}
+	text, pic2 := msg(c.ID, 3, "alice", "bob"), msg(c.ID, 4, "alice", "bob")
+	pic2.Content, pic2.Attachment = "", "media/alice/qrstuvwxyzabcdef"
+	if _, err := ba.AppendMessages(ctx, []server.Message{text, pic2}, []string{"bob"}); err != nil {
+		t.Fatal(err)
+	}
+	preview("[attachment]")
 }
 
 func testHistory(t *testing.T, s server.Store) {
