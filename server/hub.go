@@ -324,6 +324,21 @@ func (h *hub) deliver(users []string, f OutFrame, skip *Conn) {
 	}
 }
 
+// presences lists, when called, this node's connections as registry entries.
+func (h *hub) presences(nodeID string) func() []Presence {
+	return func() []Presence {
+		h.mu.RLock()
+		defer h.mu.RUnlock()
+		out := make([]Presence, 0, h.count.Load())
+		for u, set := range h.users {
+			for c := range set {
+				out = append(out, Presence{UserID: u, ConnID: c.ID, NodeID: nodeID})
+			}
+		}
+		return out
+	}
+}
+
 // online reports whether the user has a connection on this node.
 func (h *hub) online(user string) bool {
 	h.mu.RLock()

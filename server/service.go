@@ -141,7 +141,7 @@ func New(cfg Config) (*Service, error) {
 		return nil, fmt.Errorf("subscribe node %s: %w", cfg.NodeID, err)
 	}
 	if k, ok := cfg.Registry.(NodeKeeper); ok {
-		s.bg.Go(func() { k.Keep(ctx, cfg.NodeID) })
+		s.bg.Go(func() { k.Keep(ctx, cfg.NodeID, s.hub.presences(cfg.NodeID)) })
 	}
 	return s, nil
 }

@@ -2,7 +2,10 @@ package redis
 
 import (
 	"context"
+	"slices"
 	"time"
+
+	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/chatterm/chat/server"
 )
@@ -11,8 +14,10 @@ var _ server.NodeKeeper = (*Registry)(nil)
 
 // Keep heartbeats nodeID and reaps dead nodes until ctx ends. A node silent for
 // three heartbeats is dead: its connections leave the registry, so messages for
-// its users go to pending_deliveries instead of a channel nobody reads.
-func (r *Registry) Keep(ctx context.Context, nodeID string) {
+// its users go to pending_deliveries instead of a channel nobody reads. With
+// each heartbeat it also checks that this node's entries are still there (see
+// restore), and adds those of live again when they are not.
+func (r *Registry) Keep(ctx context.Context, nodeID string, live func() []server.Presence) {
 	every := r.c.o.HeartbeatEvery
 	if every <= 0 {
 		every = 5 * time.Second
@@ -23,6 +28,8 @@ func (r *Registry) Keep(ctx context.Context, nodeID string) {
 	for {
 		if err := r.heartbeat(ctx, nodeID, aliveFor); err != nil {
 			r.c.log.Debug("registry heartbeat", "node", nodeID, "err", err)
+		} else if err := r.restore(ctx, nodeID, live); err != nil {
+			r.c.log.Warn("restore this node's registry entries", "node", nodeID, "err", err)
 		} else if dead, err := r.deadNodes(ctx); err == nil {
 			for _, n := range dead {
 				if err := r.DropNode(ctx, n); err != nil {
@@ -38,6 +45,67 @@ func (r *Registry) Keep(ctx context.Context, nodeID string) {
 		case <-t.C:
 		}
 	}
+}
+
+// restoreChunk is how many entries one pipeline of restore adds.
+const restoreChunk = 512
+
+// restore adds this node's live connections to the registry again when the
+// registry has lost them. The marker registered:{node} tells: it is set by the
+// first heartbeat (after such a restore) and removed only with the node's
+// entries, by DropNode or by Redis losing its data (a flush, a failover to an
+// empty replica; it has no TTL, so volatile-lru never evicts it). Without this,
+// every user connected to the node would look offline to the other nodes until
+// they reconnected, their messages waiting in pending_deliveries meanwhile.
+func (r *Registry) restore(ctx context.Context, nodeID string, live func() []server.Presence) error {
+	marker := r.c.key("registered", nodeID)
+	var present int64
+	err := r.c.do(ctx, "registry marker", func(ctx context.Context) error {
+		var err error
+		present, err = r.c.rdb.Exists(ctx, marker).Result()
+		return err
+	})
+	if err != nil || present == 1 {
+		return err
+	}
+	var ps []server.Presence
+	if live != nil {
+		ps = live()
+	}
+	for chunk := range slices.Chunk(ps, restoreChunk) {
+		err := r.c.do(ctx, "registry restore", func(ctx context.Context) error {
+			_, err := r.c.rdb.Pipelined(ctx, func(pl goredis.Pipeliner) error {
+				for _, p := range chunk {
+					pl.HSet(ctx, r.c.key("reg", p.UserID), p.ConnID, p.NodeID)
+					pl.SAdd(ctx, r.c.key("node", p.NodeID), member(p))
+				}
+				return nil
+			})
+			return err
+		})
+		if err != nil {
+			return err // the marker is still missing: the next heartbeat tries again
+		}
+	}
+	// A connection that ended while its entry was being added again has had its
+	// Remove already: take the entry out.
+	if len(ps) > 0 {
+		now := make(map[server.Presence]bool, len(ps))
+		for _, p := range live() {
+			now[p] = true
+		}
+		for _, p := range ps {
+			if !now[p] {
+				if err := r.Remove(ctx, p); err != nil {
+					r.c.log.Debug("registry remove", "user", p.UserID, "err", err)
+				}
+			}
+		}
+		r.c.log.Info("added this node's connections to the registry again: its entries were lost", "node", nodeID, "connections", len(ps))
+	}
+	return r.c.do(ctx, "registry marker", func(ctx context.Context) error {
+		return r.c.rdb.Set(ctx, marker, "1", 0).Err()
+	})
 }
 
 // heartbeat marks the node alive for ttl and lists it among the known nodes.

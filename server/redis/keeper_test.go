@@ -2,9 +2,14 @@ package redis_test
 
 import (
 	"context"
+	"slices"
+	"sync"
 	"testing"
 	"time"
 
+	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/chatterm/chat/internal/testenv"
 	"github.com/chatterm/chat/server"
 	"github.com/chatterm/chat/server/redis"
 )
@@ -21,12 +26,12 @@ func TestKeeperReapsDeadNodes(t *testing.T) {
 	}
 	// "crashed" heartbeats for a moment, then stops, as a killed process would.
 	crashedCtx, crash := context.WithCancel(ctx)
-	go reg.Keep(crashedCtx, "crashed")
+	go reg.Keep(crashedCtx, "crashed", nil)
 	time.Sleep(2 * every)
 	crash()
 	aliveCtx, stop := context.WithCancel(ctx)
 	defer stop()
-	go reg.Keep(aliveCtx, "alive")
+	go reg.Keep(aliveCtx, "alive", nil)
 
 	deadline := time.Now().Add(5 * time.Second)
 	for {
@@ -44,5 +49,56 @@ func TestKeeperReapsDeadNodes(t *testing.T) {
 			t.Fatalf("the crashed node's connection was never reaped: %v", nodes)
 		}
 		time.Sleep(every)
+	}
+}
+
+// When Redis loses a node's entries (a flush, a failover to an empty replica),
+// the node's keeper adds its live connections again, and only those.
+func TestKeeperRestoresLostEntries(t *testing.T) {
+	const every = 50 * time.Millisecond
+	pfx := prefix(t)
+	reg := client(t, redis.Options{HeartbeatEvery: every, Prefix: pfx}).Registry()
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	var mu sync.Mutex
+	live := []server.Presence{{UserID: "alice", ConnID: "c1", NodeID: "n1"}, {UserID: "bob", ConnID: "c2", NodeID: "n1"}}
+	for _, p := range live {
+		if err := reg.Add(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		reg.Keep(ctx, "n1", func() []server.Presence {
+			mu.Lock()
+			defer mu.Unlock()
+			return slices.Clone(live)
+		})
+	}()
+	defer func() { stop(); <-done }()
+	time.Sleep(3 * every) // the keeper has seen the entries in place
+
+	// Redis loses this test's keys, and alice's connection ends meanwhile.
+	raw := goredis.NewClient(&goredis.Options{Addr: addr(t)})
+	defer raw.Close()
+	keys, err := raw.Keys(ctx, pfx+"*").Result()
+	if err != nil || len(keys) == 0 {
+		t.Fatalf("keys under %q: %v, %v", pfx, keys, err)
+	}
+	if err := raw.Del(ctx, keys...).Err(); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	live = live[1:]
+	mu.Unlock()
+
+	var nodes map[string][]string
+	testenv.WaitFor(t, 5*time.Second, func() bool {
+		nodes, err = reg.Nodes(ctx, []string{"alice", "bob"})
+		return err == nil && len(nodes["bob"]) == 1
+	})
+	if nodes["bob"][0] != "n1" || len(nodes["alice"]) != 0 {
+		t.Fatalf("registry after the restore: %v, want bob on n1 only", nodes)
 	}
 }

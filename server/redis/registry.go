@@ -108,8 +108,13 @@ func (r *Registry) DropNode(ctx context.Context, nodeID string) error {
 		if err != nil {
 			return err
 		}
-		// The node is gone (shut down or reaped): no heartbeat to watch any more.
+		// The node is gone (shut down or reaped): no heartbeat to watch any more,
+		// and no entries (a node reaped while alive finds its marker gone with
+		// its next heartbeat and adds its connections again: see restore).
 		if err := r.c.rdb.SRem(ctx, r.nodesKey(), nodeID).Err(); err != nil {
+			return err
+		}
+		if err := r.c.rdb.Del(ctx, r.c.key("registered", nodeID)).Err(); err != nil {
 			return err
 		}
 		if len(members) == 0 {
