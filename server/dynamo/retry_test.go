@@ -108,9 +108,10 @@ func TestAdvanceStatusAnswerLost(t *testing.T) {
 
 // TestAppendBatchAnswerLost: a batch's transaction commits but its answer is
 // lost, so the SDK sends it again. The batch is stored once and reported
-// stored, not as resends of itself. (moto, like DynamoDB, answers the resent
-// transaction by its ClientRequestToken; a server that did not would fail its
-// conditions and take resolveBatch's own-write branch.)
+// stored, not as resends of itself. (DynamoDB would answer the resent
+// transaction by its ClientRequestToken; moto does not — a transaction sent
+// twice with one token fails its conditions the second time — so here the
+// resend takes resolveBatch's own-write branch.)
 func TestAppendBatchAnswerLost(t *testing.T) {
 	s, armed, calls := answerLost(t, "TransactWriteItems", "batch-2")
 	ctx := context.Background()
