@@ -25,8 +25,7 @@ go vet ./...
 # message would be lost or duplicated. The suites against Redis, moto and S3
 # run after, apart and without it: they wait on those services with short
 # timeouts, and race-instrumented tests beside them loaded the machine enough
-# to miss some (which found two bugs: server/dynamo/answered.go and the
-# registry retry in server/delivery.go).
+# to miss some.
 services='/server/(dynamo|redis|s3)$'
 echo "== go test -race (everything but the suites against the services)"
 go test -race -count=1 -timeout 20m $(go list ./... | grep -Ev "$services")
