@@ -70,12 +70,14 @@ func (b *bench) tui(ctx context.Context) error {
 	}
 	b.logf("seeded a cache of %d messages in %d conversations in %.1fs", b.tuiMessages, convs, time.Since(t0).Seconds())
 
-	socket := "chatbench-" + b.runID // a tmux server of our own
-	defer exec.Command(tmux, "-L", socket, "kill-server").Run()
+	// A tmux server of our own, its socket in our directory (removed with it:
+	// tmux leaves the socket file behind when its server is killed).
+	socket := filepath.Join(dir, "tmux.sock")
+	defer exec.Command(tmux, "-S", socket, "kill-server").Run()
 	// A session that lives through the whole run keeps the server up between
 	// starts: a tmux server exits with its last session, and a start that races
 	// that exit fails ("server exited unexpectedly").
-	if out, err := exec.CommandContext(ctx, tmux, "-L", socket, "-f", "/dev/null", "new-session", "-d", "-s", "keep", "sleep", "86400").CombinedOutput(); err != nil {
+	if out, err := exec.CommandContext(ctx, tmux, "-S", socket, "-f", "/dev/null", "new-session", "-d", "-s", "keep", "sleep", "86400").CombinedOutput(); err != nil {
 		return fmt.Errorf("start a tmux server: %w: %s", err, bytes.TrimSpace(out))
 	}
 	newest := tuiPeer(convs - 1) // the last conversation written is the top of the inbox
@@ -83,13 +85,13 @@ func (b *bench) tui(ctx context.Context) error {
 	// pane starts cmd in a new tmux pane and says how long until the pane shows want.
 	pane := func(session, want string, cmd ...string) (time.Duration, error) {
 		start := time.Now()
-		args := append([]string{"-L", socket, "new-session", "-d", "-s", session, "-x", "100", "-y", "30"}, cmd...)
+		args := append([]string{"-S", socket, "new-session", "-d", "-s", session, "-x", "100", "-y", "30"}, cmd...)
 		if out, err := exec.CommandContext(ctx, tmux, args...).CombinedOutput(); err != nil {
 			return 0, fmt.Errorf("start %s in tmux: %w: %s", cmd[0], err, bytes.TrimSpace(out))
 		}
 		err := waitForPane(ctx, tmux, socket, session, want, 10*time.Second)
 		took := time.Since(start)
-		exec.Command(tmux, "-L", socket, "kill-session", "-t", session).Run()
+		exec.Command(tmux, "-S", socket, "kill-session", "-t", session).Run()
 		return took, err
 	}
 	inBinary, onScreen, baseline := newHist(), newHist(), newHist()
@@ -184,7 +186,7 @@ func seedTUICache(ctx context.Context, home string, convs, n int) error {
 func waitForPane(ctx context.Context, tmux, socket, session, want string, within time.Duration) error {
 	start := time.Now()
 	for {
-		out, err := exec.CommandContext(ctx, tmux, "-L", socket, "capture-pane", "-p", "-t", session).Output()
+		out, err := exec.CommandContext(ctx, tmux, "-S", socket, "capture-pane", "-p", "-t", session).Output()
 		if err == nil && strings.Contains(string(out), want) {
 			return nil
 		}
