@@ -76,7 +76,7 @@ func (s *Store) putMessages(ctx context.Context, tx *sql.Tx, msgs []wire.Message
 				last_message_sender = excluded.last_message_sender,
 				last_message_at = excluded.last_message_at
 			WHERE excluded.last_seq > inbox.last_seq`,
-			conv, typ, peer, m.SeqNo, Preview(m), m.SenderID, nanos(m.Timestamp)); err != nil {
+			conv, typ, peer, m.SeqNo, wire.Preview(m.Content, m.Attachment), m.SenderID, nanos(m.Timestamp)); err != nil {
 			return nil, err
 		}
 	}
@@ -128,15 +128,6 @@ func advanceCursor(ctx context.Context, tx *sql.Tx, conv string, floor int64) er
 }
 
 const messageColumns = `conversation_id, seq_no, message_id, sender_id, content, attachment, timestamp`
-
-// Preview is the inbox line for a message: its content, or a mark for an
-// attachment sent without text.
-func Preview(m wire.Message) string {
-	if m.Content == "" && m.Attachment != "" {
-		return "[attachment]"
-	}
-	return m.Content
-}
 
 func scanMessages(rows *sql.Rows) ([]wire.Message, error) {
 	defer rows.Close()

@@ -8,7 +8,11 @@
 // server/dynamo, server/redis and server/s3 (production, many nodes).
 package server
 
-import "time"
+import (
+	"time"
+
+	"github.com/chatterm/chat/wire"
+)
 
 // User is an account. PasswordHash is never sent to clients.
 type User struct {
@@ -79,16 +83,8 @@ type Message struct {
 	S3Ref          string
 }
 
-// Preview is the last-message line a conversation keeps for m (the inbox
-// shows it): the content, or a mark for an attachment sent without text, the
-// same mark clients put in their own caches (localstore.Preview), so the two
-// agree whichever a device saw first.
-func (m Message) Preview() string {
-	if m.Content == "" && m.Attachment != "" {
-		return "[attachment]"
-	}
-	return m.Content
-}
+// Preview is the last-message line a conversation keeps for m (wire.Preview).
+func (m Message) Preview() string { return wire.Preview(m.Content, m.Attachment) }
 
 // Status is a user's tick boundaries in one conversation (seed 004).
 type Status struct {

@@ -34,6 +34,17 @@ type Message struct {
 	Timestamp      time.Time `json:"timestamp"`
 }
 
+// Preview is the last-message line an inbox shows for a message with this
+// content and attachment: the content, or a mark for an attachment sent
+// without text. The server keeps it on the conversation and clients in their
+// caches, so both take it from here and agree whichever a device saw first.
+func Preview(content, attachment string) string {
+	if content == "" && attachment != "" {
+		return "[attachment]"
+	}
+	return content
+}
+
 // MemberStatus is one member's tick boundaries in a conversation (seed 004).
 type MemberStatus struct {
 	UserID           string `json:"user_id"`
