@@ -393,6 +393,8 @@ func preview(content string) string {
 }
 
 // push encodes f once and hands it to the users' connections everywhere. It
+// is for frames other than messages (statuses, conversation changes): fanout
+// delivers messages, marked for the delivery metrics and catch-up's dedupe. It
 // returns the users known to be online (nil when the registry could not say).
 func (s *Service) push(ctx context.Context, users []string, f wire.Frame, skip *Conn) map[string]bool {
 	d, err := wire.EncodeFrame(f)
@@ -400,11 +402,7 @@ func (s *Service) push(ctx context.Context, users []string, f wire.Frame, skip *
 		s.log.Error("encode frame", "type", f.Type, "err", err)
 		return nil
 	}
-	out := OutFrame{Data: d, Queued: time.Now()}
-	if m := f.Message; f.Type == wire.TypeMessage && m != nil {
-		out.Message, out.ConversationID, out.SeqNo = true, m.ConversationID, m.SeqNo
-	}
-	s.hub.deliver(users, out, skip)
+	s.hub.deliver(users, OutFrame{Data: d, Queued: time.Now()}, skip)
 	return s.publish(ctx, users, [][]byte{d})
 }
 
