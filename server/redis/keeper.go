@@ -58,7 +58,7 @@ const restoreChunk = 512
 // every user connected to the node would look offline to the other nodes until
 // they reconnected, their messages waiting in pending_deliveries meanwhile.
 func (r *Registry) restore(ctx context.Context, nodeID string, live func() []server.Presence) error {
-	marker := r.c.key("registered", nodeID)
+	marker := r.markerKey(nodeID)
 	var present int64
 	err := r.c.do(ctx, "registry marker", func(ctx context.Context) error {
 		var err error
@@ -76,8 +76,7 @@ func (r *Registry) restore(ctx context.Context, nodeID string, live func() []ser
 		err := r.c.do(ctx, "registry restore", func(ctx context.Context) error {
 			_, err := r.c.rdb.Pipelined(ctx, func(pl goredis.Pipeliner) error {
 				for _, p := range chunk {
-					pl.HSet(ctx, r.c.key("reg", p.UserID), p.ConnID, p.NodeID)
-					pl.SAdd(ctx, r.c.key("node", p.NodeID), member(p))
+					r.add(ctx, pl, p)
 				}
 				return nil
 			})
@@ -141,3 +140,7 @@ func (r *Registry) deadNodes(ctx context.Context) ([]string, error) {
 }
 
 func (r *Registry) nodesKey() string { return r.c.prefix + "nodes" }
+
+// markerKey is the key whose presence says the registry still holds nodeID's
+// entries (see restore).
+func (r *Registry) markerKey(nodeID string) string { return r.c.key("registered", nodeID) }

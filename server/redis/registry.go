@@ -38,12 +38,18 @@ func (r *Registry) Add(ctx context.Context, p server.Presence) error {
 	}
 	return r.c.do(ctx, "registry add", func(ctx context.Context) error {
 		_, err := r.c.rdb.Pipelined(ctx, func(pl goredis.Pipeliner) error {
-			pl.HSet(ctx, r.c.key("reg", p.UserID), p.ConnID, p.NodeID)
-			pl.SAdd(ctx, r.c.key("node", p.NodeID), member(p))
+			r.add(ctx, pl, p)
 			return nil
 		})
 		return err
 	})
+}
+
+// add queues p's entry on pl: its connection in the user's hash, and the
+// connection in its node's reverse set.
+func (r *Registry) add(ctx context.Context, pl goredis.Pipeliner, p server.Presence) {
+	pl.HSet(ctx, r.c.key("reg", p.UserID), p.ConnID, p.NodeID)
+	pl.SAdd(ctx, r.c.key("node", p.NodeID), member(p))
 }
 
 func (r *Registry) Remove(ctx context.Context, p server.Presence) error {
@@ -114,7 +120,7 @@ func (r *Registry) DropNode(ctx context.Context, nodeID string) error {
 		if err := r.c.rdb.SRem(ctx, r.nodesKey(), nodeID).Err(); err != nil {
 			return err
 		}
-		if err := r.c.rdb.Del(ctx, r.c.key("registered", nodeID)).Err(); err != nil {
+		if err := r.c.rdb.Del(ctx, r.markerKey(nodeID)).Err(); err != nil {
 			return err
 		}
 		if len(members) == 0 {
