@@ -3,7 +3,6 @@ package server
 import (
 	"context"
 	"errors"
-	"math/rand/v2"
 	"slices"
 	"time"
 
@@ -22,15 +21,13 @@ func (s *Service) Connect(ctx context.Context, userID, token, connID string) (*C
 	c.tokenHash = hashSecret(token)
 	s.hub.add(c)
 	s.metrics.Connections.Inc()
-	p := Presence{UserID: userID, ConnID: connID, NodeID: s.cfg.NodeID}
-	if err := s.cfg.Registry.Add(ctx, p); err != nil {
+	if err := s.cfg.Registry.Add(ctx, Presence{UserID: userID, ConnID: connID, NodeID: s.cfg.NodeID}); err != nil {
 		// Without a registry entry other nodes treat the user as offline: this node
-		// still delivers, and what other nodes store waits in pending_deliveries,
-		// but only for the next connect. So the entry is tried again while the
-		// connection lives.
+		// still delivers, and what other nodes store waits in pending_deliveries.
+		// A registry shared between nodes puts the entry back with this node's
+		// next heartbeat (NodeKeeper).
 		s.metrics.Fallbacks.WithLabelValues("registry").Inc()
 		s.log.Debug("registry add", "user", userID, "err", err)
-		s.bg.Go(func() { s.addPresenceLater(c, p) })
 	}
 	hello, _ := wire.EncodeFrame(wire.Frame{Type: wire.TypeHello, UserID: userID})
 	c.push(OutFrame{Data: hello, Queued: time.Now()})
@@ -39,47 +36,6 @@ func (s *Service) Connect(ctx context.Context, userID, token, connID string) (*C
 		c.endCatchUp()
 	}})
 	return c, nil
-}
-
-// presenceRetryMax bounds the wait between attempts to register a connection
-// the registry refused at connect.
-const presenceRetryMax = 5 * time.Second
-
-// addPresenceLater adds c's registry entry, retrying with backoff, until it is
-// in or c or the Service ends.
-func (s *Service) addPresenceLater(c *Conn, p Presence) {
-	wait := 100 * time.Millisecond
-	for {
-		t := time.NewTimer(wait/2 + rand.N(wait))
-		select {
-		case <-c.closed:
-			t.Stop()
-			return
-		case <-s.ctx.Done():
-			t.Stop()
-			return
-		case <-t.C:
-		}
-		ctx, cancel := context.WithTimeout(s.ctx, 2*time.Second)
-		err := s.cfg.Registry.Add(ctx, p)
-		cancel()
-		if err == nil {
-			select {
-			case <-c.closed:
-				// Disconnect closes c before it removes the entry, so an entry
-				// added after that removal is seen here and taken out again.
-				rctx, cancel := context.WithTimeout(context.Background(), time.Second)
-				if err := s.cfg.Registry.Remove(rctx, p); err != nil {
-					s.log.Debug("registry remove", "user", p.UserID, "err", err)
-				}
-				cancel()
-			default:
-				s.log.Debug("registry add retried", "user", p.UserID)
-			}
-			return
-		}
-		wait = min(2*wait, presenceRetryMax)
-	}
 }
 
 // Disconnect forgets a connection (the transport calls it when the socket ends).

@@ -131,10 +131,10 @@ type Pusher interface {
 // NodeKeeper is implemented by registries shared between nodes (seed 003's
 // monitoring and cleaner): Keep heartbeats for this node and drops the entries of
 // nodes whose heartbeat stopped (they crashed), through each node's reverse set,
-// until ctx ends. When it finds this node's own entries lost (the registry's
-// store flushed, failed over to an empty replica, or this node reaped while it
-// was alive), it adds again those of live, the node's connections at that
-// moment. The Service runs it when its Registry has it.
+// until ctx ends. When this node's own entries may be missing (an Add of it
+// failed; the registry's store flushed or failed over to an empty replica; this
+// node reaped while it was alive), it adds again those of live, the node's
+// connections at that moment. The Service runs it when its Registry has it.
 type NodeKeeper interface {
 	Keep(ctx context.Context, nodeID string, live func() []Presence)
 }

@@ -51,23 +51,31 @@ func (r *Registry) Keep(ctx context.Context, nodeID string, live func() []server
 const restoreChunk = 512
 
 // restore adds this node's live connections to the registry again when the
-// registry has lost them. The marker registered:{node} tells: it is set by the
-// first heartbeat (after such a restore) and removed only with the node's
-// entries, by DropNode or by Redis losing its data (a flush, a failover to an
-// empty replica; it has no TTL, so volatile-lru never evicts it). Without this,
-// every user connected to the node would look offline to the other nodes until
-// they reconnected, their messages waiting in pending_deliveries meanwhile.
-func (r *Registry) restore(ctx context.Context, nodeID string, live func() []server.Presence) error {
+// registry may lack some of them: when one of its Adds failed (unsure), or when
+// the registry lost them, which the marker registered:{node} tells: it is set
+// by the first heartbeat (after such a restore) and removed only with the
+// node's entries, by DropNode or by Redis losing its data (a flush, a failover
+// to an empty replica; it has no TTL, so volatile-lru never evicts it).
+// Without this, those users would look offline to the other nodes until they
+// reconnected, their messages waiting in pending_deliveries meanwhile.
+func (r *Registry) restore(ctx context.Context, nodeID string, live func() []server.Presence) (err error) {
 	marker := r.markerKey(nodeID)
-	var present int64
-	err := r.c.do(ctx, "registry marker", func(ctx context.Context) error {
-		var err error
-		present, err = r.c.rdb.Exists(ctx, marker).Result()
-		return err
-	})
-	if err != nil || present == 1 {
-		return err
+	if _, unsure := r.unsure.LoadAndDelete(nodeID); !unsure {
+		var present int64
+		err := r.c.do(ctx, "registry marker", func(ctx context.Context) error {
+			var err error
+			present, err = r.c.rdb.Exists(ctx, marker).Result()
+			return err
+		})
+		if err != nil || present == 1 {
+			return err
+		}
 	}
+	defer func() {
+		if err != nil {
+			r.unsure.Store(nodeID, struct{}{}) // try again with the next heartbeat
+		}
+	}()
 	var ps []server.Presence
 	if live != nil {
 		ps = live()
@@ -83,7 +91,7 @@ func (r *Registry) restore(ctx context.Context, nodeID string, live func() []ser
 			return err
 		})
 		if err != nil {
-			return err // the marker is still missing: the next heartbeat tries again
+			return err
 		}
 	}
 	// A connection that ended while its entry was being added again has had its

@@ -102,3 +102,35 @@ func TestKeeperRestoresLostEntries(t *testing.T) {
 		t.Fatalf("registry after the restore: %v, want bob on n1 only", nodes)
 	}
 }
+
+// An Add that fails while Redis keeps its data (here: Redis down, then back
+// with its data from the append-only file) leaves the node's marker in place;
+// the keeper still puts the entry back with its next heartbeat.
+func TestKeeperRestoresEntryWhoseAddFailed(t *testing.T) {
+	const every = 50 * time.Millisecond
+	r := startOwnRedis(t, "--dir", t.TempDir(), "--appendonly", "yes", "--appendfsync", "always")
+	reg := client(t, redis.Options{Addrs: []string{r.addr()}, HeartbeatEvery: every}).Registry()
+	ctx, stop := context.WithCancel(context.Background())
+	p := server.Presence{UserID: "alice", ConnID: "c1", NodeID: "n1"}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		reg.Keep(ctx, "n1", func() []server.Presence { return []server.Presence{p} })
+	}()
+	defer func() { stop(); <-done }()
+	online := func() bool {
+		nodes, err := reg.Nodes(ctx, []string{"alice"})
+		return err == nil && len(nodes["alice"]) == 1
+	}
+	// The first heartbeat sets the marker and puts alice in (she is live).
+	testenv.WaitFor(t, 5*time.Second, online)
+	if err := reg.Remove(ctx, p); err != nil {
+		t.Fatal(err)
+	}
+	r.stop()
+	if err := reg.Add(ctx, p); err == nil {
+		t.Fatal("Add with Redis down succeeded: the test tests nothing")
+	}
+	r.start()
+	testenv.WaitFor(t, 5*time.Second, online)
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 
 	goredis "github.com/redis/go-redis/v9"
 
@@ -17,10 +18,16 @@ var _ server.Registry = (*Registry)(nil)
 // connection id to its node, and the set node:{node} holds "<user>\x00<conn>" of
 // every connection on that node, so DropNode reads one set instead of scanning.
 // Entries have no TTL: a node that dies is cleaned up with DropNode.
-type Registry struct{ c *Client }
+type Registry struct {
+	c *Client
+	// unsure holds the nodes one of whose Adds failed (Redis down, or slower
+	// than the call timeout): that entry may be missing, so the node's next
+	// heartbeat puts all its live connections back (see restore).
+	unsure sync.Map // node id → struct{}
+}
 
 // Registry returns the connection registry.
-func (c *Client) Registry() *Registry { return &Registry{c} }
+func (c *Client) Registry() *Registry { return &Registry{c: c} }
 
 func member(p server.Presence) string { return p.UserID + "\x00" + p.ConnID }
 
@@ -36,13 +43,17 @@ func (r *Registry) Add(ctx context.Context, p server.Presence) error {
 	if err := checkPresence(p); err != nil {
 		return err
 	}
-	return r.c.do(ctx, "registry add", func(ctx context.Context) error {
+	err := r.c.do(ctx, "registry add", func(ctx context.Context) error {
 		_, err := r.c.rdb.Pipelined(ctx, func(pl goredis.Pipeliner) error {
 			r.add(ctx, pl, p)
 			return nil
 		})
 		return err
 	})
+	if err != nil {
+		r.unsure.Store(p.NodeID, struct{}{})
+	}
+	return err
 }
 
 // add queues p's entry on pl: its connection in the user's hash, and the
