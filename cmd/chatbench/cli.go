@@ -37,20 +37,12 @@ func (b *bench) cli(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	dataDir, cleanup, err := tempDir(b.tmp, "cli")
+	home, err := os.MkdirTemp(b.tmp, "chatbench-cli-home-")
 	if err != nil {
 		return err
 	}
-	defer cleanup()
-	t, err := b.startTarget(ctx, dataDir)
-	if err != nil {
-		return err
-	}
-	err = b.cliSends(ctx, t, bin, filepath.Join(filepath.Dir(dataDir), "home"))
-	if serr := t.stop(); serr != nil && err == nil {
-		err = serr
-	}
-	return err
+	defer os.RemoveAll(home)
+	return b.withTarget(ctx, "cli", func(t *target) error { return b.cliSends(ctx, t, bin, home) })
 }
 
 func (b *bench) cliSends(ctx context.Context, t *target, bin, home string) error {
