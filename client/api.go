@@ -266,15 +266,33 @@ func (a *API) SendMessage(ctx context.Context, conversationID string, req wire.S
 }
 
 // SendNow stores a message over HTTP and returns once it is durable: the
-// blocking path for scripts, with no cache and no socket. A failure to reach
-// the server is retried twice (after 100 ms and 300 ms) with the same
-// message_id, which the server stores once however often it arrives.
+// blocking path for scripts, with no cache and no socket. It resends with the
+// same message_id, which the server stores once however often it arrives:
+// after a failure to reach the server (twice, after 100 ms and 300 ms), and
+// after an answer that says when to retry (rate_limited, overloaded,
+// unavailable) once that time has passed, for as long as ctx allows. So a
+// script sending many lines paces itself on the server's hints instead of
+// failing.
 func (a *API) SendNow(ctx context.Context, conversationID string, req wire.SendRequest) (wire.SendResponse, error) {
-	delay := 100 * time.Millisecond
-	for attempt := 1; ; attempt++ {
+	netDelay, netTries := 100*time.Millisecond, 0
+	for {
 		resp, _, err := a.SendMessage(ctx, conversationID, req)
-		if err == nil || !IsNetError(err) || attempt == 3 {
+		if err == nil {
+			return resp, nil
+		}
+		var delay time.Duration
+		switch hint := retryHint(err); {
+		case hint > 0:
+			delay = hint
+		case IsNetError(err) && netTries < 2:
+			netTries++
+			delay = netDelay
+			netDelay *= 3
+		default:
 			return resp, err
+		}
+		if dl, ok := ctx.Deadline(); ok && time.Until(dl) < delay {
+			return resp, err // the hint is past what the caller will wait: say why now
 		}
 		t := time.NewTimer(delay)
 		select {
@@ -283,8 +301,21 @@ func (a *API) SendNow(ctx context.Context, conversationID string, req wire.SendR
 			t.Stop()
 			return resp, err
 		}
-		delay *= 3
 	}
+}
+
+// retryHint is how long the server asked to wait before a resend, for the
+// errors a resend can cure; 0 otherwise.
+func retryHint(err error) time.Duration {
+	var e *wire.Error
+	if !errors.As(err, &e) || e.RetryAfterMs <= 0 {
+		return 0
+	}
+	switch e.Code {
+	case wire.CodeRateLimited, wire.CodeOverloaded, wire.CodeUnavailable:
+		return time.Duration(e.RetryAfterMs) * time.Millisecond
+	}
+	return 0
 }
 
 // CreateMedia reserves a media_id and a URL to upload one file to
@@ -308,6 +339,10 @@ func (a *API) UploadMedia(ctx context.Context, contentType string, body io.Reade
 		return "", fmt.Errorf("upload: %w", err)
 	}
 	req.Header.Set("Content-Type", contentType)
+	// Both are signed into S3 upload URLs (docs/protocol.md): single-use, and
+	// served as a download.
+	req.Header.Set("If-None-Match", "*")
+	req.Header.Set("Content-Disposition", "attachment")
 	if size >= 0 {
 		req.ContentLength = size
 	}

@@ -658,13 +658,6 @@ func TestSessionSendsAttachment(t *testing.T) {
 	if err != nil || len(h.Messages) != 1 {
 		t.Fatalf("history: %+v %v", h, err)
 	}
-	if h.Messages[0].Attachment == "" {
-		// The client sent it (the frame is built from the outbox entry, checked
-		// in alice's cache above); server/delivery.go leaves Frame.Attachment
-		// out of the SendRequest. Reported to the server's owner; this test
-		// checks the full path once that is fixed.
-		t.Skip("server bug: a WebSocket send frame's attachment is dropped")
-	}
 	if h.Messages[0].Attachment != id {
 		t.Fatalf("the server stored %+v", h.Messages[0])
 	}

@@ -75,9 +75,13 @@ func (s *Store) applyStatus(ctx context.Context, tx *sql.Tx, conv string, st wir
 	}
 	n, _ := res.RowsAffected()
 	if n > 0 && st.UserID == s.self {
+		// Read to the end, no gap is left ahead of the boundary. (Read part of the
+		// way, the gaps are kept: unread may then count a little low until the
+		// next inbox sync, never high.)
 		if _, err := tx.ExecContext(ctx, `UPDATE inbox SET
-			last_delivered_seq = max(last_delivered_seq, ?), last_read_seq = max(last_read_seq, ?)
-			WHERE conversation_id = ?`, delivered, st.LastReadSeq, conv); err != nil {
+			last_delivered_seq = max(last_delivered_seq, ?), last_read_seq = max(last_read_seq, ?),
+			gaps = CASE WHEN max(last_read_seq, ?) >= last_seq THEN 0 ELSE gaps END
+			WHERE conversation_id = ?`, delivered, st.LastReadSeq, st.LastReadSeq, conv); err != nil {
 			return false, err
 		}
 	}
@@ -145,6 +149,17 @@ func (s *Store) PutInbox(ctx context.Context, entries ...wire.InboxEntry) error 
 				UserID: s.self, LastDeliveredSeq: e.LastDeliveredSeq, LastReadSeq: e.LastReadSeq,
 			}); err != nil {
 				return err
+			}
+			// The server counts unread messages; what its count leaves out of the
+			// seq range are gaps. Taken only when the cached range is the one it
+			// counted (a live message may already have moved last_seq on), and
+			// not from a capped count.
+			if e.Unread < wire.MaxUnread {
+				if _, err := tx.ExecContext(ctx, `UPDATE inbox SET gaps = ?
+					WHERE conversation_id = ? AND last_seq = ? AND last_read_seq = ?`,
+					max(0, e.LastSeq-e.LastReadSeq-e.Unread), e.ConversationID, e.LastSeq, e.LastReadSeq); err != nil {
+					return err
+				}
 			}
 		}
 		return nil
@@ -217,20 +232,20 @@ func (s *Store) RemoveMember(ctx context.Context, conversationID, userID string)
 }
 
 const inboxColumns = `conversation_id, type, name, peer, last_seq, last_message_body, last_message_sender,
-	last_message_at, last_delivered_seq, last_read_seq`
+	last_message_at, last_delivered_seq, last_read_seq, gaps`
 
 func scanInbox(rows *sql.Rows) ([]wire.InboxEntry, error) {
 	defer rows.Close()
 	es := []wire.InboxEntry{}
 	for rows.Next() {
 		var e wire.InboxEntry
-		var at int64
+		var at, gaps int64
 		if err := rows.Scan(&e.ConversationID, &e.Type, &e.Name, &e.Peer, &e.LastSeq, &e.LastMessageBody,
-			&e.LastMessageSender, &at, &e.LastDeliveredSeq, &e.LastReadSeq); err != nil {
+			&e.LastMessageSender, &at, &e.LastDeliveredSeq, &e.LastReadSeq, &gaps); err != nil {
 			return nil, err
 		}
 		e.LastMessageAt = fromNanos(at)
-		e.Unread = max(0, e.LastSeq-e.LastReadSeq)
+		e.Unread = min(max(0, e.LastSeq-e.LastReadSeq-gaps), wire.MaxUnread)
 		es = append(es, e)
 	}
 	return es, rows.Err()

@@ -63,6 +63,9 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 			return nil, fmt.Errorf("open cache: %w", err)
 		}
+		if err := ownerOnly(path); err != nil {
+			return nil, fmt.Errorf("open cache: %w", err)
+		}
 	}
 	// _txlock=immediate takes the write lock at BEGIN, so two processes never
 	// deadlock upgrading read transactions; busy_timeout makes the loser wait.
@@ -176,6 +179,25 @@ func validMessage(m wire.Message) error {
 	}
 	if m.MessageID == "" || m.SenderID == "" {
 		return wire.Errorf(wire.CodeInvalid, "message %s/%d: message_id and sender_id are required", m.ConversationID, m.SeqNo)
+	}
+	return nil
+}
+
+// ownerOnly creates the cache file readable by its owner only (it holds every
+// conversation), or narrows an existing one that an earlier version made 0644.
+// SQLite gives its -wal and -shm files the database file's mode.
+func ownerOnly(path string) error {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	if fi.Mode().Perm()&0o077 != 0 {
+		return f.Chmod(0o600)
 	}
 	return nil
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/chatterm/chat/wire"
+	"os"
 )
 
 var ctx = context.Background()
@@ -54,6 +55,31 @@ func cursor(t *testing.T, s *Store, conv string) int64 {
 }
 
 func TestOpen(t *testing.T) {
+	t.Run("OKOwnerOnly", func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "cache.db")
+		// A cache an earlier version left readable by everyone is narrowed too.
+		if err := os.WriteFile(path, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		os.Chmod(path, 0o644) // whatever the umask
+		s, err := Open(ctx, path, Options{UserID: "me"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		if _, err := s.PutMessages(ctx, msg(dm, 1, "bob", "hi")); err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range []string{path, path + "-wal", path + "-shm"} {
+			fi, err := os.Stat(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if fi.Mode().Perm() != 0o600 {
+				t.Errorf("%s has mode %v, want 0600", filepath.Base(p), fi.Mode().Perm())
+			}
+		}
+	})
 	t.Run("OK", func(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "a", "b", "cache.db")
 		s, err := Open(ctx, path, Options{UserID: "me"})
@@ -385,6 +411,40 @@ func TestApplyStatus(t *testing.T) {
 }
 
 func TestInbox(t *testing.T) {
+	// The server counts messages; seq_nos a failed write took are gaps that
+	// must not show as unread, here or after live messages and reads.
+	t.Run("OKUnreadCountsMessages", func(t *testing.T) {
+		s := MustOpen(t)
+		unread := func() int64 {
+			t.Helper()
+			e, err := s.InboxEntry(ctx, "g:team")
+			if err != nil {
+				t.Fatal(err)
+			}
+			return e.Unread
+		}
+		if err := s.PutInbox(ctx, wire.InboxEntry{ConversationID: "g:team", Type: wire.Group, LastSeq: 40, LastReadSeq: 30, Unread: 7}); err != nil {
+			t.Fatal(err)
+		}
+		if n := unread(); n != 7 {
+			t.Fatalf("unread %d, want the server's 7 (three of the ten numbers are gaps)", n)
+		}
+		if _, err := s.PutMessages(ctx, msg("g:team", 41, "bob", "live")); err != nil {
+			t.Fatal(err)
+		}
+		if n := unread(); n != 8 {
+			t.Fatalf("unread %d after one more message, want 8", n)
+		}
+		if _, err := s.ApplyStatus(ctx, "g:team", wire.MemberStatus{UserID: "me", LastReadSeq: 41}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.PutMessages(ctx, msg("g:team", 42, "bob", "after reading")); err != nil {
+			t.Fatal(err)
+		}
+		if n := unread(); n != 1 {
+			t.Fatalf("unread %d after reading all and one new message, want 1", n)
+		}
+	})
 	t.Run("OK", func(t *testing.T) {
 		s := MustOpen(t)
 		dmCarol := wire.DirectConversationID("me", "carol")
@@ -395,7 +455,7 @@ func TestInbox(t *testing.T) {
 			t.Fatal(err)
 		}
 		err := s.PutInbox(ctx, wire.InboxEntry{ConversationID: "g:team", Type: wire.Group, Name: "team", LastSeq: 40,
-			LastMessageBody: "newest", LastMessageSender: "dave", LastMessageAt: t0.Add(time.Hour), LastReadSeq: 38})
+			LastMessageBody: "newest", LastMessageSender: "dave", LastMessageAt: t0.Add(time.Hour), LastReadSeq: 38, Unread: 2})
 		if err != nil {
 			t.Fatal(err)
 		}

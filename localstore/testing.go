@@ -3,12 +3,20 @@ package localstore
 import (
 	"context"
 	"path/filepath"
-	"testing"
 )
+
+// TB is the part of testing.TB that MustOpen uses. Declared here so that this
+// package, which the chat binary links, does not import testing.
+type TB interface {
+	Helper()
+	TempDir() string
+	Cleanup(func())
+	Fatalf(format string, args ...any)
+}
 
 // MustOpen opens a cache in a fresh temporary directory for a test, owned by the
 // user "me" unless opts says otherwise, and closes it when the test ends.
-func MustOpen(tb testing.TB, opts ...Options) *Store {
+func MustOpen(tb TB, opts ...Options) *Store {
 	tb.Helper()
 	var o Options
 	if len(opts) > 0 {

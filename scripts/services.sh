@@ -9,8 +9,8 @@
 #
 # Ports: CHAT_REDIS_PORT (6390), CHAT_MOTO_PORT (5055). Moto goes to CHAT_MOTO_DIR
 # (/opt/moto) and runs on /usr/bin/python3, not whatever python3 is first on PATH.
-# Needs root for apt-get when something must be installed (see
-# /work/shared/notes/test-services.md for how this was worked out).
+# Needs root for apt-get when something must be installed (moto comes from
+# Debian 13's package, which runs on Debian 12's Python libraries).
 set -eu
 
 REDIS_PORT=${CHAT_REDIS_PORT:-6390}

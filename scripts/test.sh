@@ -17,6 +17,21 @@ export CHAT_SERVICES_DIR=${CHAT_SERVICES_DIR:-$(mktemp -d)}
 eval "$(scripts/services.sh start)"
 trap 'scripts/services.sh stop >/dev/null 2>&1 || true' EXIT
 
+echo "== generated code is what go generate makes"
+generated() { cat wire/*_easyjson.go | sha256sum; }
+before=$(generated)
+go generate ./...
+if [ "$(generated)" != "$before" ]; then
+	echo "go generate changed wire/*_easyjson.go: keep what it made (git diff shows it) and commit it" >&2
+	exit 1
+fi
+
+echo "== nothing test-only in the binaries"
+if go list -deps ./cmd/chat ./cmd/chatserver | grep -qx testing; then
+	echo "cmd/chat or cmd/chatserver links package testing: move test helpers out of non-test files" >&2
+	exit 1
+fi
+
 echo "== go vet"
 go vet ./...
 
@@ -38,6 +53,9 @@ CHATSERVER_TEST_BACKEND=production go test -count=1 -timeout 15m ./server/e2e/
 echo "== fuzz the protocol decoders"
 go test -run '^$' -fuzz '^FuzzDecodeFrame$' -fuzztime 15s ./wire/
 go test -run '^$' -fuzz '^FuzzDecodeRequests$' -fuzztime 10s ./wire/
+echo "== fuzz the HTTP handlers and the terminal sanitiser"
+go test -run '^$' -fuzz '^FuzzHTTPAPI$' -fuzztime 15s ./server/httpd/
+go test -run '^$' -fuzz '^FuzzClean$' -fuzztime 5s ./internal/termtext/
 
 for extra in scripts/bench-smoke.sh scripts/tmux-e2e.sh; do
 	if [ -x "$extra" ]; then

@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"strings"
-	"unicode/utf8"
 
 	"golang.org/x/crypto/bcrypt"
 
@@ -29,22 +28,37 @@ func (s *Service) passwordCost() int {
 	return bcrypt.DefaultCost
 }
 
-func validateText(field, v string, maxLen int) error {
-	if !utf8.ValidString(v) {
-		return wire.Errorf(wire.CodeInvalid, "%s is not valid UTF-8", field)
+// validateDisplayName also refuses a name that is another user's id in form
+// ("bob" on alice's account): people read names where ids are not shown.
+func validateDisplayName(userID, name string) error {
+	if err := wire.ValidateName("display_name", name, wire.MaxDisplayNameLen); err != nil {
+		return err
 	}
-	if utf8.RuneCountInString(v) > maxLen {
-		return wire.Errorf(wire.CodeInvalid, "%s is longer than %d characters", field, maxLen)
+	if name != userID && wire.ValidateUserID(name) == nil {
+		return wire.Errorf(wire.CodeInvalid, "display_name %q has the form of a user id and could be taken for another user; add a space or a capital letter, or use your own id", name)
 	}
-	if strings.ContainsAny(v, "\n\r\x00") {
-		return wire.Errorf(wire.CodeInvalid, "%s must be one line", field)
+	return nil
+}
+
+// allowAuth counts one login or registration from a client address; past
+// Config.AuthRate per second it is refused with a retry hint. Counted before
+// any password is hashed, so a spray from one address costs no bcrypt run.
+// The per-account limit (loginsPerSecond) still holds for guesses spread over
+// many addresses, and the hashing slots bound the CPU either way.
+func (s *Service) allowAuth(ctx context.Context, from string) error {
+	if s.cfg.AuthRate < 0 || from == "" {
+		return nil
+	}
+	if ok, retry, err := s.cfg.Rate.Allow(ctx, "auth:"+from, s.cfg.AuthRate); err == nil && !ok {
+		return &wire.Error{Code: wire.CodeRateLimited, Message: "too many logins or registrations from your address; wait and retry", RetryAfterMs: max(retry.Milliseconds(), 1)}
 	}
 	return nil
 }
 
 // Register creates an account and logs it in. The first account of an empty server
 // is always accepted and becomes admin; after that the registration mode decides.
-func (s *Service) Register(ctx context.Context, req wire.RegisterRequest) (wire.AuthResponse, error) {
+// from is the client's address, for the per-address limit ("" for none).
+func (s *Service) Register(ctx context.Context, req wire.RegisterRequest, from string) (wire.AuthResponse, error) {
 	if err := wire.ValidateUserID(req.UserID); err != nil {
 		return wire.AuthResponse{}, err
 	}
@@ -54,12 +68,15 @@ func (s *Service) Register(ctx context.Context, req wire.RegisterRequest) (wire.
 	if req.DisplayName == "" {
 		req.DisplayName = req.UserID
 	}
-	if err := validateText("display_name", req.DisplayName, wire.MaxDisplayNameLen); err != nil {
+	if err := validateDisplayName(req.UserID, req.DisplayName); err != nil {
 		return wire.AuthResponse{}, err
 	}
-	hash, err := bcrypt.GenerateFromPassword([]byte(req.Password), s.passwordCost())
+	if err := s.allowAuth(ctx, from); err != nil {
+		return wire.AuthResponse{}, err
+	}
+	hash, err := s.pw.hash(ctx, req.Password)
 	if err != nil {
-		return wire.AuthResponse{}, wire.Errorf(wire.CodeInvalid, "password cannot be hashed: %v", err)
+		return wire.AuthResponse{}, err
 	}
 	now := s.cfg.Now()
 	u := User{ID: req.UserID, DisplayName: req.DisplayName, PasswordHash: hash, Admin: true, CreatedAt: now}
@@ -90,23 +107,31 @@ func (s *Service) Register(ctx context.Context, req wire.RegisterRequest) (wire.
 	return s.issueToken(ctx, u)
 }
 
-// Login checks a password and issues a token.
-func (s *Service) Login(ctx context.Context, req wire.LoginRequest) (wire.AuthResponse, error) {
-	if wire.ValidateUserID(req.UserID) != nil || req.Password == "" {
-		return wire.AuthResponse{}, wire.Errorf(wire.CodeUnauthorized, "wrong user_id or password")
+// Login checks a password and issues a token. from is the client's address,
+// for the per-address limit ("" for none). An unknown user costs what a wrong
+// password costs: the same limits, and a bcrypt comparison against a dummy
+// hash, so accounts cannot be told apart by the answer's time.
+func (s *Service) Login(ctx context.Context, req wire.LoginRequest, from string) (wire.AuthResponse, error) {
+	wrong := wire.Errorf(wire.CodeUnauthorized, "wrong user_id or password")
+	if wire.ValidateUserID(req.UserID) != nil || req.Password == "" || len(req.Password) > wire.MaxPasswordLen {
+		return wire.AuthResponse{}, wrong
+	}
+	if err := s.allowAuth(ctx, from); err != nil {
+		return wire.AuthResponse{}, err
 	}
 	if ok, retry, err := s.cfg.Rate.Allow(ctx, "login:"+req.UserID, loginsPerSecond); err == nil && !ok {
 		return wire.AuthResponse{}, &wire.Error{Code: wire.CodeRateLimited, Message: "too many login attempts; wait and retry", RetryAfterMs: max(retry.Milliseconds(), 1)}
 	}
 	u, err := s.store.GetUser(ctx, req.UserID)
-	if errors.Is(err, ErrNotFound) {
-		return wire.AuthResponse{}, wire.Errorf(wire.CodeUnauthorized, "wrong user_id or password")
-	}
-	if err != nil {
+	if err != nil && !errors.Is(err, ErrNotFound) {
 		return wire.AuthResponse{}, s.internal("login", err)
 	}
-	if bcrypt.CompareHashAndPassword(u.PasswordHash, []byte(req.Password)) != nil {
-		return wire.AuthResponse{}, wire.Errorf(wire.CodeUnauthorized, "wrong user_id or password")
+	ok, err := s.pw.check(ctx, u.PasswordHash, req.Password)
+	if err != nil {
+		return wire.AuthResponse{}, err
+	}
+	if !ok {
+		return wire.AuthResponse{}, wrong
 	}
 	return s.issueToken(ctx, u)
 }
@@ -206,12 +231,12 @@ func (s *Service) UpdateProfile(ctx context.Context, userID string, upd wire.Pro
 		if *upd.DisplayName == "" {
 			return wire.Profile{}, wire.Errorf(wire.CodeInvalid, "display_name must not be empty")
 		}
-		if err := validateText("display_name", *upd.DisplayName, wire.MaxDisplayNameLen); err != nil {
+		if err := validateDisplayName(userID, *upd.DisplayName); err != nil {
 			return wire.Profile{}, err
 		}
 	}
 	if upd.Status != nil {
-		if err := validateText("status", *upd.Status, wire.MaxStatusTextLen); err != nil {
+		if err := wire.ValidateName("status", *upd.Status, wire.MaxStatusTextLen); err != nil {
 			return wire.Profile{}, err
 		}
 	}

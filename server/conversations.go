@@ -77,7 +77,10 @@ func (s *Service) createGroup(ctx context.Context, userID string, req wire.Creat
 	if req.Name == "" {
 		return wire.Conversation{}, false, wire.Errorf(wire.CodeInvalid, "a group needs a name")
 	}
-	if err := validateText("name", req.Name, wire.MaxGroupNameLen); err != nil {
+	if err := s.allowUser(ctx, "group", userID, groupsPerSecond); err != nil {
+		return wire.Conversation{}, false, err
+	}
+	if err := wire.ValidateName("name", req.Name, wire.MaxGroupNameLen); err != nil {
 		return wire.Conversation{}, false, err
 	}
 	others, err := s.checkNewMembers(ctx, userID, req.Members, nil)
@@ -144,10 +147,50 @@ func (s *Service) GetConversation(ctx context.Context, userID, convID string) (w
 func wireConversation(c Conversation, ps []Participant) wire.Conversation {
 	out := wire.Conversation{ConversationID: c.ID, Type: c.Type, Name: c.Name, LastSeq: c.LastSeq,
 		LastMessageBody: c.LastMessageBody, LastMessageSender: c.LastMessageSender, LastMessageAt: c.LastMessageAt, CreatedAt: c.CreatedAt}
+	heir := successor(ps)
 	for _, p := range ps {
-		out.Participants = append(out.Participants, wire.Participant{UserID: p.UserID, Role: p.Role, JoinedAt: p.JoinedAt})
+		role := p.Role
+		if p.UserID == heir {
+			role = wire.RoleAdmin
+		}
+		out.Participants = append(out.Participants, wire.Participant{UserID: p.UserID, Role: role, JoinedAt: p.JoinedAt})
 	}
 	return out
+}
+
+// successor is the member who is a group's admin because no one else is: when
+// the last admin leaves (or is removed), the longest-standing member (earliest
+// joined_at, then the smallest user id) is admin from that moment on. Derived
+// from the participants as they stand, it needs no second write beside the
+// leave, so a group is never left without an admin. "" when the group has an
+// admin (or no members).
+func successor(ps []Participant) string {
+	heir := -1
+	for i, p := range ps {
+		if p.Role == wire.RoleAdmin {
+			return ""
+		}
+		if heir < 0 || p.JoinedAt.Before(ps[heir].JoinedAt) || p.JoinedAt.Equal(ps[heir].JoinedAt) && p.UserID < ps[heir].UserID {
+			heir = i
+		}
+	}
+	if heir < 0 {
+		return ""
+	}
+	return ps[heir].UserID
+}
+
+// isAdmin reports whether p may administer its group: an admin, or the
+// successor of a group whose admins have all left.
+func (s *Service) isAdmin(ctx context.Context, convID string, p Participant) (bool, error) {
+	if p.Role == wire.RoleAdmin {
+		return true, nil
+	}
+	ps, err := s.store.ListParticipants(ctx, convID)
+	if err != nil {
+		return false, s.internal("list participants", err)
+	}
+	return successor(ps) == p.UserID, nil
 }
 
 // AddMembers adds users to a group; group admins only.
@@ -188,8 +231,14 @@ func (s *Service) RemoveMember(ctx context.Context, userID, convID, member strin
 	if !isGroup(convID) {
 		return wire.Errorf(wire.CodeInvalid, "members of a direct conversation cannot change")
 	}
-	if member != userID && p.Role != wire.RoleAdmin {
-		return wire.Errorf(wire.CodeForbidden, "only group admins remove other members")
+	if member != userID {
+		admin, err := s.isAdmin(ctx, convID, p)
+		if err != nil {
+			return err
+		}
+		if !admin {
+			return wire.Errorf(wire.CodeForbidden, "only group admins remove other members")
+		}
 	}
 	err = s.store.RemoveParticipant(ctx, convID, member)
 	if errors.Is(err, ErrNotFound) {
@@ -233,7 +282,9 @@ func (s *Service) requireAdmin(ctx context.Context, userID, convID string) (Conv
 	if !isGroup(convID) {
 		return Conversation{}, nil, wire.Errorf(wire.CodeInvalid, "members of a direct conversation cannot change")
 	}
-	if p.Role != wire.RoleAdmin {
+	if admin, err := s.isAdmin(ctx, convID, p); err != nil {
+		return Conversation{}, nil, err
+	} else if !admin {
 		return Conversation{}, nil, wire.Errorf(wire.CodeForbidden, "only group admins add members")
 	}
 	c, err := s.store.GetConversation(ctx, convID)

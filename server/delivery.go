@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/chatterm/chat/wire"
+	"golang.org/x/sync/errgroup"
+	"math/rand/v2"
 )
 
 // catchUpPage is how many stored messages one catch-up read fetches.
@@ -29,6 +31,8 @@ func (s *Service) Connect(ctx context.Context, userID, token, connID string) (*C
 		s.metrics.Fallbacks.WithLabelValues("registry").Inc()
 		s.log.Debug("registry add", "user", userID, "err", err)
 	}
+	period := sweepEvery * s.cfg.RedeliverAfter
+	c.nextSweep.Store(time.Now().Add(time.Duration(rand.Int64N(int64(period))) + period/sweepEvery).UnixNano())
 	hello, _ := wire.EncodeFrame(wire.Frame{Type: wire.TypeHello, UserID: userID})
 	c.push(OutFrame{Data: hello, Queued: time.Now()})
 	s.enqueue(c, request{run: func() {
@@ -309,12 +313,13 @@ func (s *Service) Inbox(ctx context.Context, userID string, limit int) (wire.Inb
 			s.log.Debug("inbox fill", "err", ferr)
 		}
 	}
+	unread := s.countUnread(ctx, entries)
 	resp := wire.InboxResponse{Conversations: make([]wire.InboxEntry, 0, len(entries))}
-	for _, e := range entries {
+	for i, e := range entries {
 		c := e.Conversation
 		we := wire.InboxEntry{ConversationID: c.ID, Type: c.Type, Name: c.Name, LastSeq: c.LastSeq,
 			LastMessageBody: c.LastMessageBody, LastMessageSender: c.LastMessageSender, LastMessageAt: c.LastMessageAt,
-			LastDeliveredSeq: e.Status.LastDeliveredSeq, LastReadSeq: e.Status.LastReadSeq, Unread: max(c.LastSeq-e.Status.LastReadSeq, 0)}
+			LastDeliveredSeq: e.Status.LastDeliveredSeq, LastReadSeq: e.Status.LastReadSeq, Unread: unread[i]}
 		if a, b, ok := wire.DirectMembers(c.ID); ok {
 			we.Peer = a
 			if a == userID {
@@ -324,6 +329,35 @@ func (s *Service) Inbox(ctx context.Context, userID string, limit int) (wire.Inb
 		resp.Conversations = append(resp.Conversations, we)
 	}
 	return resp, nil
+}
+
+// countUnread counts each entry's stored messages after the user's read
+// boundary, up to wire.MaxUnread. seq_no arithmetic would count the gaps that
+// failed writes leave (a number taken, the write refused) as unread messages.
+// Entries with nothing after the boundary cost no count; the others are
+// counted a few at a time. A count that fails falls back to the arithmetic.
+func (s *Service) countUnread(ctx context.Context, entries []InboxEntry) []int64 {
+	out := make([]int64, len(entries))
+	var g errgroup.Group
+	g.SetLimit(8)
+	for i, e := range entries {
+		last, read := e.Conversation.LastSeq, e.Status.LastReadSeq
+		if last <= read {
+			continue
+		}
+		g.Go(func() error {
+			n, err := s.store.CountMessages(ctx, e.Conversation.ID, read, last, wire.MaxUnread)
+			if err != nil {
+				s.metrics.Fallbacks.WithLabelValues("unread_count").Inc()
+				out[i] = min(last-read, wire.MaxUnread)
+				return nil
+			}
+			out[i] = int64(n)
+			return nil
+		})
+	}
+	g.Wait()
+	return out
 }
 
 // Online reports whether the user has a live connection on this node.

@@ -57,6 +57,8 @@ type Conn struct {
 	caughtUp map[string]int64 // during catch-up: the highest seq_no it sent per conversation
 	work     []request        // queued requests (sends, acks, syncs) run in order by one worker
 	working  bool
+
+	nextSweep atomic.Int64 // unix nanoseconds: when the delivery worker next checks its pending rows
 }
 
 func newConn(id, userID string, buffer int) *Conn {

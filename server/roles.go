@@ -91,6 +91,10 @@ type Registry interface {
 type Envelope struct {
 	UserIDs []string
 	Frame   []byte
+	// Lost is set (with no users or frame) by a Broker when publications to
+	// this node may have been lost: its subscription was re-established after
+	// a broken connection. The node then catches its connections up.
+	Lost bool
 }
 
 // Broker carries envelopes between nodes (Redis pub/sub per node in production;

@@ -53,7 +53,6 @@ func (s *Service) sendMany(ctx context.Context, userID, convID string, reqs []wi
 			valid = append(valid, i)
 		}
 	}
-	valid = s.limitSends(ctx, userID, valid, out)
 	if len(valid) == 0 {
 		return out
 	}
@@ -63,6 +62,12 @@ func (s *Service) sendMany(ctx context.Context, userID, convID string, reqs []wi
 	}
 	if !slices.Contains(members, userID) {
 		return failAll(wire.Errorf(wire.CodeForbidden, "you are not a member of conversation %s", convID))
+	}
+	valid = s.answerResends(ctx, convID, reqs, valid, out)
+	valid = s.limitSends(ctx, userID, valid, out)
+	valid = s.linkAttachments(ctx, convID, reqs, valid, out)
+	if len(valid) == 0 {
+		return out
 	}
 	if !s.begin() {
 		return failAll(&wire.Error{Code: wire.CodeUnavailable, Message: "server is shutting down; retry on reconnect", RetryAfterMs: 1000})
@@ -153,6 +158,38 @@ func (s *Service) checkSend(userID string, req wire.SendRequest) error {
 		return wire.Errorf(wire.CodeInvalid, "content is not valid UTF-8")
 	}
 	return nil
+}
+
+// answerResends answers the sends (indexes into out) whose message_id is
+// already stored with the first answer, before they are rate-limited or given
+// a seq_no: a client retrying after a lost answer must not burn numbers or its
+// send budget (docs/protocol.md). It returns the sends still to store. When the
+// lookup fails the sends go on: the store's own duplicate check still answers
+// them (and may then take a number), so this only ever saves work.
+func (s *Service) answerResends(ctx context.Context, convID string, reqs []wire.SendRequest, valid []int, out []sendResult) []int {
+	ids := make([]string, len(valid))
+	for i, k := range valid {
+		ids[i] = reqs[k].MessageID
+	}
+	sent, err := s.store.SentMessages(ctx, convID, ids)
+	if err != nil {
+		s.metrics.Fallbacks.WithLabelValues("resend_lookup").Inc()
+		return valid
+	}
+	if len(sent) == 0 {
+		return valid
+	}
+	fresh := valid[:0:0]
+	for _, k := range valid {
+		if m, ok := sent[reqs[k].MessageID]; ok {
+			s.metrics.Duplicates.Inc()
+			m.ConversationID, m.MessageID = convID, reqs[k].MessageID
+			out[k] = sendResult{resp: sendResponse(m)}
+			continue
+		}
+		fresh = append(fresh, k)
+	}
+	return fresh
 }
 
 // limitSends counts the valid sends (indexes into out) against the sender's
@@ -364,22 +401,10 @@ func (s *Service) fanout(ctx context.Context, msgs []Message, members []string, 
 		s.hub.deliver(members, OutFrame{Data: d, Queued: queued, Message: true, ConversationID: m.ConversationID, SeqNo: m.SeqNo}, from)
 		data = append(data, d)
 	}
-	online := s.publish(ctx, members, data)
-	if s.cfg.Pusher == nil || online == nil {
-		return
-	}
-	for _, m := range msgs {
-		for _, u := range members {
-			if u == m.SenderID || online[u] {
-				continue
-			}
-			n := Notification{UserID: u, ConversationID: m.ConversationID, SeqNo: m.SeqNo, SenderID: m.SenderID, Preview: preview(m.Content)}
-			if err := s.cfg.Pusher.Push(ctx, n); err != nil {
-				s.metrics.Fallbacks.WithLabelValues("push").Inc()
-				s.log.Debug("push", "user", u, "err", err)
-			}
-		}
-	}
+	s.publish(ctx, members, data)
+	// Pushes to offline members, and second tries for live ones whose copy was
+	// lost on the way, come from the delivery worker after its grace period.
+	s.due.note(msgs, members, queued.Add(s.cfg.RedeliverAfter))
 }
 
 // preview shortens content for a notification.

@@ -15,6 +15,7 @@ import (
 
 	"github.com/chatterm/chat/internal/gopool"
 	"github.com/chatterm/chat/wire"
+	"runtime"
 )
 
 // Backends is the set of implementations a Service runs on. cmd/chatserver picks
@@ -52,7 +53,19 @@ type Config struct {
 	SendBuffer      int           // frames queued per connection before it is closed as slow; default 512
 	PasswordCost    int           // bcrypt cost; default bcrypt.DefaultCost (tests lower it)
 	MaxInFlight     int           // sends being stored at once before new ones get "overloaded"; default 10000
-	Metrics         *Metrics      // default: a private registry
+	// AuthRate bounds logins and registrations per client address per second
+	// (docs/security.md); default 10; <0 disables (tests and benchmarks that
+	// register many users from one address).
+	AuthRate int
+	// RedeliverAfter is the delivery worker's grace period: a message still
+	// unacked by a connected recipient this long after it was stored is sent
+	// again, and one for a recipient with no connection anywhere is pushed
+	// (after a second check). Default 3 s.
+	RedeliverAfter time.Duration
+	// MaxHashing bounds bcrypt runs at once, so a login spray can take at most
+	// this many cores from sends; default max(1, GOMAXPROCS/2).
+	MaxHashing int
+	Metrics    *Metrics // default: a private registry
 }
 
 func (c *Config) setDefaults() error {
@@ -93,6 +106,15 @@ func (c *Config) setDefaults() error {
 	if c.MaxInFlight <= 0 {
 		c.MaxInFlight = 10000
 	}
+	if c.RedeliverAfter <= 0 {
+		c.RedeliverAfter = 3 * time.Second
+	}
+	if c.AuthRate == 0 {
+		c.AuthRate = 10
+	}
+	if c.MaxHashing <= 0 {
+		c.MaxHashing = max(1, runtime.GOMAXPROCS(0)/2)
+	}
 	if c.Metrics == nil {
 		c.Metrics = NewMetrics(nil)
 	}
@@ -103,15 +125,18 @@ func (c *Config) setDefaults() error {
 // delivery, boundaries and the local connection hub. Transport (HTTP, WebSocket)
 // lives in server/httpd.
 type Service struct {
-	cfg     Config
-	store   Store
-	log     *slog.Logger
-	metrics *Metrics
-	hub     *hub
-	locks   stripedLocks
-	members memberCache
-	lastSeq lastSeqCache
-	loads   singleflight.Group // profile loads: one per user id at a time
+	cfg       Config
+	store     Store
+	log       *slog.Logger
+	metrics   *Metrics
+	hub       *hub
+	locks     stripedLocks
+	members   memberCache
+	lastSeq   lastSeqCache
+	loads     singleflight.Group // profile loads: one per user id at a time
+	pw        *passwords
+	due       dueList     // messages the delivery worker checks (redeliver.go)
+	resyncing atomic.Bool // a resyncSoon is pending
 
 	admit    sync.RWMutex    // orders wg.Add against Shutdown's Wait
 	closing  atomic.Bool     // Shutdown has begun: no new work
@@ -135,14 +160,30 @@ func New(cfg Config) (*Service, error) {
 		members: memberCache{ttl: 5 * time.Second}, lastSeq: lastSeqCache{},
 		workers: gopool.New(maxParkedWorkers),
 	}
+	s.pw = newPasswords(cfg.MaxHashing, s.passwordCost(), cfg.Metrics)
 	s.locks.seed = maphash.MakeSeed()
-	if err := cfg.Broker.Subscribe(ctx, cfg.NodeID, s.hub.deliverEnvelope); err != nil {
+	if err := cfg.Broker.Subscribe(ctx, cfg.NodeID, s.onEnvelope); err != nil {
 		cancel()
 		return nil, fmt.Errorf("subscribe node %s: %w", cfg.NodeID, err)
 	}
 	if k, ok := cfg.Registry.(NodeKeeper); ok {
-		s.bg.Go(func() { k.Keep(ctx, cfg.NodeID, s.hub.presences(cfg.NodeID)) })
+		live := s.hub.presences(cfg.NodeID)
+		// The keeper asks for the live connections only to put entries back that
+		// the registry lost; while they were missing, other nodes took this
+		// node's users for offline and published nothing here.
+		// Its first restore is the first heartbeat of a node new to the
+		// registry (no marker yet): nothing was missed then.
+		var first atomic.Bool
+		first.Store(true)
+		restored := func() []Presence {
+			if !first.CompareAndSwap(true, false) {
+				s.resyncSoon()
+			}
+			return live()
+		}
+		s.bg.Go(func() { k.Keep(ctx, cfg.NodeID, restored) })
 	}
+	s.bg.Go(s.runRedeliver)
 	return s, nil
 }
 
@@ -197,7 +238,10 @@ func (s *Service) internal(op string, err error) error {
 		return err
 	}
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		return wire.Errorf(wire.CodeUnavailable, "%s timed out; try again", op)
+		// A write that timed out may have been made: every 503 says when to
+		// retry, and a retry with the same message_id is stored once.
+		return &wire.Error{Code: wire.CodeUnavailable, RetryAfterMs: 1000,
+			Message: op + " timed out and may have taken effect; retry after the hint (a send with the same message_id is stored once)"}
 	}
 	s.log.Error(op, "err", err)
 	return &wire.Error{Code: wire.CodeUnavailable, Message: op + " failed: a backing service is unavailable; try again", RetryAfterMs: 1000}

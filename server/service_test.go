@@ -102,7 +102,7 @@ func TestRestartWithSeqGapKeepsOrder(t *testing.T) {
 	defer store.Close()
 	before := serviceOn(t, store, server.Config{SendRate: -1})
 	for _, u := range []string{"alice", "bob"} {
-		if _, err := before.Register(ctx, wire.RegisterRequest{UserID: u, Password: "password-" + u}); err != nil {
+		if _, err := before.Register(ctx, wire.RegisterRequest{UserID: u, Password: "password-" + u}, ""); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -245,7 +245,7 @@ func TestBatchRateLimited(t *testing.T) {
 func registerAliceAndBob(t *testing.T, svc *server.Service) {
 	t.Helper()
 	for _, u := range []string{"alice", "bob"} {
-		if _, err := svc.Register(context.Background(), wire.RegisterRequest{UserID: u, Password: "password-" + u}); err != nil {
+		if _, err := svc.Register(context.Background(), wire.RegisterRequest{UserID: u, Password: "password-" + u}, ""); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -52,6 +52,21 @@ type Store interface {
 	ListMessages(ctx context.Context, convID string, beforeSeq int64, limit int) ([]Message, error)
 	// ListMessagesAfter returns up to limit messages with seq_no > afterSeq, oldest first.
 	ListMessagesAfter(ctx context.Context, convID string, afterSeq int64, limit int) ([]Message, error)
+	// SentMessages returns, by message_id, those of messageIDs already stored in
+	// convID, from the idempotency record (at least SeqNo, MessageID and
+	// Timestamp set): the first answers to resends. The send path asks before it
+	// takes seq_nos, so a resend costs no number and no rate token.
+	SentMessages(ctx context.Context, convID string, messageIDs []string) (map[string]Message, error)
+	// LinkMedia records that mediaID is sent in convID (idempotent); written
+	// before the message, so a stored attachment is always linked.
+	LinkMedia(ctx context.Context, mediaID, convID string) error
+	// MediaConversations lists the conversations mediaID was sent in: their
+	// members may fetch it.
+	MediaConversations(ctx context.Context, mediaID string) ([]string, error)
+	// CountMessages counts the stored messages with afterSeq < seq_no <= upTo,
+	// stopping at limit. Unread counts count messages this way: a seq_no taken
+	// by a write that then failed is a gap, and never counts.
+	CountMessages(ctx context.Context, convID string, afterSeq, upTo int64, limit int) (int, error)
 
 	// ListStatuses returns the boundaries of the given users in a conversation;
 	// a user with no row gets zeros.

@@ -11,6 +11,7 @@ import (
 	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/chatterm/chat/internal/termtext"
 	"github.com/chatterm/chat/wire"
 )
 
@@ -745,7 +746,7 @@ func (m *chatModel) messageLines(x wire.Message, showName bool, senderW int, t t
 	}
 	indent := strings.Repeat(" ", timeColW+senderW+1)
 	var body []string
-	for _, para := range strings.Split(sanitize(x.Content, true), "\n") {
+	for _, para := range strings.Split(termtext.Clean(x.Content, true), "\n") {
 		wrapped := ansi.Wrap(para, contentW, "")
 		body = append(body, strings.Split(wrapped, "\n")...)
 	}

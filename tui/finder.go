@@ -1,7 +1,6 @@
 package tui
 
 import (
-	"fmt"
 	"strings"
 
 	"charm.land/bubbles/v2/textinput"
@@ -130,7 +129,7 @@ func (m finderModel) View() string {
 		}
 		badge := ""
 		if e.Unread > 0 {
-			badge = s.Unread.Render(fmt.Sprintf(" (%d)", e.Unread))
+			badge = s.Unread.Render(" (" + wire.UnreadLabel(e.Unread) + ")")
 		}
 		name := ansi.Truncate(m.names[m.hits[i]], w-4-ansi.StringWidth(ansi.Strip(badge)), "…")
 		bar := "  "

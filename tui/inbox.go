@@ -9,6 +9,7 @@ import (
 	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/chatterm/chat/internal/termtext"
 	"github.com/chatterm/chat/wire"
 )
 
@@ -337,9 +338,9 @@ func (m inboxModel) row(e wire.InboxEntry, sel bool) string {
 
 	badgeText := ""
 	if e.Unread > 0 {
-		badgeText = fmt.Sprintf("(%d)", e.Unread)
+		badgeText = "(" + wire.UnreadLabel(e.Unread) + ")"
 	}
-	preview := oneLine(e.LastMessageBody)
+	preview := termtext.OneLine(e.LastMessageBody)
 	switch {
 	case e.LastMessageSender == "":
 	case e.LastMessageSender == m.c.me:
@@ -367,7 +368,7 @@ func (m inboxModel) compactRow(e wire.InboxEntry, sel bool) string {
 	}
 	badge := ""
 	if e.Unread > 0 {
-		badge = fmt.Sprintf(" %d", e.Unread)
+		badge = " " + wire.UnreadLabel(e.Unread)
 	}
 	name := ansi.Truncate(convTitle(e, m.c.me), max(m.width-4-len(badge)-1, 1), "…")
 	nameStyle := s.App

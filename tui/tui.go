@@ -16,6 +16,7 @@ import (
 	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/chatterm/chat/internal/termtext"
 	"github.com/chatterm/chat/wire"
 )
 
@@ -301,7 +302,7 @@ func (m Model) update(msg tea.Msg) (Model, tea.Cmd) {
 
 	case flashMsg:
 		m.flashID++
-		m.flash, m.flashErr = sanitize(msg.text, false), msg.err
+		m.flash, m.flashErr = termtext.Clean(msg.text, false), msg.err
 		id := m.flashID
 		return m, tea.Tick(5*time.Second, func(time.Time) tea.Msg { return flashExpiredMsg{id} })
 
@@ -717,7 +718,7 @@ func errText(err error) string {
 	if err == nil {
 		return ""
 	}
-	return sanitize(wireMessage(err), false)
+	return termtext.Clean(wireMessage(err), false)
 }
 
 // wireMessage shows a protocol error's own message and any other error whole.

@@ -567,9 +567,9 @@ func TestHostileContentIsSanitised(t *testing.T) {
 	h := newHarness(t, be, 80, 24)
 	h.key("enter")
 	h.send(MessageEvent{Message: wire.Message{ConversationID: bobConv, SeqNo: 8, MessageID: "evil", SenderID: "bob",
-		Content: "red\x1b[31m\x1b]0;pwned\x07 text\rover", Timestamp: fixtureNow}})
+		Content: "red\x1b[31m\x1b]0;pwned\x07 text\rover\u202e", Timestamp: fixtureNow}})
 	raw := h.m.View().Content
-	if strings.Contains(raw, "\x1b[31m") || strings.Contains(raw, "pwned\x07") || strings.Contains(raw, "\r") {
+	if strings.Contains(raw, "\x1b[31m") || strings.Contains(raw, "pwned\x07") || strings.Contains(raw, "\r") || strings.Contains(raw, "\u202e") {
 		t.Fatalf("control sequences from a message reached the terminal: %q", raw)
 	}
 	h.wantScreen("red[31m]0;pwned text over")

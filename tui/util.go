@@ -4,13 +4,13 @@ import (
 	"errors"
 	"strings"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
+	"github.com/chatterm/chat/internal/termtext"
 	"github.com/chatterm/chat/wire"
+	"unicode"
 )
 
 func matches(msg tea.KeyPressMsg, b key.Binding) bool { return key.Matches(msg, b) }
@@ -25,45 +25,6 @@ func kv(bs ...key.Binding) []helpKV {
 		out[i] = helpKV{b.Help().Key, b.Help().Desc}
 	}
 	return out
-}
-
-// sanitize makes message text safe to print: control characters (escape
-// sequences above all, which could rewrite the terminal) are dropped, tabs become
-// spaces; newlines are kept when multiline.
-func sanitize(s string, multiline bool) string {
-	clean := utf8.ValidString(s) // a stray byte such as 0x9b is an 8-bit CSI to some terminals
-	for _, r := range s {
-		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) || r == '\u2028' || r == '\u2029' {
-			clean = false
-			break
-		}
-	}
-	if clean {
-		return s
-	}
-	var b strings.Builder
-	for _, r := range s {
-		switch {
-		case r == '\n' && multiline:
-			b.WriteRune('\n')
-		case r == '\n' || r == '\r':
-			b.WriteRune(' ')
-		case r == '\t':
-			b.WriteString("    ")
-		case r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0):
-		case r == '\u2028' || r == '\u2029':
-			b.WriteRune(' ')
-		case !unicode.IsPrint(r) && !unicode.IsSpace(r) && !unicode.Is(unicode.Mn, r):
-		default:
-			b.WriteRune(r)
-		}
-	}
-	return b.String()
-}
-
-// oneLine turns a preview into a single line.
-func oneLine(s string) string {
-	return strings.Join(strings.Fields(sanitize(s, true)), " ")
 }
 
 // sameDay reports whether a and b fall on the same calendar day in loc.
@@ -113,7 +74,7 @@ func dayLabel(t, now time.Time, loc *time.Location) string {
 func convTitle(e wire.InboxEntry, me string) string {
 	if e.Type == wire.Group {
 		if e.Name != "" {
-			return sanitize(e.Name, false)
+			return termtext.Clean(e.Name, false)
 		}
 		return e.ConversationID
 	}
@@ -127,7 +88,7 @@ func convTitle(e wire.InboxEntry, me string) string {
 		return a
 	}
 	if e.Name != "" {
-		return sanitize(e.Name, false)
+		return termtext.Clean(e.Name, false)
 	}
 	return e.ConversationID
 }

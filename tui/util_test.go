@@ -6,28 +6,6 @@ import (
 	"time"
 )
 
-func TestSanitize(t *testing.T) {
-	for _, c := range []struct {
-		in        string
-		multiline bool
-		want      string
-	}{
-		{"plain text", false, "plain text"},
-		{"a\nb", true, "a\nb"},
-		{"a\nb", false, "a b"},
-		{"tab\there", true, "tab    here"},
-		{"\x1b[2J\x1b]8;;http://x\x07link", true, "[2J]8;;http://xlink"},
-		{"bell\x07 and \u009b C1", true, "bell and  C1"},
-		{"raw \x9b byte", true, "raw \ufffd byte"}, // invalid UTF-8 never reaches the terminal
-		{"line\u2028sep", true, "line sep"},
-		{"emoji 🎉 and 中文", true, "emoji 🎉 and 中文"},
-	} {
-		if got := sanitize(c.in, c.multiline); got != c.want {
-			t.Errorf("sanitize(%q, %v) = %q, want %q", c.in, c.multiline, got, c.want)
-		}
-	}
-}
-
 func TestTimeLabels(t *testing.T) {
 	now := fixtureNow // Tuesday 10 March 2026, 15:30 UTC
 	for _, c := range []struct {

@@ -95,7 +95,11 @@ func easyjson9ca4e755DecodeGithubComChattermChatWire(in *jlexer.Lexer, out *Fram
 				if out.Message == nil {
 					out.Message = new(Message)
 				}
-				easyjson9ca4e755DecodeGithubComChattermChatWire1(in, out.Message)
+				if in.IsNull() {
+					in.Skip()
+				} else {
+					(*out.Message).UnmarshalEasyJSON(in)
+				}
 			}
 		case "status":
 			if in.IsNull() {
@@ -105,7 +109,11 @@ func easyjson9ca4e755DecodeGithubComChattermChatWire(in *jlexer.Lexer, out *Fram
 				if out.Status == nil {
 					out.Status = new(MemberStatus)
 				}
-				easyjson9ca4e755DecodeGithubComChattermChatWire2(in, out.Status)
+				if in.IsNull() {
+					in.Skip()
+				} else {
+					(*out.Status).UnmarshalEasyJSON(in)
+				}
 			}
 		case "cursors":
 			if in.IsNull() {
@@ -148,7 +156,11 @@ func easyjson9ca4e755DecodeGithubComChattermChatWire(in *jlexer.Lexer, out *Fram
 				if out.Conv == nil {
 					out.Conv = new(Conversation)
 				}
-				easyjson9ca4e755DecodeGithubComChattermChatWire3(in, out.Conv)
+				if in.IsNull() {
+					in.Skip()
+				} else {
+					(*out.Conv).UnmarshalEasyJSON(in)
+				}
 			}
 		case "error":
 			if in.IsNull() {
@@ -158,7 +170,7 @@ func easyjson9ca4e755DecodeGithubComChattermChatWire(in *jlexer.Lexer, out *Fram
 				if out.Error == nil {
 					out.Error = new(Error)
 				}
-				easyjson9ca4e755DecodeGithubComChattermChatWire4(in, out.Error)
+				easyjson9ca4e755DecodeGithubComChattermChatWire1(in, out.Error)
 			}
 		default:
 			in.SkipRecursive()
@@ -222,12 +234,12 @@ func easyjson9ca4e755EncodeGithubComChattermChatWire(out *jwriter.Writer, in Fra
 	if in.Message != nil {
 		const prefix string = ",\"message\":"
 		out.RawString(prefix)
-		easyjson9ca4e755EncodeGithubComChattermChatWire1(out, *in.Message)
+		(*in.Message).MarshalEasyJSON(out)
 	}
 	if in.Status != nil {
 		const prefix string = ",\"status\":"
 		out.RawString(prefix)
-		easyjson9ca4e755EncodeGithubComChattermChatWire2(out, *in.Status)
+		(*in.Status).MarshalEasyJSON(out)
 	}
 	if len(in.Cursors) != 0 {
 		const prefix string = ",\"cursors\":"
@@ -251,12 +263,12 @@ func easyjson9ca4e755EncodeGithubComChattermChatWire(out *jwriter.Writer, in Fra
 	if in.Conv != nil {
 		const prefix string = ",\"conversation\":"
 		out.RawString(prefix)
-		easyjson9ca4e755EncodeGithubComChattermChatWire3(out, *in.Conv)
+		(*in.Conv).MarshalEasyJSON(out)
 	}
 	if in.Error != nil {
 		const prefix string = ",\"error\":"
 		out.RawString(prefix)
-		easyjson9ca4e755EncodeGithubComChattermChatWire4(out, *in.Error)
+		easyjson9ca4e755EncodeGithubComChattermChatWire1(out, *in.Error)
 	}
 	out.RawByte('}')
 }
@@ -270,7 +282,7 @@ func (v Frame) MarshalEasyJSON(w *jwriter.Writer) {
 func (v *Frame) UnmarshalEasyJSON(l *jlexer.Lexer) {
 	easyjson9ca4e755DecodeGithubComChattermChatWire(l, v)
 }
-func easyjson9ca4e755DecodeGithubComChattermChatWire4(in *jlexer.Lexer, out *Error) {
+func easyjson9ca4e755DecodeGithubComChattermChatWire1(in *jlexer.Lexer, out *Error) {
 	isTopLevel := in.IsStart()
 	if in.IsNull() {
 		if isTopLevel {
@@ -312,7 +324,7 @@ func easyjson9ca4e755DecodeGithubComChattermChatWire4(in *jlexer.Lexer, out *Err
 		in.Consumed()
 	}
 }
-func easyjson9ca4e755EncodeGithubComChattermChatWire4(out *jwriter.Writer, in Error) {
+func easyjson9ca4e755EncodeGithubComChattermChatWire1(out *jwriter.Writer, in Error) {
 	out.RawByte('{')
 	first := true
 	_ = first
@@ -333,403 +345,7 @@ func easyjson9ca4e755EncodeGithubComChattermChatWire4(out *jwriter.Writer, in Er
 	}
 	out.RawByte('}')
 }
-func easyjson9ca4e755DecodeGithubComChattermChatWire3(in *jlexer.Lexer, out *Conversation) {
-	isTopLevel := in.IsStart()
-	if in.IsNull() {
-		if isTopLevel {
-			in.Consumed()
-		}
-		in.Skip()
-		return
-	}
-	in.Delim('{')
-	for !in.IsDelim('}') {
-		key := in.UnsafeFieldName(false)
-		in.WantColon()
-		switch key {
-		case "conversation_id":
-			if in.IsNull() {
-				in.Skip()
-			} else {
-				out.ConversationID = string(in.String())
-			}
-		case "type":
-			if in.IsNull() {
-				in.Skip()
-			} else {
-				out.Type = string(in.String())
-			}
-		case "name":
-			if in.IsNull() {
-				in.Skip()
-			} else {
-				out.Name = string(in.String())
-			}
-		case "last_seq":
-			if in.IsNull() {
-				in.Skip()
-			} else {
-				out.LastSeq = int64(in.Int64())
-			}
-		case "last_message_body":
-			if in.IsNull() {
-				in.Skip()
-			} else {
-				out.LastMessageBody = string(in.String())
-			}
-		case "last_message_sender":
-			if in.IsNull() {
-				in.Skip()
-			} else {
-				out.LastMessageSender = string(in.String())
-			}
-		case "last_message_at":
-			if in.IsNull() {
-				in.Skip()
-			} else {
-				if data := in.Raw(); in.Ok() {
-					in.AddError((out.LastMessageAt).UnmarshalJSON(data))
-				}
-			}
-		case "created_at":
-			if in.IsNull() {
-				in.Skip()
-			} else {
-				if data := in.Raw(); in.Ok() {
-					in.AddError((out.CreatedAt).UnmarshalJSON(data))
-				}
-			}
-		case "participants":
-			if in.IsNull() {
-				in.Skip()
-				out.Participants = nil
-			} else {
-				in.Delim('[')
-				if out.Participants == nil {
-					if !in.IsDelim(']') {
-						out.Participants = make([]Participant, 0, 1)
-					} else {
-						out.Participants = []Participant{}
-					}
-				} else {
-					out.Participants = (out.Participants)[:0]
-				}
-				for !in.IsDelim(']') {
-					var v4 Participant
-					easyjson9ca4e755DecodeGithubComChattermChatWire5(in, &v4)
-					out.Participants = append(out.Participants, v4)
-					in.WantComma()
-				}
-				in.Delim(']')
-			}
-		default:
-			in.SkipRecursive()
-		}
-		in.WantComma()
-	}
-	in.Delim('}')
-	if isTopLevel {
-		in.Consumed()
-	}
-}
-func easyjson9ca4e755EncodeGithubComChattermChatWire3(out *jwriter.Writer, in Conversation) {
-	out.RawByte('{')
-	first := true
-	_ = first
-	{
-		const prefix string = ",\"conversation_id\":"
-		out.RawString(prefix[1:])
-		out.String(string(in.ConversationID))
-	}
-	{
-		const prefix string = ",\"type\":"
-		out.RawString(prefix)
-		out.String(string(in.Type))
-	}
-	if in.Name != "" {
-		const prefix string = ",\"name\":"
-		out.RawString(prefix)
-		out.String(string(in.Name))
-	}
-	{
-		const prefix string = ",\"last_seq\":"
-		out.RawString(prefix)
-		out.Int64(int64(in.LastSeq))
-	}
-	if in.LastMessageBody != "" {
-		const prefix string = ",\"last_message_body\":"
-		out.RawString(prefix)
-		out.String(string(in.LastMessageBody))
-	}
-	if in.LastMessageSender != "" {
-		const prefix string = ",\"last_message_sender\":"
-		out.RawString(prefix)
-		out.String(string(in.LastMessageSender))
-	}
-	if !(in.LastMessageAt).IsZero() {
-		const prefix string = ",\"last_message_at\":"
-		out.RawString(prefix)
-		out.Raw((in.LastMessageAt).MarshalJSON())
-	}
-	{
-		const prefix string = ",\"created_at\":"
-		out.RawString(prefix)
-		out.Raw((in.CreatedAt).MarshalJSON())
-	}
-	if len(in.Participants) != 0 {
-		const prefix string = ",\"participants\":"
-		out.RawString(prefix)
-		{
-			out.RawByte('[')
-			for v5, v6 := range in.Participants {
-				if v5 > 0 {
-					out.RawByte(',')
-				}
-				easyjson9ca4e755EncodeGithubComChattermChatWire5(out, v6)
-			}
-			out.RawByte(']')
-		}
-	}
-	out.RawByte('}')
-}
-func easyjson9ca4e755DecodeGithubComChattermChatWire5(in *jlexer.Lexer, out *Participant) {
-	isTopLevel := in.IsStart()
-	if in.IsNull() {
-		if isTopLevel {
-			in.Consumed()
-		}
-		in.Skip()
-		return
-	}
-	in.Delim('{')
-	for !in.IsDelim('}') {
-		key := in.UnsafeFieldName(false)
-		in.WantColon()
-		switch key {
-		case "user_id":
-			if in.IsNull() {
-				in.Skip()
-			} else {
-				out.UserID = string(in.String())
-			}
-		case "role":
-			if in.IsNull() {
-				in.Skip()
-			} else {
-				out.Role = string(in.String())
-			}
-		case "joined_at":
-			if in.IsNull() {
-				in.Skip()
-			} else {
-				if data := in.Raw(); in.Ok() {
-					in.AddError((out.JoinedAt).UnmarshalJSON(data))
-				}
-			}
-		default:
-			in.SkipRecursive()
-		}
-		in.WantComma()
-	}
-	in.Delim('}')
-	if isTopLevel {
-		in.Consumed()
-	}
-}
-func easyjson9ca4e755EncodeGithubComChattermChatWire5(out *jwriter.Writer, in Participant) {
-	out.RawByte('{')
-	first := true
-	_ = first
-	{
-		const prefix string = ",\"user_id\":"
-		out.RawString(prefix[1:])
-		out.String(string(in.UserID))
-	}
-	{
-		const prefix string = ",\"role\":"
-		out.RawString(prefix)
-		out.String(string(in.Role))
-	}
-	{
-		const prefix string = ",\"joined_at\":"
-		out.RawString(prefix)
-		out.Raw((in.JoinedAt).MarshalJSON())
-	}
-	out.RawByte('}')
-}
-func easyjson9ca4e755DecodeGithubComChattermChatWire2(in *jlexer.Lexer, out *MemberStatus) {
-	isTopLevel := in.IsStart()
-	if in.IsNull() {
-		if isTopLevel {
-			in.Consumed()
-		}
-		in.Skip()
-		return
-	}
-	in.Delim('{')
-	for !in.IsDelim('}') {
-		key := in.UnsafeFieldName(false)
-		in.WantColon()
-		switch key {
-		case "user_id":
-			if in.IsNull() {
-				in.Skip()
-			} else {
-				out.UserID = string(in.String())
-			}
-		case "last_delivered_seq":
-			if in.IsNull() {
-				in.Skip()
-			} else {
-				out.LastDeliveredSeq = int64(in.Int64())
-			}
-		case "last_read_seq":
-			if in.IsNull() {
-				in.Skip()
-			} else {
-				out.LastReadSeq = int64(in.Int64())
-			}
-		default:
-			in.SkipRecursive()
-		}
-		in.WantComma()
-	}
-	in.Delim('}')
-	if isTopLevel {
-		in.Consumed()
-	}
-}
-func easyjson9ca4e755EncodeGithubComChattermChatWire2(out *jwriter.Writer, in MemberStatus) {
-	out.RawByte('{')
-	first := true
-	_ = first
-	{
-		const prefix string = ",\"user_id\":"
-		out.RawString(prefix[1:])
-		out.String(string(in.UserID))
-	}
-	{
-		const prefix string = ",\"last_delivered_seq\":"
-		out.RawString(prefix)
-		out.Int64(int64(in.LastDeliveredSeq))
-	}
-	{
-		const prefix string = ",\"last_read_seq\":"
-		out.RawString(prefix)
-		out.Int64(int64(in.LastReadSeq))
-	}
-	out.RawByte('}')
-}
-func easyjson9ca4e755DecodeGithubComChattermChatWire1(in *jlexer.Lexer, out *Message) {
-	isTopLevel := in.IsStart()
-	if in.IsNull() {
-		if isTopLevel {
-			in.Consumed()
-		}
-		in.Skip()
-		return
-	}
-	in.Delim('{')
-	for !in.IsDelim('}') {
-		key := in.UnsafeFieldName(false)
-		in.WantColon()
-		switch key {
-		case "conversation_id":
-			if in.IsNull() {
-				in.Skip()
-			} else {
-				out.ConversationID = string(in.String())
-			}
-		case "seq_no":
-			if in.IsNull() {
-				in.Skip()
-			} else {
-				out.SeqNo = int64(in.Int64())
-			}
-		case "message_id":
-			if in.IsNull() {
-				in.Skip()
-			} else {
-				out.MessageID = string(in.String())
-			}
-		case "sender_id":
-			if in.IsNull() {
-				in.Skip()
-			} else {
-				out.SenderID = string(in.String())
-			}
-		case "content":
-			if in.IsNull() {
-				in.Skip()
-			} else {
-				out.Content = string(in.String())
-			}
-		case "attachment":
-			if in.IsNull() {
-				in.Skip()
-			} else {
-				out.Attachment = string(in.String())
-			}
-		case "timestamp":
-			if in.IsNull() {
-				in.Skip()
-			} else {
-				if data := in.Raw(); in.Ok() {
-					in.AddError((out.Timestamp).UnmarshalJSON(data))
-				}
-			}
-		default:
-			in.SkipRecursive()
-		}
-		in.WantComma()
-	}
-	in.Delim('}')
-	if isTopLevel {
-		in.Consumed()
-	}
-}
-func easyjson9ca4e755EncodeGithubComChattermChatWire1(out *jwriter.Writer, in Message) {
-	out.RawByte('{')
-	first := true
-	_ = first
-	{
-		const prefix string = ",\"conversation_id\":"
-		out.RawString(prefix[1:])
-		out.String(string(in.ConversationID))
-	}
-	{
-		const prefix string = ",\"seq_no\":"
-		out.RawString(prefix)
-		out.Int64(int64(in.SeqNo))
-	}
-	{
-		const prefix string = ",\"message_id\":"
-		out.RawString(prefix)
-		out.String(string(in.MessageID))
-	}
-	{
-		const prefix string = ",\"sender_id\":"
-		out.RawString(prefix)
-		out.String(string(in.SenderID))
-	}
-	{
-		const prefix string = ",\"content\":"
-		out.RawString(prefix)
-		out.String(string(in.Content))
-	}
-	if in.Attachment != "" {
-		const prefix string = ",\"attachment\":"
-		out.RawString(prefix)
-		out.String(string(in.Attachment))
-	}
-	{
-		const prefix string = ",\"timestamp\":"
-		out.RawString(prefix)
-		out.Raw((in.Timestamp).MarshalJSON())
-	}
-	out.RawByte('}')
-}
-func easyjson9ca4e755DecodeGithubComChattermChatWire6(in *jlexer.Lexer, out *Cursor) {
+func easyjson9ca4e755DecodeGithubComChattermChatWire2(in *jlexer.Lexer, out *Cursor) {
 	isTopLevel := in.IsStart()
 	if in.IsNull() {
 		if isTopLevel {
@@ -765,7 +381,7 @@ func easyjson9ca4e755DecodeGithubComChattermChatWire6(in *jlexer.Lexer, out *Cur
 		in.Consumed()
 	}
 }
-func easyjson9ca4e755EncodeGithubComChattermChatWire6(out *jwriter.Writer, in Cursor) {
+func easyjson9ca4e755EncodeGithubComChattermChatWire2(out *jwriter.Writer, in Cursor) {
 	out.RawByte('{')
 	first := true
 	_ = first
@@ -784,10 +400,10 @@ func easyjson9ca4e755EncodeGithubComChattermChatWire6(out *jwriter.Writer, in Cu
 
 // MarshalEasyJSON supports easyjson.Marshaler interface
 func (v Cursor) MarshalEasyJSON(w *jwriter.Writer) {
-	easyjson9ca4e755EncodeGithubComChattermChatWire6(w, v)
+	easyjson9ca4e755EncodeGithubComChattermChatWire2(w, v)
 }
 
 // UnmarshalEasyJSON supports easyjson.Unmarshaler interface
 func (v *Cursor) UnmarshalEasyJSON(l *jlexer.Lexer) {
-	easyjson9ca4e755DecodeGithubComChattermChatWire6(l, v)
+	easyjson9ca4e755DecodeGithubComChattermChatWire2(l, v)
 }

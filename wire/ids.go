@@ -2,8 +2,10 @@ package wire
 
 import (
 	"crypto/rand"
+	"strconv"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -18,6 +20,10 @@ const (
 	MaxGroupNameLen      = 64
 	MinPasswordLen       = 8
 	MaxPasswordLen       = 256
+	// MaxUnread bounds an inbox entry's unread count: the server counts stored
+	// messages (not seq_no arithmetic) and stops here; MaxUnread means "this
+	// many or more".
+	MaxUnread = 1000
 )
 
 // DirectPrefix and GroupPrefix start every conversation id.
@@ -160,3 +166,36 @@ const (
 	base32Std      = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"
 	base32hexLower = "0123456789abcdefghijklmnopqrstuv"
 )
+
+// ValidateName accepts a display name, status or group name: valid UTF-8, at
+// most maxLen characters, with no control characters (C0, DEL, C1, line and
+// paragraph separators) and no invisible format characters — bidi controls
+// among them, which would let a name read differently from what it is — except
+// the zero-width joiners U+200C and U+200D that emoji and some scripts need.
+// field names the field in the error.
+func ValidateName(field, v string, maxLen int) error {
+	if !utf8.ValidString(v) {
+		return Errorf(CodeInvalid, "%s is not valid UTF-8", field)
+	}
+	if utf8.RuneCountInString(v) > maxLen {
+		return Errorf(CodeInvalid, "%s is longer than %d characters", field, maxLen)
+	}
+	for _, r := range v {
+		switch {
+		case r < 0x20 || r == 0x7f || r >= 0x80 && r < 0xa0 || r == '\u2028' || r == '\u2029':
+			return Errorf(CodeInvalid, "%s must be one line of text without control characters (found %U)", field, r)
+		case r == '\u200c' || r == '\u200d':
+		case unicode.Is(unicode.Cf, r):
+			return Errorf(CodeInvalid, "%s must not hold invisible formatting characters such as bidi controls (found %U)", field, r)
+		}
+	}
+	return nil
+}
+
+// UnreadLabel shows an unread count, "1000+" at the cap (MaxUnread).
+func UnreadLabel(n int64) string {
+	if n >= MaxUnread {
+		return strconv.Itoa(MaxUnread) + "+"
+	}
+	return strconv.FormatInt(n, 10)
+}

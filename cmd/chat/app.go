@@ -12,6 +12,7 @@ import (
 
 	"github.com/charmbracelet/x/term"
 	"github.com/chatterm/chat/client"
+	"github.com/chatterm/chat/internal/termtext"
 	"github.com/chatterm/chat/wire"
 )
 
@@ -219,7 +220,7 @@ func (a *app) fail(err error) int {
 	if a.cmd != "" {
 		prefix += " " + a.cmd
 	}
-	fmt.Fprintf(a.stderr, "%s: %s\n", prefix, oneLine(a.describe(err)))
+	fmt.Fprintf(a.stderr, "%s: %s\n", prefix, termtext.OneLine(a.describe(err)))
 	return exitCode(err)
 }
 
@@ -255,10 +256,6 @@ func (a *app) describe(err error) string {
 		return err.Error() + ": check --server or CHAT_SERVER, and that the server is running"
 	}
 	return err.Error()
-}
-
-func oneLine(s string) string {
-	return strings.Join(strings.Fields(s), " ")
 }
 
 // flags makes a subcommand's flag set, with --server and --home accepted there

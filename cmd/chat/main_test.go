@@ -313,7 +313,8 @@ func TestExitCodes(t *testing.T) {
 		carol := newUser(t, limited, "carol")
 		newUser(t, limited, "dave")
 		for i := 0; i < 10; i++ {
-			_, errOut, code := carol.run("", "send", "--to", "dave", fmt.Sprint("burst ", i))
+			// A hint longer than --timeout is not waited out: the exit says so.
+			_, errOut, code := carol.run("", "send", "--timeout", "300ms", "--to", "dave", fmt.Sprint("burst ", i))
 			if code == exitRateLimited {
 				if !strings.Contains(errOut, "retry after") {
 					t.Fatalf("no retry hint: %q", errOut)
@@ -326,6 +327,35 @@ func TestExitCodes(t *testing.T) {
 		}
 		t.Fatal("ten sends at once were never rate limited")
 	})
+}
+
+// A scripted sender paces itself on the server's retry hints: --lines gets
+// every line through a send rate far below the input's, each once and in order.
+func TestSendLinesPacesOnRateLimit(t *testing.T) {
+	srv := servertest.Start(t, servertest.WithConfig(func(c *node.Config) { c.SendRate = 20 }))
+	alice, bob := newUser(t, srv, "alice"), newUser(t, srv, "bob")
+	var in strings.Builder
+	for i := 1; i <= 70; i++ {
+		fmt.Fprintf(&in, "line %d\n", i)
+	}
+	out := alice.must(in.String(), "send", "--to", "bob", "--lines", "--message-id", "job-7")
+	if n := strings.Count(out, "\n"); n != 70 {
+		t.Fatalf("printed %d seq_nos for 70 lines:\n%s", n, out)
+	}
+	got := contents(t, bob.api(), wire.DirectConversationID("alice", "bob"))
+	if len(got) != 70 || got[0] != "line 1" || got[69] != "line 70" {
+		t.Fatalf("bob has %d messages: %q", len(got), got)
+	}
+	for i, c := range got {
+		if c != fmt.Sprintf("line %d", i+1) {
+			t.Fatalf("message %d is %q: out of order or duplicated", i+1, c)
+		}
+	}
+	// The documented retry loop: the same ids again store nothing new.
+	alice.must(in.String(), "send", "--to", "bob", "--lines", "--message-id", "job-7")
+	if again := contents(t, bob.api(), wire.DirectConversationID("alice", "bob")); len(again) != 70 {
+		t.Fatalf("rerun with the same --message-id: %d messages, want 70", len(again))
+	}
 }
 
 func TestSendWaitRead(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 
+	"github.com/chatterm/chat/internal/termtext"
 	"github.com/chatterm/chat/wire"
 )
 
@@ -43,7 +44,7 @@ func (a *app) runMedia(ctx context.Context, args []string) error {
 		return err
 	}
 	if *out == "" {
-		fmt.Fprintln(a.stdout, url)
+		fmt.Fprintln(a.stdout, termtext.OneLine(url))
 		return nil
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/chatterm/chat/client"
+	"github.com/chatterm/chat/internal/termtext"
 	"github.com/chatterm/chat/localstore"
 	"github.com/chatterm/chat/wire"
 )
@@ -81,12 +82,14 @@ func printMessage(w io.Writer, m wire.Message, withConversation bool) {
 		conv = m.ConversationID + " "
 	}
 	ts := m.Timestamp.Local().Format("2006-01-02 15:04:05")
-	text := strings.ReplaceAll(m.Content, "\n", "\n    ")
+	// Another member wrote this text: it reaches the terminal only through the
+	// sanitiser (docs/security.md). --json prints it exact instead.
+	text := strings.ReplaceAll(termtext.Clean(m.Content, true), "\n", "\n    ")
 	if m.Attachment != "" {
 		if text != "" {
 			text += " "
 		}
-		text += "[attachment " + m.Attachment + "]"
+		text += "[attachment " + termtext.OneLine(m.Attachment) + "]"
 	}
 	fmt.Fprintf(w, "%s %s#%d %s: %s\n", ts, conv, m.SeqNo, m.SenderID, text)
 }
@@ -128,13 +131,13 @@ func (a *app) runLs(ctx context.Context, args []string) error {
 			}
 			continue
 		}
-		name := e.Name
+		name := termtext.OneLine(e.Name)
 		if e.Type == wire.Direct {
 			name = "@" + e.Peer
 		}
 		unread := ""
 		if e.Unread > 0 {
-			unread = fmt.Sprintf("(%d)", e.Unread)
+			unread = "(" + wire.UnreadLabel(e.Unread) + ")"
 		}
 		when := ""
 		if !e.LastMessageAt.IsZero() {
@@ -144,7 +147,7 @@ func (a *app) runLs(ctx context.Context, args []string) error {
 		if e.LastMessageSender != "" {
 			preview = e.LastMessageSender + ": " + preview
 		}
-		fmt.Fprintf(a.stdout, "%-6s %-20s %-11s %s  %s\n", unread, truncate(name, 20), when, e.ConversationID, truncate(oneLine(preview), 60))
+		fmt.Fprintf(a.stdout, "%-6s %-20s %-11s %s  %s\n", unread, truncate(name, 20), when, e.ConversationID, truncate(termtext.OneLine(preview), 60))
 	}
 	return nil
 }
@@ -234,7 +237,7 @@ func (a *app) runTail(ctx context.Context, args []string) error {
 					note = "reconnected"
 				}
 				if note != "" {
-					fmt.Fprintln(a.stderr, "chat tail: "+note)
+					fmt.Fprintln(a.stderr, "chat tail: "+termtext.OneLine(note))
 					lastNote = note
 				}
 			}

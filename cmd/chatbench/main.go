@@ -7,7 +7,8 @@
 //
 // By default each scenario starts a fresh server as a child process (so its CPU
 // and memory are measured alone); --inproc runs it in this process; --server URL
-// targets a running chatserver (started with --registration open --send-rate -1).
+// targets a running chatserver (started with --registration open --send-rate -1 --auth-rate -1
+// --sockets-per-user -1 --sockets-per-addr -1 --metrics-token chatbench).
 package main
 
 import (
@@ -50,15 +51,16 @@ func main() {
 
 // bench holds the settings of one invocation and the results so far.
 type bench struct {
-	serverURL   string
-	serverPID   int
-	inproc      bool
-	noSync      bool
-	maxInFlight int // started servers: 0 is the server default
-	tmp         string
-	cpuProfile  string
-	pprofAddr   string
-	profiles    int
+	serverURL    string
+	serverPID    int
+	metricsToken string // --server's /metrics token (its --metrics-token)
+	inproc       bool
+	noSync       bool
+	maxInFlight  int // started servers: 0 is the server default
+	tmp          string
+	cpuProfile   string
+	pprofAddr    string
+	profiles     int
 
 	duration    time.Duration
 	users       int
@@ -136,6 +138,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("chatbench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&b.serverURL, "server", "", "target a running chatserver at this URL (http://host:port) instead of starting one")
+	fs.StringVar(&b.metricsToken, "metrics-token", "", "with --server: the token its /metrics needs (its --metrics-token; default "+benchMetricsToken+")")
 	fs.IntVar(&b.serverPID, "server-pid", 0, "with --server: its pid, for CPU and memory from /proc (default: its /metrics)")
 	fs.BoolVar(&b.inproc, "inproc", false, "run the server in this process (default: a child process per scenario)")
 	fs.BoolVar(&b.noSync, "no-sync", false, "started servers: SQLite synchronous=NORMAL (no fsync per commit)")

@@ -20,6 +20,7 @@ import (
 	"syscall"
 	"time"
 
+	"cmp"
 	"github.com/chatterm/chat/server/node"
 )
 
@@ -90,8 +91,16 @@ func (b *bench) startTarget(ctx context.Context, dataDir string) (*target, error
 	}}, nil
 }
 
+// benchMetricsToken guards /metrics on the servers the bench starts (the
+// bench reads them; docs/security.md says why /metrics needs one).
+const benchMetricsToken = "chatbench"
+
+// nodeConfig is a bench server: open registration and no per-user or
+// per-address limits, since every bench user connects from 127.0.0.1 and the
+// idle scenario holds thousands of sockets.
 func (b *bench) nodeConfig(dataDir string) node.Config {
-	return node.Config{Addr: "127.0.0.1:0", DataDir: dataDir, Registration: "open", SendRate: -1, PasswordCost: 4, NoSync: b.noSync, MaxInFlight: b.maxInFlight}
+	return node.Config{Addr: "127.0.0.1:0", DataDir: dataDir, Registration: "open", SendRate: -1, AuthRate: -1, PasswordCost: 4, NoSync: b.noSync, MaxInFlight: b.maxInFlight,
+		SocketsPerUser: -1, SocketsPerAddr: -1, MaxSockets: -1, MetricsToken: benchMetricsToken}
 }
 
 // serve is `chatbench serve`: a chatserver node with the bench's settings (open
@@ -259,6 +268,7 @@ func (b *bench) scrape(ctx context.Context, base string) (map[string]float64, er
 	if err != nil {
 		return nil, err
 	}
+	req.Header.Set("Authorization", "Bearer "+cmp.Or(b.metricsToken, benchMetricsToken))
 	resp, err := b.dial.api.Do(req)
 	if err != nil {
 		return nil, fmt.Errorf("scrape metrics: %w", err)

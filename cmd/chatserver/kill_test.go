@@ -32,7 +32,7 @@ func TestKilledNodeLosesNothingAcknowledged(t *testing.T) {
 	}
 	data := t.TempDir()
 	start := func(addr string) (*exec.Cmd, string) {
-		cmd := exec.Command(bin, "--addr", addr, "--data-dir", data, "--registration", "open", "--send-rate", "-1")
+		cmd := exec.Command(bin, "--addr", addr, "--data-dir", data, "--registration", "open", "--send-rate", "-1", "--auth-rate", "-1")
 		stderr, _ := cmd.StderrPipe()
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)

@@ -186,8 +186,9 @@ func (s *Store) messageItems(m server.Message) []planned {
 		}}},
 		{kind: kindMessageID, tx: types.TransactWriteItem{Put: &types.Put{
 			TableName: aws.String(s.t.messageIDs),
+			// ts lets SentMessages answer a resend from this record alone.
 			Item: item{"conversation_id": sv(m.ConversationID), "message_id": sv(m.MessageID), "seq_no": nv(m.SeqNo),
-				ttlAttr: nv(s.o.Now().Add(s.o.IdempotencyTTL).Unix())},
+				"ts": tv(m.Timestamp), ttlAttr: nv(s.o.Now().Add(s.o.IdempotencyTTL).Unix())},
 			ConditionExpression: aws.String("attribute_not_exists(message_id)"),
 		}}},
 	}
@@ -479,6 +480,84 @@ func (s *Store) ListMessagesAfter(ctx context.Context, convID string, afterSeq i
 	}, limit)
 }
 
+// SentMessages reads the idempotency records of messageIDs (one BatchGetItem
+// per 100); a record written before it carried ts costs a read of its message.
+func (s *Store) SentMessages(ctx context.Context, convID string, messageIDs []string) (map[string]server.Message, error) {
+	out := map[string]server.Message{}
+	if len(messageIDs) == 0 {
+		return out, nil
+	}
+	keys := make([]item, 0, len(messageIDs))
+	for _, id := range uniqueStrings(slices.Clone(messageIDs)) { // BatchGetItem refuses duplicate keys
+		keys = append(keys, item{"conversation_id": sv(convID), "message_id": sv(id)})
+	}
+	err := s.do(ctx, "sent messages", func(ctx context.Context) error {
+		got, err := s.batchGet(ctx, map[string][]item{s.t.messageIDs: keys})
+		if err != nil {
+			return err
+		}
+		var old []item
+		for _, rec := range got[s.t.messageIDs] {
+			if _, ok := rec["ts"]; !ok {
+				old = append(old, item{"conversation_id": sv(convID), "seq_no": rec["seq_no"]})
+				continue
+			}
+			m := server.Message{ConversationID: convID, MessageID: getS(rec, "message_id"), SeqNo: getN(rec, "seq_no"), Timestamp: getT(rec, "ts")}
+			out[m.MessageID] = m
+		}
+		if len(old) > 0 {
+			msgs, err := s.batchGet(ctx, map[string][]item{s.t.messages: old})
+			if err != nil {
+				return err
+			}
+			for _, it := range msgs[s.t.messages] {
+				m := messageFrom(it)
+				out[m.MessageID] = m
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// CountMessages is a Query with Select COUNT on the key range: it reads (and is
+// billed for) the items it counts, so callers bound it with limit.
+func (s *Store) CountMessages(ctx context.Context, convID string, afterSeq, upTo int64, limit int) (int, error) {
+	if upTo <= afterSeq || limit < 1 {
+		return 0, nil
+	}
+	var n int
+	err := s.do(ctx, "count messages", func(ctx context.Context) error {
+		n = 0
+		q := &dynamodb.QueryInput{
+			TableName:                 aws.String(s.t.messages),
+			KeyConditionExpression:    aws.String("conversation_id = :c AND seq_no BETWEEN :a AND :b"),
+			ExpressionAttributeValues: item{":c": sv(convID), ":a": nv(afterSeq + 1), ":b": nv(upTo)},
+			Select:                    types.SelectCount,
+			ConsistentRead:            aws.Bool(true),
+		}
+		for {
+			q.Limit = aws.Int32(int32(min(limit-n, 1000)))
+			page, err := s.db.Query(ctx, q)
+			if err != nil {
+				return err
+			}
+			n += int(page.Count)
+			if n >= limit || page.LastEvaluatedKey == nil {
+				return nil
+			}
+			q.ExclusiveStartKey = page.LastEvaluatedKey
+		}
+	})
+	if err != nil {
+		return 0, err
+	}
+	return min(n, limit), nil
+}
+
 func (s *Store) queryMessages(ctx context.Context, op string, in *dynamodb.QueryInput, limit int) ([]server.Message, error) {
 	if limit < 1 {
 		return nil, nil
@@ -646,6 +725,40 @@ func (s *Store) ListPending(ctx context.Context, userID string) ([]server.Pendin
 				FirstUndeliveredSeq: getN(it, "first_undelivered_seq")})
 			return true
 		})
+	})
+	return out, err
+}
+
+// LinkMedia is one PutItem (1 WCU); a repeat overwrites the same item.
+func (s *Store) LinkMedia(ctx context.Context, mediaID, convID string) error {
+	return s.do(ctx, "link media", func(ctx context.Context) error {
+		_, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(s.t.media),
+			Item: item{"media_id": sv(mediaID), "conversation_id": sv(convID)}})
+		return err
+	})
+}
+
+// MediaConversations is one Query on the media_id key.
+func (s *Store) MediaConversations(ctx context.Context, mediaID string) ([]string, error) {
+	var out []string
+	err := s.do(ctx, "media conversations", func(ctx context.Context) error {
+		out = out[:0]
+		q := &dynamodb.QueryInput{TableName: aws.String(s.t.media), ConsistentRead: aws.Bool(true),
+			KeyConditionExpression:    aws.String("media_id = :m"),
+			ExpressionAttributeValues: item{":m": sv(mediaID)}}
+		for {
+			page, err := s.db.Query(ctx, q)
+			if err != nil {
+				return err
+			}
+			for _, it := range page.Items {
+				out = append(out, getS(it, "conversation_id"))
+			}
+			if page.LastEvaluatedKey == nil {
+				return nil
+			}
+			q.ExclusiveStartKey = page.LastEvaluatedKey
+		}
 	})
 	return out, err
 }

@@ -24,7 +24,7 @@ const (
 )
 
 type tables struct {
-	users, tokens, invites, conversations, participants, messages, messageIDs, status, pending string
+	users, tokens, invites, conversations, participants, messages, messageIDs, status, pending, media string
 }
 
 func newTables(prefix string) tables {
@@ -38,6 +38,7 @@ func newTables(prefix string) tables {
 		messageIDs:    prefix + "message_ids",
 		status:        prefix + "message_status",
 		pending:       prefix + "pending_deliveries",
+		media:         prefix + "media_links",
 	}
 }
 
@@ -61,6 +62,7 @@ func (s *Store) tableDefs() []tableDef {
 		{name: t.messageIDs, pk: "conversation_id", sk: "message_id", skType: types.ScalarAttributeTypeS, ttl: true},
 		{name: t.status, pk: "user_id", sk: "conversation_id", skType: types.ScalarAttributeTypeS},
 		{name: t.pending, pk: "receiver_id", sk: "conversation_id", skType: types.ScalarAttributeTypeS},
+		{name: t.media, pk: "media_id", sk: "conversation_id", skType: types.ScalarAttributeTypeS},
 	}
 }
 

@@ -17,7 +17,9 @@ import (
 // metric reads one counter from /metrics.
 func metric(t *testing.T, srv *servertest.Server, name string) float64 {
 	t.Helper()
-	resp, err := http.Get(srv.URL + "/metrics")
+	req, _ := http.NewRequest("GET", srv.URL+"/metrics", nil)
+	req.Header.Set("Authorization", "Bearer "+servertest.MetricsToken)
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -49,6 +49,11 @@ func (s *Store) Handler() http.Handler {
 			if ct != "" {
 				w.Header().Set("Content-Type", ct)
 			}
+			// Media comes from other people: a browser following the link
+			// downloads it, and never renders it (an HTML or SVG upload would
+			// otherwise run as a page of this server's origin).
+			w.Header().Set("Content-Disposition", "attachment")
+			w.Header().Set("Content-Security-Policy", "sandbox")
 			w.Header().Set("X-Content-Type-Options", "nosniff")
 			w.Header().Set("Cache-Control", "private, max-age=3600")
 			if r.Method == http.MethodGet {
@@ -63,6 +68,12 @@ func (s *Store) Handler() http.Handler {
 			}
 			if err != nil {
 				writeError(w, wire.Errorf(wire.CodeInvalid, "reading body: %v", err))
+				return
+			}
+			// An upload URL is single-use: once the object exists (it may
+			// already be attached to a sent message) it cannot be replaced.
+			if _, _, err := s.read(key); err == nil {
+				writeError(w, wire.Errorf(wire.CodeConflict, "this upload URL was used already; ask for a new one (POST /v1/media)"))
 				return
 			}
 			if err := s.Put(r.Context(), key, data, ct); err != nil {

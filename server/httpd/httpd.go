@@ -12,9 +12,13 @@ import (
 	"strconv"
 	"strings"
 
+	"context"
+	"crypto/subtle"
 	"github.com/chatterm/chat/internal/gopool"
 	"github.com/chatterm/chat/server"
 	"github.com/chatterm/chat/wire"
+	"net/url"
+	"unicode/utf8"
 )
 
 // maxBodyBytes bounds any request body; message content has its own limit.
@@ -26,18 +30,39 @@ type Handler struct {
 	log     *slog.Logger
 	mux     *http.ServeMux
 	writers *gopool.Pool // runs sockets' writers, which start with each burst of frames
+	sockets *sockets
+}
+
+// Options tune the handler; zero values take the defaults.
+type Options struct {
+	// Metrics serves GET /metrics on this handler, to requests that bear
+	// MetricsToken; with no token it is not served here (a separate listener,
+	// node.Config.MetricsAddr, serves it without one).
+	Metrics      http.Handler
+	MetricsToken string
+	// Caps on live WebSockets (docs/security.md): per user, per client
+	// address, and in all. 0 takes DefaultSocketsPerUser / DefaultSocketsPerAddr
+	// / no total cap; <0 disables a cap.
+	SocketsPerUser, SocketsPerAddr, MaxSockets int
 }
 
 // maxParkedWriters bounds the socket writer goroutines kept between bursts.
 const maxParkedWriters = 128
 
-// New returns the handler for every route. metrics serves /metrics (nil: 404).
-func New(svc *server.Service, log *slog.Logger, metrics http.Handler) *Handler {
-	h := &Handler{svc: svc, log: log, mux: http.NewServeMux(), writers: gopool.New(maxParkedWriters)}
+// New returns the handler for every route.
+func New(svc *server.Service, log *slog.Logger, opts Options) *Handler {
+	capOr := func(v, def int) int {
+		if v == 0 {
+			return def
+		}
+		return max(v, 0)
+	}
+	h := &Handler{svc: svc, log: log, mux: http.NewServeMux(), writers: gopool.New(maxParkedWriters),
+		sockets: newSockets(capOr(opts.SocketsPerUser, DefaultSocketsPerUser), capOr(opts.SocketsPerAddr, DefaultSocketsPerAddr), capOr(opts.MaxSockets, 0))}
 	m := h.mux
 	m.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok\n") })
-	if metrics != nil {
-		m.Handle("GET /metrics", metrics)
+	if opts.Metrics != nil && opts.MetricsToken != "" {
+		m.Handle("GET /metrics", requireToken(opts.MetricsToken, opts.Metrics))
 	}
 	m.HandleFunc("POST /v1/register", h.register)
 	m.HandleFunc("POST /v1/login", h.login)
@@ -66,6 +91,12 @@ func New(svc *server.Service, log *slog.Logger, metrics http.Handler) *Handler {
 }
 
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	// JSON decoders and path matching would turn invalid UTF-8 into U+FFFD and
+	// go on: refuse it instead, as the WebSocket does.
+	if err := validUTF8(r); err != nil {
+		h.fail(w, r, err)
+		return
+	}
 	// A known path with the wrong method falls through to the catch-all; answer it
 	// with a JSON error naming the problem rather than "no route".
 	if _, pattern := h.mux.Handler(r); pattern == "/" && h.otherMethodMatches(r) {
@@ -89,6 +120,29 @@ func (h *Handler) otherMethodMatches(r *http.Request) bool {
 	return false
 }
 
+// Shutdown refuses new WebSockets and waits until the live ones are gone (their
+// read loops have returned and called into the Service for the last time), or
+// ctx ends. The Service's Shutdown closes them; the backends may be closed
+// only after this returns.
+func (h *Handler) Shutdown(ctx context.Context) error {
+	return h.sockets.closeAndWait(ctx)
+}
+
+// Sockets is the number of live WebSockets.
+func (h *Handler) Sockets() int { return h.sockets.count() }
+
+// requireToken serves next only to requests bearing token.
+func requireToken(token string, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if subtle.ConstantTimeCompare([]byte(bearer(r)), []byte(token)) != 1 {
+			w.Header().Set("WWW-Authenticate", "Bearer")
+			http.Error(w, "metrics need Authorization: Bearer <metrics token>\n", http.StatusUnauthorized)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
 // authed wraps a handler that needs a logged-in user.
 func (h *Handler) authed(next func(w http.ResponseWriter, r *http.Request, user string)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
@@ -101,11 +155,44 @@ func (h *Handler) authed(next func(w http.ResponseWriter, r *http.Request, user 
 	}
 }
 
+// bearer is the token of the Authorization header. Only the WebSocket route
+// also takes one from the query string (wsToken): browsers cannot set headers
+// on a WebSocket, and a token in a URL ends up in logs and histories.
 func bearer(r *http.Request) string {
 	if v, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok {
 		return strings.TrimSpace(v)
 	}
+	return ""
+}
+
+func wsToken(r *http.Request) string {
+	if t := bearer(r); t != "" {
+		return t
+	}
 	return r.URL.Query().Get("token")
+}
+
+// validUTF8 refuses a path or query string that is not valid UTF-8 once
+// unescaped.
+func validUTF8(r *http.Request) error {
+	if !utf8.ValidString(r.URL.Path) {
+		return wire.Errorf(wire.CodeInvalid, "the request path is not valid UTF-8")
+	}
+	q, err := url.ParseQuery(r.URL.RawQuery)
+	if err != nil {
+		return wire.Errorf(wire.CodeInvalid, "the query string is malformed: %v", err)
+	}
+	for k, vs := range q {
+		if !utf8.ValidString(k) {
+			return wire.Errorf(wire.CodeInvalid, "the query string is not valid UTF-8")
+		}
+		for _, v := range vs {
+			if !utf8.ValidString(v) {
+				return wire.Errorf(wire.CodeInvalid, "query parameter %s is not valid UTF-8", k)
+			}
+		}
+	}
+	return nil
 }
 
 // decode reads a JSON body strictly into v.
@@ -117,6 +204,9 @@ func decode(r *http.Request, v any) error {
 			return wire.Errorf(wire.CodeTooLarge, "request body is over %d bytes", maxBodyBytes)
 		}
 		return wire.Errorf(wire.CodeInvalid, "reading request body: %v", err)
+	}
+	if !utf8.Valid(body) {
+		return wire.Errorf(wire.CodeInvalid, "request body is not valid UTF-8")
 	}
 	return wire.DecodeJSON(body, v)
 }

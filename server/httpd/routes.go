@@ -42,14 +42,14 @@ func createdOr(created bool) int {
 
 func (h *Handler) register(w http.ResponseWriter, r *http.Request) {
 	withBody(h, func(w http.ResponseWriter, r *http.Request, _ string, req wire.RegisterRequest) {
-		resp, err := h.svc.Register(r.Context(), req)
+		resp, err := h.svc.Register(r.Context(), req, clientAddr(r))
 		h.answer(w, r, http.StatusCreated, resp, err)
 	})(w, r, "")
 }
 
 func (h *Handler) login(w http.ResponseWriter, r *http.Request) {
 	withBody(h, func(w http.ResponseWriter, r *http.Request, _ string, req wire.LoginRequest) {
-		resp, err := h.svc.Login(r.Context(), req)
+		resp, err := h.svc.Login(r.Context(), req, clientAddr(r))
 		h.answer(w, r, http.StatusOK, resp, err)
 	})(w, r, "")
 }
@@ -189,8 +189,8 @@ func (h *Handler) createMedia(w http.ResponseWriter, r *http.Request, user strin
 }
 
 // media redirects to a short-lived download URL (curl -L follows it).
-func (h *Handler) media(w http.ResponseWriter, r *http.Request, _ string) {
-	url, err := h.svc.MediaURL(r.Context(), r.PathValue("id"))
+func (h *Handler) media(w http.ResponseWriter, r *http.Request, user string) {
+	url, err := h.svc.MediaURL(r.Context(), user, r.PathValue("id"))
 	if err != nil {
 		h.fail(w, r, err)
 		return

@@ -41,7 +41,13 @@ func writeTimeout() time.Duration {
 // runs only while the connection has frames queued, so an idle connection costs
 // one goroutine.
 func (h *Handler) ws(w http.ResponseWriter, r *http.Request) {
-	user, err := h.svc.Authenticate(r.Context(), bearer(r))
+	user, err := h.svc.Authenticate(r.Context(), wsToken(r))
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	// Counted before the upgrade: a refused socket costs one HTTP answer.
+	release, err := h.sockets.admit(user, clientAddr(r))
 	if err != nil {
 		h.fail(w, r, err)
 		return
@@ -49,20 +55,25 @@ func (h *Handler) ws(w http.ResponseWriter, r *http.Request) {
 	var raw net.Conn
 	sock, err := websocket.Accept(smallBuffers{w, &raw}, r, &websocket.AcceptOptions{CompressionMode: websocket.CompressionDisabled})
 	if err != nil {
+		release()
 		return // Accept has answered the client
 	}
 	sock.SetReadLimit(wire.MaxFrameBytes)
 	ctx, cancel := context.WithCancel(context.Background())
-	conn, err := h.svc.Connect(ctx, user, bearer(r), rand.Text()[:12])
+	conn, err := h.svc.Connect(ctx, user, wsToken(r), rand.Text()[:12])
 	if err != nil {
 		cancel()
 		sock.Close(websocket.StatusInternalError, "connect failed")
+		release()
 		return
 	}
 	// The socket gets its own goroutine and this handler returns: net/http then
 	// lets go of its 8 KiB of connection buffers and the upgrade request, which
 	// would otherwise stay live for the life of the WebSocket.
-	go h.serveSocket(&socket{sock: sock, raw: raw, conn: conn, ctx: ctx, cancel: cancel, io: context.WithoutCancel(ctx)})
+	go func() {
+		defer release()
+		h.serveSocket(&socket{sock: sock, raw: raw, conn: conn, ctx: ctx, cancel: cancel, io: context.WithoutCancel(ctx)})
+	}()
 }
 
 // socket is one accepted WebSocket and the Service's view of it.

@@ -20,7 +20,7 @@ import (
 	"github.com/chatterm/chat/wire"
 )
 
-func register(t *testing.T, base, user string) string {
+func register(t testing.TB, base, user string) string {
 	t.Helper()
 	body, _ := json.Marshal(wire.RegisterRequest{UserID: user, Password: "password-" + user})
 	resp, err := http.Post(base+"/v1/register", "application/json", bytes.NewReader(body))

@@ -37,10 +37,26 @@ type Config struct {
 	SendRate        int           // sends per user per second; default 50; -1 disables
 	MaxInFlight     int           // sends being stored at once before more are refused as overloaded; default 10,000
 	PasswordCost    int           // bcrypt cost; default 10 (tests use 4)
+	AuthRate        int           // logins and registrations per client address per second; default 10; -1 disables
+	RedeliverAfter  time.Duration // delivery worker's grace period before a second try or a push; default 3 s
+	MaxHashing      int           // bcrypt runs at once; default max(1, cores/2)
 	NoSync          bool          // SQLite synchronous=NORMAL: faster, loses the last commits on power loss
 	ShutdownTimeout time.Duration // default 10 s
 	ArchiveAfter    time.Duration // messages older than this move to blob storage; default 30 days; <0 keeps all hot
 	ArchiveInterval time.Duration // how often the archiver runs; default 1 h
+
+	// Exposure limits (docs/security.md). Live WebSockets per user and per
+	// client address (0: httpd's defaults, -1: no cap), and in all (0: the
+	// process's file limit less fdReserve, kept for health checks, logins and
+	// plain requests; -1: no cap).
+	SocketsPerUser int
+	SocketsPerAddr int
+	MaxSockets     int
+	// /metrics: on MetricsAddr, a listener of its own without a token (bind it
+	// to loopback or a private network); on the API listener only with
+	// "Authorization: Bearer MetricsToken". Neither set: not served.
+	MetricsAddr  string
+	MetricsToken string
 
 	Production Production
 
@@ -78,6 +94,9 @@ type Node struct {
 	jobs    sync.WaitGroup
 	ln      net.Listener
 	srv     *http.Server
+	api     *httpd.Handler
+	metrics *http.Server // on MetricsAddr; nil when not set
+	mln     net.Listener
 	svc     *server.Service
 	closers []io.Closer
 	done    chan error
@@ -103,6 +122,9 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 			n.closeBackends()
 			if n.ln != nil {
 				n.ln.Close()
+			}
+			if n.mln != nil {
+				n.mln.Close()
 			}
 		}
 	}()
@@ -131,12 +153,29 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 	n.svc, err = server.New(server.Config{
 		Backends: b, NodeID: cfg.NodeID, Logger: cfg.Logger, Registration: cfg.Registration,
 		MaxMessageBytes: cfg.MaxMessageBytes, SendRate: cfg.SendRate, PasswordCost: cfg.PasswordCost, MaxInFlight: cfg.MaxInFlight,
+		AuthRate: cfg.AuthRate, MaxHashing: cfg.MaxHashing, RedeliverAfter: cfg.RedeliverAfter,
 		Metrics: server.NewMetrics(reg),
 	})
 	if err != nil {
 		return nil, err
 	}
-	handler := httpd.New(n.svc, cfg.Logger, promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	metrics := promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
+	maxSockets := cfg.MaxSockets
+	if maxSockets == 0 {
+		maxSockets = socketBudget(cfg.Logger)
+	}
+	handler := httpd.New(n.svc, cfg.Logger, httpd.Options{Metrics: metrics, MetricsToken: cfg.MetricsToken,
+		SocketsPerUser: cfg.SocketsPerUser, SocketsPerAddr: cfg.SocketsPerAddr, MaxSockets: maxSockets})
+	n.api = handler
+	if cfg.MetricsAddr != "" {
+		if n.mln, err = net.Listen("tcp", cfg.MetricsAddr); err != nil {
+			return nil, fmt.Errorf("listen for metrics on %s: %w", cfg.MetricsAddr, err)
+		}
+		mux := http.NewServeMux()
+		mux.Handle("GET /metrics", metrics)
+		n.metrics = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+		go n.metrics.Serve(n.mln)
+	}
 	var root http.Handler = handler
 	if fs, ok := b.Blobs.(*files.Store); ok {
 		mux := http.NewServeMux()
@@ -200,6 +239,14 @@ func (n *Node) Close() error {
 		}
 	case <-time.After(time.Second):
 		n.srv.Close()
+	}
+	// The backends go last: a socket's read loop still calls into the Service
+	// (Disconnect) after its close frame went out.
+	if err := n.api.Shutdown(ctx); err != nil {
+		errs = append(errs, err)
+	}
+	if n.metrics != nil {
+		n.metrics.Close()
 	}
 	errs = append(errs, n.closeBackends())
 	return errors.Join(errs...)

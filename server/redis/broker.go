@@ -7,14 +7,17 @@ import (
 	"fmt"
 
 	"github.com/chatterm/chat/server"
+	goredis "github.com/redis/go-redis/v9"
 )
 
 var _ server.Broker = (*Broker)(nil)
 
 // Broker carries envelopes over Redis pub/sub, one channel bus:{node} per node.
 // Delivery is at most once (pub/sub keeps nothing): an envelope published while
-// the node's subscription is down is lost, and the recipients get the message
-// from pending_deliveries when they sync, as for any stale registry entry.
+// the node's subscription is down is lost. The node hears of it when the
+// subscription comes back (Envelope.Lost) and catches its connections up from
+// pending_deliveries; the sending node's delivery worker sends again what
+// stays unacked (server/redeliver.go).
 type Broker struct{ c *Client }
 
 // Broker returns the cross-node broker.
@@ -56,16 +59,33 @@ func (b *Broker) Subscribe(ctx context.Context, nodeID string, handle func(serve
 		ps.Close()
 		return err
 	}
-	msgs := ps.Channel()
+	// With subscriptions: go-redis confirms each resubscription after a broken
+	// connection, and what was published to the channel meanwhile is gone
+	// (pub/sub keeps nothing). The node is told (Envelope.Lost) and catches its
+	// connections up from pending_deliveries.
+	msgs := ps.ChannelWithSubscriptions()
 	go func() {
 		defer ps.Close()
 		for {
 			select {
 			case <-ctx.Done():
 				return
-			case m, ok := <-msgs:
+			case v, ok := <-msgs:
 				if !ok {
 					return
+				}
+				var m *goredis.Message
+				switch v := v.(type) {
+				case *goredis.Subscription:
+					if v.Kind == "subscribe" {
+						b.c.log.Warn("redis broker: subscription back after a break; catching up this node's connections", "channel", ch)
+						handle(server.Envelope{Lost: true})
+					}
+					continue
+				case *goredis.Message:
+					m = v
+				default:
+					continue
 				}
 				env, err := decodeEnvelope([]byte(m.Payload))
 				if err != nil {

@@ -17,10 +17,18 @@ import (
 	"github.com/chatterm/chat/wire"
 )
 
-// TestTwoNodes runs two nodes on the same tables and Redis: a message sent to one
-// node reaches a WebSocket on the other through the registry and pub/sub, and a
-// node shutting down takes its connections out of the registry.
-func TestTwoNodes(t *testing.T) {
+// cluster is two nodes on the same tables and Redis, alice registered on the
+// first and bob on the second.
+type cluster struct {
+	a, b       *servertest.Server
+	alice, bob *api
+	conv       string
+	prod       node.Production
+	rc         *redis.Client
+}
+
+func twoNodes(t *testing.T) *cluster {
+	t.Helper()
 	redisAddr := addr(t)
 	endpoint := testenv.DynamoEndpoint(t)
 	t.Setenv("AWS_ACCESS_KEY_ID", "test")
@@ -56,22 +64,28 @@ func TestTwoNodes(t *testing.T) {
 	if st := alice.do("POST", "/v1/conversations", wire.CreateConversationRequest{Type: wire.Direct, Members: []string{"bob"}}, nil); st/100 != 2 {
 		t.Fatalf("create conversation: %d", st)
 	}
+	rc := client(t, redis.Options{Addrs: []string{redisAddr}, Prefix: prod.RedisPrefix})
+	return &cluster{a: a, b: b, alice: alice, bob: bob, conv: conv, prod: prod, rc: rc}
+}
 
-	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
-	defer cancel()
-	ws, _, err := websocket.Dial(ctx, strings.Replace(b.URL, "http", "ws", 1)+"/v1/ws",
-		&websocket.DialOptions{HTTPHeader: http.Header{"Authorization": {"Bearer " + bob.token}}})
+// bobOnB connects bob's socket to node-b and waits until the registry has it;
+// frames come on the channel, which is closed (after readErr is set) when the
+// socket ends.
+func (c *cluster) bobOnB(ctx context.Context, t *testing.T) (ws *websocket.Conn, frames chan wire.Frame, readErr *error) {
+	t.Helper()
+	ws, _, err := websocket.Dial(ctx, strings.Replace(c.b.URL, "http", "ws", 1)+"/v1/ws",
+		&websocket.DialOptions{HTTPHeader: http.Header{"Authorization": {"Bearer " + c.bob.token}}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ws.CloseNow()
-	frames := make(chan wire.Frame, 16)
-	var readErr error // set before frames is closed
+	t.Cleanup(func() { ws.CloseNow() })
+	frames = make(chan wire.Frame, 16)
+	readErr = new(error)
 	go func() {
 		for {
 			_, data, err := ws.Read(ctx)
 			if err != nil {
-				readErr = err
+				*readErr = err
 				close(frames)
 				return
 			}
@@ -82,29 +96,39 @@ func TestTwoNodes(t *testing.T) {
 			}
 		}
 	}()
-	// Bob's connection is registered on node-b once his socket is up: wait for it
-	// by pinging over the socket.
-	ping, _ := wire.EncodeFrame(wire.Frame{Type: wire.TypePing, ID: "p1"})
-	if err := ws.Write(ctx, websocket.MessageText, ping); err != nil {
+	// A sync is served by the connection's worker after its connect-time
+	// catch-up: once it is answered, what bob gets later came by another path.
+	sync, _ := wire.EncodeFrame(wire.Frame{Type: wire.TypeSync, ID: "s1", Cursors: []wire.Cursor{{ConversationID: c.conv}}})
+	if err := ws.Write(ctx, websocket.MessageText, sync); err != nil {
 		t.Fatal(err)
 	}
 	for f := range frames {
-		if f.Type == wire.TypePong {
+		if f.Type == wire.TypeSynced || f.Type == wire.TypeError {
 			break
 		}
 	}
 	// The entry is added at connect, or soon after if Redis did not answer in
 	// time (a loaded test machine): wait for it rather than expect it at once.
-	rc := client(t, redis.Options{Addrs: []string{redisAddr}, Prefix: prod.RedisPrefix})
-	var where map[string][]string
 	testenv.WaitFor(t, 10*time.Second, func() bool {
-		where, err = rc.Registry().Nodes(ctx, []string{"alice", "bob"})
+		where, err := c.rc.Registry().Nodes(ctx, []string{"alice", "bob"})
 		if err != nil || len(where) != 1 || len(where["bob"]) != 1 || where["bob"][0] != "node-b" {
 			t.Logf("registry = %v, %v; want bob on node-b only", where, err)
 			return false
 		}
 		return true
 	})
+	return ws, frames, readErr
+}
+
+// TestTwoNodes runs two nodes on the same tables and Redis: a message sent to one
+// node reaches a WebSocket on the other through the registry and pub/sub, and a
+// node shutting down takes its connections out of the registry.
+func TestTwoNodes(t *testing.T) {
+	c := twoNodes(t)
+	b, alice, conv, rc := c.b, c.alice, c.conv, c.rc
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
+	_, frames, readErr := c.bobOnB(ctx, t)
 	var sent wire.SendResponse
 	if st := alice.do("POST", "/v1/conversations/"+conv+"/messages", wire.SendRequest{MessageID: "x1", Content: "across nodes"}, &sent); st != http.StatusCreated {
 		t.Fatalf("send: %d", st)
@@ -113,7 +137,7 @@ func TestTwoNodes(t *testing.T) {
 		select {
 		case f, ok := <-frames:
 			if !ok {
-				t.Fatalf("socket closed before the message arrived: %v", readErr)
+				t.Fatalf("socket closed before the message arrived: %v", *readErr)
 			}
 			if f.Type == wire.TypeMessage && f.Message != nil && f.Message.Content == "across nodes" && f.Message.SeqNo == sent.SeqNo {
 				// A node shutting down removes its connections from the registry.

@@ -184,7 +184,13 @@ func (s *Store) PresignPut(ctx context.Context, key, contentType string, ttl tim
 	if ttl <= 0 || ttl > 7*24*time.Hour {
 		return "", fmt.Errorf("s3: presign put %s: ttl %v not in (0, 7 days]", key, ttl)
 	}
-	in := &awss3.PutObjectInput{Bucket: aws.String(s.o.Bucket), Key: aws.String(s.key(key))}
+	// If-None-Match is signed into the URL: S3 then refuses a second PUT to
+	// the key (412), so an upload cannot replace a file after it was sent. The
+	// uploader must send "If-None-Match: *" and "Content-Disposition: attachment".
+	// Content-Disposition is stored with the object, so every GET of it says
+	// "download" (the presigned GET asks for it too).
+	in := &awss3.PutObjectInput{Bucket: aws.String(s.o.Bucket), Key: aws.String(s.key(key)), IfNoneMatch: aws.String("*"),
+		ContentDisposition: aws.String("attachment")}
 	if contentType != "" {
 		in.ContentType = aws.String(contentType)
 	}
@@ -203,7 +209,9 @@ func (s *Store) PresignGet(ctx context.Context, key string, ttl time.Duration) (
 	if ttl <= 0 || ttl > 7*24*time.Hour {
 		return "", fmt.Errorf("s3: presign get %s: ttl %v not in (0, 7 days]", key, ttl)
 	}
-	req, err := s.presign.PresignGetObject(ctx, &awss3.GetObjectInput{Bucket: aws.String(s.o.Bucket), Key: aws.String(s.key(key))},
+	// Served as a download, never rendered: media comes from other people.
+	req, err := s.presign.PresignGetObject(ctx, &awss3.GetObjectInput{Bucket: aws.String(s.o.Bucket), Key: aws.String(s.key(key)),
+		ResponseContentDisposition: aws.String("attachment")},
 		awss3.WithPresignExpires(ttl))
 	if err != nil {
 		return "", fmt.Errorf("s3: presign get %s: %w", key, err)

@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/chatterm/chat/server/node"
+	"time"
 )
 
 // Server is a running in-process chatserver.
@@ -30,6 +31,9 @@ type Option func(*node.Config)
 // WithConfig lets a test change any node setting.
 func WithConfig(f func(*node.Config)) Option { return Option(f) }
 
+// MetricsToken is what the servers' /metrics need (Authorization: Bearer).
+const MetricsToken = "servertest-metrics"
+
 // Start starts a server and stops it when the test ends.
 func Start(tb testing.TB, opts ...Option) *Server {
 	tb.Helper()
@@ -39,8 +43,15 @@ func Start(tb testing.TB, opts ...Option) *Server {
 		Registration: "open",
 		PasswordCost: 4, // bcrypt's minimum: tests register many users
 		SendRate:     -1,
-		NoSync:       true, // durability across a process restart does not need fsync
-		Logger:       testLogger(tb),
+		AuthRate:     -1, // every test user registers from 127.0.0.1
+		// and connects from there: the per-address socket cap is tested on its own.
+		SocketsPerAddr: -1,
+		MetricsToken:   MetricsToken,
+		NoSync:         true, // durability across a process restart does not need fsync
+		// Short, so push and redelivery tests take seconds; long enough that test
+		// clients which do not ack see no second copy within their own waits.
+		RedeliverAfter: time.Second,
+		Logger:         testLogger(tb),
 	}
 	if os.Getenv("CHATSERVER_TEST_BACKEND") == "production" {
 		cfg.Production = productionConfig(tb)

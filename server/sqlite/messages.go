@@ -162,6 +162,64 @@ func (s *Store) ListMessagesAfter(ctx context.Context, convID string, afterSeq i
 		convID, afterSeq, limit)
 }
 
+func (s *Store) SentMessages(ctx context.Context, convID string, messageIDs []string) (map[string]server.Message, error) {
+	out := map[string]server.Message{}
+	if len(messageIDs) == 0 {
+		return out, nil
+	}
+	args := make([]any, 0, len(messageIDs)+1)
+	args = append(args, convID)
+	for _, id := range messageIDs {
+		args = append(args, id)
+	}
+	// The send path asks this for every batch and the answer is nearly always
+	// "none": the index alone answers that. INDEXED BY: with an IN list and no
+	// ANALYZE statistics SQLite's planner walks the conversation by primary key
+	// instead, every message of it.
+	rows, err := s.query(ctx, `SELECT message_id, seq_no FROM messages INDEXED BY messages_by_message_id
+		WHERE conversation_id = ? AND message_id IN (`+placeholders(len(messageIDs))+`)`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("sent messages: %w", err)
+	}
+	var seqs []int64
+	for rows.Next() {
+		var id string
+		var seq int64
+		if err := rows.Scan(&id, &seq); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("sent messages: %w", err)
+		}
+		seqs = append(seqs, seq)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sent messages: %w", err)
+	}
+	for _, seq := range seqs {
+		ms, err := s.queryMessages(ctx, convID, 1, `SELECT `+msgColumns+` FROM messages WHERE conversation_id = ? AND seq_no = ?`, convID, seq)
+		if err != nil {
+			return nil, fmt.Errorf("sent messages: %w", err)
+		}
+		for _, m := range ms {
+			out[m.MessageID] = m
+		}
+	}
+	return out, nil
+}
+
+func (s *Store) CountMessages(ctx context.Context, convID string, afterSeq, upTo int64, limit int) (int, error) {
+	if upTo <= afterSeq || limit < 1 {
+		return 0, nil
+	}
+	var n int
+	err := s.r.QueryRowContext(ctx, `SELECT COUNT(*) FROM (SELECT 1 FROM messages
+		WHERE conversation_id = ? AND seq_no > ? AND seq_no <= ? LIMIT ?)`, convID, afterSeq, upTo, limit).Scan(&n)
+	if err != nil {
+		return 0, fmt.Errorf("count messages: %w", err)
+	}
+	return n, nil
+}
+
 func (s *Store) ListStatuses(ctx context.Context, convID string, userIDs []string) ([]server.Status, error) {
 	out := make([]server.Status, len(userIDs))
 	idx := map[string]int{}
@@ -304,4 +362,31 @@ func (s *Store) MarkArchived(ctx context.Context, convID string, seq int64, ref 
 		}
 		return nil
 	})
+}
+
+func (s *Store) LinkMedia(ctx context.Context, mediaID, convID string) error {
+	return s.write(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO media_links (media_id, conversation_id) VALUES (?, ?)`, mediaID, convID)
+		if err != nil {
+			return fmt.Errorf("link media: %w", err)
+		}
+		return nil
+	})
+}
+
+func (s *Store) MediaConversations(ctx context.Context, mediaID string) ([]string, error) {
+	rows, err := s.r.QueryContext(ctx, `SELECT conversation_id FROM media_links WHERE media_id = ? ORDER BY conversation_id`, mediaID)
+	if err != nil {
+		return nil, fmt.Errorf("media conversations: %w", err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var c string
+		if err := rows.Scan(&c); err != nil {
+			return nil, fmt.Errorf("media conversations: %w", err)
+		}
+		out = append(out, c)
+	}
+	return out, rows.Err()
 }

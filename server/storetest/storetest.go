@@ -52,6 +52,9 @@ func Run(t *testing.T, newStore Factory, opt Options) {
 	t.Run("Status", func(t *testing.T) { testStatus(t, newStore(t)) })
 	t.Run("Inbox", func(t *testing.T) { testInbox(t, newStore(t)) })
 	t.Run("NextSeq", func(t *testing.T) { testNextSeq(t, newStore(t)) })
+	t.Run("SentMessages", func(t *testing.T) { testSentMessages(t, newStore(t)) })
+	t.Run("CountMessages", func(t *testing.T) { testCountMessages(t, newStore(t)) })
+	t.Run("MediaLinks", func(t *testing.T) { testMediaLinks(t, newStore(t)) })
 	coldStore := func(t *testing.T) (server.Store, server.ColdStore) {
 		s := newStore(t)
 		cold, ok := s.(server.ColdStore)
@@ -712,4 +715,74 @@ func testNextSeq(t *testing.T, s server.Store) {
 	}
 	_, err = s.NextSeq(ctx, "g:none")
 	wantErr(t, err, server.ErrNotFound)
+}
+
+// testSentMessages: the first answers to resends, read before a seq_no is taken.
+func testSentMessages(t *testing.T, s server.Store) {
+	ctx := context.Background()
+	c, members := direct("alice", "bob")
+	must(t, s.CreateConversation(ctx, c, members))
+	m1, m2 := msg(c.ID, 1, "alice", "bob"), msg(c.ID, 2, "bob", "alice")
+	must(t, s.AppendMessage(ctx, m1, []string{"bob"}))
+	must(t, s.AppendMessage(ctx, m2, []string{"alice"}))
+	got, err := s.SentMessages(ctx, c.ID, []string{m2.MessageID, "never-sent", m1.MessageID, m1.MessageID})
+	must(t, err)
+	if len(got) != 2 {
+		t.Fatalf("found %d of 2 stored message_ids: %+v", len(got), got)
+	}
+	for _, m := range []server.Message{m1, m2} {
+		g := got[m.MessageID]
+		if g.SeqNo != m.SeqNo || g.MessageID != m.MessageID || !g.Timestamp.Equal(m.Timestamp) {
+			t.Fatalf("%s: got %+v, want seq %d at %v", m.MessageID, g, m.SeqNo, m.Timestamp)
+		}
+	}
+	if got, err := s.SentMessages(ctx, "g:nowhere", []string{m1.MessageID}); err != nil || len(got) != 0 {
+		t.Fatalf("other conversation: %+v, %v", got, err)
+	}
+	if got, err := s.SentMessages(ctx, c.ID, nil); err != nil || len(got) != 0 {
+		t.Fatalf("no ids: %+v, %v", got, err)
+	}
+}
+
+// testCountMessages: unread counts count stored messages; a seq_no with no
+// message (a write that failed after its number was taken) is not counted.
+func testCountMessages(t *testing.T, s server.Store) {
+	ctx := context.Background()
+	c, members := direct("alice", "bob")
+	must(t, s.CreateConversation(ctx, c, members))
+	for _, seq := range []int64{1, 2, 4, 5, 9} { // 3, 6, 7 and 8 are gaps
+		must(t, s.AppendMessage(ctx, msg(c.ID, seq, "alice", "bob"), []string{"bob"}))
+	}
+	for _, tc := range []struct {
+		after, upTo int64
+		limit, want int
+	}{
+		{0, 9, 100, 5}, {2, 9, 100, 3}, {5, 9, 100, 1}, {9, 9, 100, 0}, {0, 9, 2, 2}, {2, 8, 100, 2}, {5, 8, 100, 0},
+	} {
+		n, err := s.CountMessages(ctx, c.ID, tc.after, tc.upTo, tc.limit)
+		must(t, err)
+		if n != tc.want {
+			t.Errorf("CountMessages(after %d, up to %d, limit %d) = %d, want %d", tc.after, tc.upTo, tc.limit, n, tc.want)
+		}
+	}
+}
+
+// testMediaLinks: which conversations a media_id was sent in (who may fetch it).
+func testMediaLinks(t *testing.T, s server.Store) {
+	ctx := context.Background()
+	id := "media/alice/abcdefghijklmnop"
+	got, err := s.MediaConversations(ctx, id)
+	must(t, err)
+	if len(got) != 0 {
+		t.Fatalf("unlinked media in %v", got)
+	}
+	must(t, s.LinkMedia(ctx, id, "g:two"))
+	must(t, s.LinkMedia(ctx, id, "dm:alice:bob"))
+	must(t, s.LinkMedia(ctx, id, "g:two")) // a resend links again: no error, no second row
+	must(t, s.LinkMedia(ctx, "media/alice/other", "g:three"))
+	got, err = s.MediaConversations(ctx, id)
+	must(t, err)
+	if len(got) != 2 || got[0] != "dm:alice:bob" || got[1] != "g:two" {
+		t.Fatalf("media conversations %v, want [dm:alice:bob g:two]", got)
+	}
 }

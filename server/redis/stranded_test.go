@@ -1,0 +1,103 @@
+package redis_test
+
+import (
+	"context"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/chatterm/chat/internal/testenv"
+	"github.com/chatterm/chat/wire"
+)
+
+// forgetBob deletes bob's registry entry behind node-b's back (a flush, a
+// failover to an empty replica): node-a then takes him for offline and
+// publishes nothing to node-b.
+func (c *cluster) forgetBob(ctx context.Context, t *testing.T) {
+	t.Helper()
+	raw := goredis.NewClient(&goredis.Options{Addr: c.prod.RedisAddrs[0]})
+	defer raw.Close()
+	// Node-b's keeper "restores" its entries at its first heartbeat (its marker
+	// key is not set yet): once the marker is there it takes the registry for
+	// intact, and only the paths under test can bring bob his message.
+	testenv.WaitFor(t, 15*time.Second, func() bool {
+		n, err := raw.Exists(ctx, c.prod.RedisPrefix+"registered:{node-b}").Result()
+		return err == nil && n == 1
+	})
+	if err := raw.Del(ctx, c.prod.RedisPrefix+"reg:{bob}").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if where, err := c.rc.Registry().Nodes(ctx, []string{"bob"}); err != nil || len(where) != 0 {
+		t.Fatalf("registry after the delete: %v, %v", where, err)
+	}
+}
+
+func (c *cluster) send(t *testing.T, id, text string) wire.SendResponse {
+	t.Helper()
+	var sent wire.SendResponse
+	if st := c.alice.do("POST", "/v1/conversations/"+c.conv+"/messages", wire.SendRequest{MessageID: id, Content: text}, &sent); st != http.StatusCreated {
+		t.Fatalf("send: %d", st)
+	}
+	return sent
+}
+
+func waitMessage(t *testing.T, frames chan wire.Frame, seq int64, within time.Duration) {
+	t.Helper()
+	deadline := time.After(within)
+	for {
+		select {
+		case f, ok := <-frames:
+			if !ok {
+				t.Fatal("bob's socket closed before the message arrived")
+			}
+			if f.Type == wire.TypeMessage && f.Message != nil && f.Message.SeqNo == seq {
+				return
+			}
+		case <-deadline:
+			t.Fatalf("message %d never reached bob's socket on node-b within %s", seq, within)
+		}
+	}
+}
+
+// stranded is two nodes with bob live on node-b, his registry entry deleted,
+// and a message alice sent on node-a meanwhile: stored, published to no one.
+func stranded(t *testing.T) (*cluster, chan wire.Frame, wire.SendResponse) {
+	t.Helper()
+	c := twoNodes(t)
+	ctx, cancel := context.WithTimeout(t.Context(), 90*time.Second)
+	t.Cleanup(cancel)
+	_, frames, _ := c.bobOnB(ctx, t)
+	c.forgetBob(ctx, t)
+	return c, frames, c.send(t, "while-forgotten", "are you there?")
+}
+
+// A message stored while bob's registry entry was missing (node-a published
+// nothing) still reaches his live socket on node-b: node-b's delivery worker
+// reads its connections' pending rows once per sweep period.
+func TestNoMessageStrandedWhenRegistryEntryMissing(t *testing.T) {
+	_, frames, sent := stranded(t)
+	// The sweep period is 10 × RedeliverAfter (1 s in tests), its first pass a
+	// random time into it, and a pass skips messages younger than 1 s: at
+	// worst about two periods.
+	waitMessage(t, frames, sent.SeqNo, 40*time.Second)
+}
+
+// When node-b's pub/sub connection breaks, what was published meanwhile is
+// gone; the resubscription tells node-b, which catches its connections up at
+// once instead of leaving them to the sweep.
+func TestLostSubscriptionCatchesUp(t *testing.T) {
+	c, frames, sent := stranded(t)
+	ctx := t.Context()
+	resyncs := c.b.Node.Service().Config().Metrics.Resyncs
+	before := testutil.ToFloat64(resyncs)
+	raw := goredis.NewClient(&goredis.Options{Addr: c.prod.RedisAddrs[0]})
+	defer raw.Close()
+	if err := raw.Do(ctx, "CLIENT", "KILL", "TYPE", "pubsub").Err(); err != nil {
+		t.Fatal(err)
+	}
+	testenv.WaitFor(t, 20*time.Second, func() bool { return testutil.ToFloat64(resyncs) > before })
+	waitMessage(t, frames, sent.SeqNo, 5*time.Second)
+}
