@@ -184,8 +184,16 @@ func runChat(ctx context.Context, peers []*peer, opts chatOpts) ChatResult {
 	rctx, cancelReaders := context.WithCancel(ctx)
 	// The loops read and write with a context that is never cancelled (see
 	// ioContext); ending rctx closes the sockets instead, which ends them too.
-	stopClosing := context.AfterFunc(rctx, func() { closeAll(peersConns(peers)) })
-	defer stopClosing()
+	// The conns are read once, here: the next scenario's connect writes p.conn,
+	// and this function must not return while the closer may still run.
+	conns := peersConns(peers)
+	closed := make(chan struct{})
+	stopClosing := context.AfterFunc(rctx, func() { defer close(closed); closeAll(conns) })
+	defer func() {
+		if !stopClosing() {
+			<-closed
+		}
+	}()
 	var readers sync.WaitGroup
 	for _, p := range peers {
 		readers.Go(func() { e.readLoop(rctx, p) })
@@ -229,9 +237,9 @@ func runChat(ctx context.Context, peers []*peer, opts chatOpts) ChatResult {
 	// frames would make the kernel reset the connection and drop the last acks
 	// before the server reads them.
 	e.closing.Store(true)
-	closeGracefully(peersConns(peers))
+	closeGracefully(conns)
 	cancelReaders()
-	closeAll(peersConns(peers))
+	closeAll(conns)
 	readers.Wait()
 
 	r := ChatResult{Sent: e.sent.Load(), Stored: e.stored.Load(), Delivered: e.delivered.Load(), Acked: e.acked.Load(),
