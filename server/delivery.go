@@ -3,12 +3,13 @@ package server
 import (
 	"context"
 	"errors"
+	"math/rand/v2"
 	"slices"
 	"time"
 
-	"github.com/chatterm/chat/wire"
 	"golang.org/x/sync/errgroup"
-	"math/rand/v2"
+
+	"github.com/chatterm/chat/wire"
 )
 
 // catchUpPage is how many stored messages one catch-up read fetches.

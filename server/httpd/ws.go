@@ -264,12 +264,25 @@ func (w smallBuffers) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 		conn.Close()
 		return nil, nil, fmt.Errorf("flush the upgrade answer: %w", err)
 	}
-	// Bytes the client sent after its upgrade request are already in net/http's
-	// reader: read them first.
-	var r io.Reader = conn
+	// Bytes the client sent right behind its upgrade request (a first frame,
+	// when net/http's background read or the request's own read took them) are
+	// already in net/http's reader. They go in front of the connection itself:
+	// coder/websocket's Accept resets the reader returned here onto the returned
+	// connection, so a reader holding them would be dropped, and the socket
+	// would read its first frame from the middle (seen as "unexpected rsv bits").
+	var c net.Conn = conn
 	if n := brw.Reader.Buffered(); n > 0 {
 		b, _ := brw.Reader.Peek(n)
-		r = io.MultiReader(bytes.NewReader(bytes.Clone(b)), conn)
+		c = &prefixedConn{Conn: conn, r: io.MultiReader(bytes.NewReader(bytes.Clone(b)), conn)}
 	}
-	return conn, bufio.NewReadWriter(bufio.NewReaderSize(r, wsReadBuffer), bufio.NewWriterSize(conn, wsWriteBuffer)), nil
+	return c, bufio.NewReadWriter(bufio.NewReaderSize(c, wsReadBuffer), bufio.NewWriterSize(conn, wsWriteBuffer)), nil
 }
+
+// prefixedConn is a connection whose first bytes were read before it was
+// handed over.
+type prefixedConn struct {
+	net.Conn
+	r io.Reader
+}
+
+func (c *prefixedConn) Read(p []byte) (int, error) { return c.r.Read(p) }
