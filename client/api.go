@@ -270,7 +270,7 @@ func (a *API) SendMessage(ctx context.Context, conversationID string, req wire.S
 // same message_id, which the server stores once however often it arrives:
 // after a failure to reach the server (twice, after 100 ms and 300 ms), and
 // after an answer that says when to retry (rate_limited, overloaded,
-// unavailable) once that time has passed, for as long as ctx allows. So a
+// unavailable, maybe_stored) once that time has passed, for as long as ctx allows. So a
 // script sending many lines paces itself on the server's hints instead of
 // failing.
 func (a *API) SendNow(ctx context.Context, conversationID string, req wire.SendRequest) (wire.SendResponse, error) {
@@ -311,8 +311,7 @@ func retryHint(err error) time.Duration {
 	if !errors.As(err, &e) || e.RetryAfterMs <= 0 {
 		return 0
 	}
-	switch e.Code {
-	case wire.CodeRateLimited, wire.CodeOverloaded, wire.CodeUnavailable:
+	if e.Code.Retryable() {
 		return time.Duration(e.RetryAfterMs) * time.Millisecond
 	}
 	return 0

@@ -16,6 +16,16 @@ var (
 	// ErrSeqTaken: a message with this (conversation_id, seq_no) already exists. The
 	// counter was behind (Redis lost it, or a fallback counter ran): re-seed and retry.
 	ErrSeqTaken = errors.New("seq_no already taken")
+	// ErrUnavailable: a backing service failed (down, hung, its circuit open),
+	// not the request on its merits. The backend's breaker logs the outage once;
+	// the Service answers each such request with a retry hint and no log line.
+	// Backends' own sentinels wrap it.
+	ErrUnavailable = errors.New("a backing service is unavailable")
+	// ErrNotApplied marks a failed write that certainly changed nothing (the
+	// circuit was open, the connection was refused). A write that failed
+	// without it may have been applied: a send is then answered maybe_stored,
+	// and its resend with the same message_id is stored once.
+	ErrNotApplied = errors.New("nothing was written")
 )
 
 // DuplicateError: a message with this (conversation_id, message_id) was stored

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"time"
 	"unicode/utf8"
@@ -116,7 +117,7 @@ func (s *Service) sendMany(ctx context.Context, userID, convID string, reqs []wi
 		case errors.Is(r.err, ErrNotFound):
 			r.err = wire.Errorf(wire.CodeNotFound, "no conversation %s", convID)
 		case r.err != nil:
-			r.err = s.internal("store message", r.err)
+			r.err = s.sendFailed(r.err)
 		case !r.created:
 			s.metrics.Duplicates.Inc()
 		default:
@@ -276,7 +277,7 @@ func (s *Service) storeMany(ctx context.Context, userID, convID string, members 
 // only write one message at a time) and nothing was stored.
 func (s *Service) appendBatch(ctx context.Context, ba BatchAppender, msgs []Message, receivers []string, out []sendResult) (done bool, err error) {
 	if err := s.nextSeqs(ctx, msgs); err != nil {
-		return false, err
+		return false, fmt.Errorf("%w: %w", ErrNotApplied, err)
 	}
 	convID := msgs[0].ConversationID
 	dups, err := ba.AppendMessages(ctx, msgs, receivers)
@@ -305,7 +306,7 @@ func (s *Service) storeOne(ctx context.Context, m Message, receivers []string) (
 	for attempt := 0; ; attempt++ {
 		seq, err := s.nextSeq(ctx, m.ConversationID)
 		if err != nil {
-			return m, false, err
+			return m, false, fmt.Errorf("%w: %w", ErrNotApplied, err)
 		}
 		m.SeqNo = seq
 		err = s.store.AppendMessage(ctx, m, receivers)
@@ -321,7 +322,7 @@ func (s *Service) storeOne(ctx context.Context, m Message, receivers []string) (
 			// stored last_seq and take a new number. Nothing was overwritten.
 			c, gerr := s.store.GetConversation(ctx, m.ConversationID)
 			if gerr != nil {
-				return m, false, gerr
+				return m, false, fmt.Errorf("%w: %w", ErrNotApplied, gerr) // the last write was refused
 			}
 			if rerr := s.cfg.Sequencer.Reseed(ctx, m.ConversationID, c.LastSeq); rerr != nil {
 				s.log.Warn("reseed sequencer", "conversation", m.ConversationID, "err", rerr)

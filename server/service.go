@@ -232,7 +232,10 @@ func (l *stripedLocks) lock(key string) *sync.Mutex {
 	return m
 }
 
-// internal wraps an unexpected error for the client while keeping it in the log.
+// internal wraps an error that is not the request's fault for the client. A
+// backend outage (ErrUnavailable) is not logged here: the backend's circuit
+// breaker logs it once, and a line per request would bury the log. Anything
+// else is unexpected and logged.
 func (s *Service) internal(op string, err error) error {
 	if we := (*wire.Error)(nil); errors.As(err, &we) {
 		return err
@@ -240,11 +243,33 @@ func (s *Service) internal(op string, err error) error {
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		// A write that timed out may have been made: every 503 says when to
 		// retry, and a retry with the same message_id is stored once.
+		s.log.Debug(op, "err", err)
 		return &wire.Error{Code: wire.CodeUnavailable, RetryAfterMs: 1000,
-			Message: op + " timed out and may have taken effect; retry after the hint (a send with the same message_id is stored once)"}
+			Message: op + " timed out and may have taken effect; retry after the hint"}
 	}
-	s.log.Error(op, "err", err)
+	if errors.Is(err, ErrUnavailable) {
+		s.log.Debug(op, "err", err)
+	} else {
+		s.log.Error(op, "err", err)
+	}
 	return &wire.Error{Code: wire.CodeUnavailable, Message: op + " failed: a backing service is unavailable; try again", RetryAfterMs: 1000}
+}
+
+// sendFailed answers a send whose write failed: maybe_stored unless the store
+// says nothing was written (ErrNotApplied), since a write that timed out or
+// lost its answer may have been made. Either way the client resends with the
+// same message_id after the hint, and it is stored once.
+func (s *Service) sendFailed(err error) error {
+	if we := (*wire.Error)(nil); errors.As(err, &we) || errors.Is(err, ErrNotApplied) {
+		return s.internal("store message", err)
+	}
+	if errors.Is(err, ErrUnavailable) || errors.Is(err, context.DeadlineExceeded) {
+		s.log.Debug("store message", "err", err)
+	} else {
+		s.log.Error("store message", "err", err)
+	}
+	return &wire.Error{Code: wire.CodeMaybeStored, RetryAfterMs: 1000,
+		Message: "storing the message failed without an answer: it may be stored; resend it with the same message_id after the hint (it is stored once)"}
 }
 
 // begin admits one unit of work (a send, a connection's worker) unless Shutdown

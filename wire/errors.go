@@ -21,6 +21,7 @@ const (
 	CodeRateLimited  Code = "rate_limited" // per-user send rate exceeded; retry after RetryAfterMs
 	CodeOverloaded   Code = "overloaded"   // the server's work queue is full; retry after RetryAfterMs
 	CodeUnavailable  Code = "unavailable"  // a backing service is down or its circuit is open
+	CodeMaybeStored  Code = "maybe_stored" // a send's write failed without an answer: it may be stored; resend with the same message_id
 	CodeInternal     Code = "internal"     // a bug or an unexpected failure; logged by the server
 )
 
@@ -35,6 +36,7 @@ var codeInfo = map[Code]int{
 	CodeRateLimited:  http.StatusTooManyRequests,
 	CodeOverloaded:   http.StatusServiceUnavailable,
 	CodeUnavailable:  http.StatusServiceUnavailable,
+	CodeMaybeStored:  http.StatusServiceUnavailable,
 	CodeInternal:     http.StatusInternalServerError,
 }
 
@@ -48,7 +50,7 @@ func (c Code) HTTPStatus() int {
 
 // Retryable reports whether the same request may succeed later unchanged.
 func (c Code) Retryable() bool {
-	return c == CodeRateLimited || c == CodeOverloaded || c == CodeUnavailable
+	return c == CodeRateLimited || c == CodeOverloaded || c == CodeUnavailable || c == CodeMaybeStored
 }
 
 // CodeFromHTTPStatus is the reverse mapping, for responses that carry no JSON body

@@ -247,7 +247,7 @@ func (a *app) describe(err error) string {
 				after = time.Second
 			}
 			return fmt.Sprintf("%s (%s): retry after %s", we.Message, we.Code, after.Round(time.Millisecond))
-		case wire.CodeInternal, wire.CodeUnavailable:
+		case wire.CodeInternal, wire.CodeUnavailable, wire.CodeMaybeStored:
 			return fmt.Sprintf("the server failed (%s: %s): try again later", we.Code, we.Message)
 		}
 		return we.Message

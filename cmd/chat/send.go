@@ -129,6 +129,11 @@ func (a *app) runSend(ctx context.Context, args []string) error {
 		rctx, cancel := context.WithTimeout(ctx, *timeout)
 		defer cancel()
 		resp, err := api.SendNow(rctx, conv, wire.SendRequest{MessageID: id, Content: content, Attachment: attachment})
+		if we := (*wire.Error)(nil); errors.As(err, &we) && we.Code == wire.CodeMaybeStored {
+			// The retries ran out with the outcome unknown: say how to settle it
+			// without a second copy.
+			return fmt.Errorf("the message may or may not be stored (%s: %s): send it again with --message-id %s, which stores it once", we.Code, we.Message, id)
+		}
 		if err != nil {
 			return asTarget(err)
 		}

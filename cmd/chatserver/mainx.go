@@ -111,6 +111,7 @@ func (m *Main) ParseFlags(args []string, getenv func(string) string) error {
 		{"dynamodb-region", "CHATSERVER_DYNAMODB_REGION", "AWS region of DynamoDB; setting it selects DynamoDB", str(&p.DynamoRegion), ""},
 		{"table-prefix", "CHATSERVER_TABLE_PREFIX", "prefix of every DynamoDB table name", str(&p.TablePrefix), "chat_"},
 		{"create-tables", "CHATSERVER_CREATE_TABLES", "create missing DynamoDB tables on start", boolean(&p.CreateTables), "false"},
+		{"dynamodb-timeout", "CHATSERVER_DYNAMODB_TIMEOUT", "bound on one DynamoDB call, its retries included: a DynamoDB slower than this counts as failing (5 such calls in a row open the circuit breaker)", duration(&p.DynamoTimeout), "500ms"},
 		{"redis-addrs", "CHATSERVER_REDIS_ADDRS", "Redis address, or comma-separated Redis Cluster addresses; setting it selects Redis", list(&p.RedisAddrs), ""},
 		{"redis-password", "CHATSERVER_REDIS_PASSWORD", "Redis password (prefer the environment variable)", str(&p.RedisPassword), ""},
 		{"redis-tls", "CHATSERVER_REDIS_TLS", "connect to Redis over TLS", boolean(&p.RedisTLS), "false"},

@@ -7,6 +7,8 @@ package breaker
 import (
 	"errors"
 	"fmt"
+	"log/slog"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -32,8 +34,23 @@ type Options struct {
 	Probes uint32
 }
 
-// Breaker is a two-step breaker: Allow before a call, then report its error.
-type Breaker = gobreaker.TwoStepCircuitBreaker[struct{}]
+// Breaker is a two-step circuit breaker (Allow before a call, then report its
+// error) that also tells the log about outages: one WARN line when the circuit
+// opens, with the error that tipped it, and one INFO line when it closes again,
+// with how long the service was out and how many calls failed or were refused
+// meanwhile. Calls themselves log nothing: a request per line during an outage
+// would bury everything else (and the Service answers each with a retry hint).
+type Breaker struct {
+	cb   *gobreaker.TwoStepCircuitBreaker[struct{}]
+	name string
+	log  *slog.Logger
+
+	lastErr  atomic.Pointer[string] // the last failure, for the "open" line
+	tripped  atomic.Pointer[string] // why the circuit opened, for the "open" line
+	openedAt atomic.Int64           // unix nanoseconds of the first opening of this outage; 0 while healthy
+	failed   atomic.Int64           // calls that failed since the circuit first opened
+	refused  atomic.Int64           // calls refused by the open circuit since then
+}
 
 // State is a breaker's state.
 type State = gobreaker.State
@@ -41,34 +58,98 @@ type State = gobreaker.State
 // ErrOpen is what Allow returns while the circuit is open.
 var ErrOpen = gobreaker.ErrOpenState
 
-// New builds a breaker named name (the gauge's service label). Fields of o left
-// zero come from defaults, then from the package defaults. isFailure says which
-// errors count against the service (a missing item does not); excluded errors do
-// not count at all (a cancelled context).
-func New(name string, o, defaults Options, reg prometheus.Registerer, isFailure, excluded func(error) bool) (*Breaker, error) {
+// New builds a breaker named name (the gauge's service label and the log's).
+// Fields of o left zero come from defaults, then from the package defaults.
+// isFailure says which errors count against the service (a missing item does
+// not); excluded errors do not count at all (a cancelled context).
+func New(name string, o, defaults Options, reg prometheus.Registerer, log *slog.Logger, isFailure, excluded func(error) bool) (*Breaker, error) {
 	o = fill(o, defaults)
 	g, err := stateGauge(reg)
 	if err != nil {
 		return nil, err
 	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	b := &Breaker{name: name, log: log}
 	gauge := g.WithLabelValues(name)
 	gauge.Set(0)
-	return gobreaker.NewTwoStepCircuitBreaker[struct{}](gobreaker.Settings{
+	b.cb = gobreaker.NewTwoStepCircuitBreaker[struct{}](gobreaker.Settings{
 		Name:         name,
 		MaxRequests:  o.Probes,
 		Interval:     o.Window,
 		BucketPeriod: o.Window / 10,
 		Timeout:      o.OpenFor,
 		ReadyToTrip: func(c gobreaker.Counts) bool {
-			if c.ConsecutiveFailures >= o.ConsecutiveFailures {
+			var why string
+			switch {
+			case c.ConsecutiveFailures >= o.ConsecutiveFailures:
+				why = fmt.Sprintf("%d calls in a row failed", c.ConsecutiveFailures)
+			case c.Requests >= o.MinRequests && float64(c.TotalFailures) >= o.FailureRatio*float64(c.Requests):
+				why = fmt.Sprintf("%d of %d calls failed within %s", c.TotalFailures, c.Requests, o.Window)
+			default:
+				return false
+			}
+			b.tripped.Store(&why)
+			return true
+		},
+		OnStateChange: func(_ string, from, to gobreaker.State) {
+			gauge.Set(gaugeValue(to))
+			b.changed(from, to)
+		},
+		IsSuccessful: func(err error) bool {
+			if err == nil || !isFailure(err) {
 				return true
 			}
-			return c.Requests >= o.MinRequests && float64(c.TotalFailures) >= o.FailureRatio*float64(c.Requests)
+			msg := err.Error()
+			b.lastErr.Store(&msg)
+			b.failed.Add(1)
+			return false
 		},
-		OnStateChange: func(_ string, _, to gobreaker.State) { gauge.Set(gaugeValue(to)) },
-		IsSuccessful:  func(err error) bool { return err == nil || !isFailure(err) },
-		IsExcluded:    excluded,
-	}), nil
+		IsExcluded: excluded,
+	})
+	return b, nil
+}
+
+// Allow asks to make a call; done reports its error. While the circuit is open
+// it refuses at once with ErrOpen.
+func (b *Breaker) Allow() (done func(error), err error) {
+	done, err = b.cb.Allow()
+	if err != nil {
+		b.refused.Add(1)
+	}
+	return done, err
+}
+
+// State is the circuit's state now.
+func (b *Breaker) State() State { return b.cb.State() }
+
+// changed writes the outage's two log lines. Half-open probes that fail reopen
+// the circuit within the same outage: no new line.
+func (b *Breaker) changed(from, to gobreaker.State) {
+	switch {
+	case to == gobreaker.StateOpen && b.openedAt.Load() == 0:
+		b.openedAt.Store(time.Now().UnixNano())
+		b.failed.Store(0)
+		b.refused.Store(0)
+		b.log.Warn(b.name+" is failing: circuit open, calls fail fast until it answers again",
+			"service", b.name, "why", deref(b.tripped.Load()), "last_error", deref(b.lastErr.Load()))
+	case to == gobreaker.StateClosed && from != gobreaker.StateClosed:
+		opened := b.openedAt.Swap(0)
+		if opened == 0 {
+			return
+		}
+		b.log.Info(b.name+" answers again: circuit closed", "service", b.name,
+			"out_for", time.Since(time.Unix(0, opened)).Round(time.Millisecond),
+			"failed_calls", b.failed.Load(), "refused_calls", b.refused.Load())
+	}
+}
+
+func deref(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
 }
 
 func fill(o, d Options) Options {

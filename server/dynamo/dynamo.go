@@ -51,8 +51,11 @@ type Options struct {
 	AccessKeyID     string
 	SecretAccessKey string
 
-	// CallTimeout bounds one Store call, retries included [3s]. DialTimeout
-	// bounds connecting [300ms], so an unreachable endpoint fails fast.
+	// CallTimeout bounds one Store call, retries included [500ms]: DynamoDB
+	// answers in milliseconds, so a call this slow is a DynamoDB that hangs, and
+	// waiting longer would only hold the request (and, with the breaker's run of
+	// consecutive failures, delay opening the circuit). DialTimeout bounds
+	// connecting [300ms], so an unreachable endpoint fails fast.
 	CallTimeout time.Duration
 	DialTimeout time.Duration
 	// MaxAttempts per SDK request, the first included [3].
@@ -80,12 +83,15 @@ type Options struct {
 	Now        func() time.Time      // token expiry, TTL attributes [time.Now]
 }
 
+// DefaultCallTimeout is Options.CallTimeout's default.
+const DefaultCallTimeout = 500 * time.Millisecond
+
 // Store is the DynamoDB server.Store.
 type Store struct {
 	db  *dynamodb.Client
 	t   tables
 	o   Options
-	cb  *gobreaker.TwoStepCircuitBreaker[struct{}]
+	cb  *breaker.Breaker
 	log *slog.Logger
 
 	scan archiveScan
@@ -95,7 +101,7 @@ type Store struct {
 // method, for that.
 func Open(ctx context.Context, o Options) (*Store, error) {
 	if o.CallTimeout <= 0 {
-		o.CallTimeout = 3 * time.Second
+		o.CallTimeout = DefaultCallTimeout
 	}
 	if o.DialTimeout <= 0 {
 		o.DialTimeout = 300 * time.Millisecond
@@ -158,7 +164,7 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 			do.APIOptions = append(do.APIOptions, serialWrites(new(sync.Mutex)))
 		}
 	})
-	if s.cb, err = breaker.New("dynamodb", o.Breaker, breakerDefaults, o.Registerer, isFailure, isExcluded); err != nil {
+	if s.cb, err = breaker.New("dynamodb", o.Breaker, breakerDefaults, o.Registerer, o.Logger, isFailure, isExcluded); err != nil {
 		return nil, fmt.Errorf("dynamo: %w", err)
 	}
 	return s, nil
@@ -189,13 +195,13 @@ func (s *Store) BreakerState() gobreaker.State { return s.cb.State() }
 
 // ErrUnavailable wraps errors caused by DynamoDB being unreachable, throttling or
 // failing, or the circuit being open.
-var ErrUnavailable = errors.New("dynamodb unavailable")
+var ErrUnavailable = fmt.Errorf("dynamodb: %w", server.ErrUnavailable)
 
 // do runs one Store call through the breaker with the call timeout.
 func (s *Store) do(ctx context.Context, op string, f func(ctx context.Context) error) error {
 	done, err := s.cb.Allow()
 	if err != nil {
-		return fmt.Errorf("dynamo %s: %w: %w", op, ErrUnavailable, err)
+		return fmt.Errorf("dynamo %s: %w: %w: %w", op, ErrUnavailable, server.ErrNotApplied, err)
 	}
 	ctx, cancel := context.WithTimeout(ctx, s.o.CallTimeout)
 	err = f(ctx)
@@ -205,6 +211,8 @@ func (s *Store) do(ctx context.Context, op string, f func(ctx context.Context) e
 		return err
 	}
 	if isFailure(err) {
+		// Not ErrNotApplied, even when the last attempt could not connect: an
+		// earlier one may have been sent, and made the write.
 		return fmt.Errorf("dynamo %s: %w: %w", op, ErrUnavailable, err)
 	}
 	return fmt.Errorf("dynamo %s: %w", op, err)

@@ -7,12 +7,14 @@ import (
 	"net"
 	"net/url"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/sony/gobreaker/v2"
 
+	"github.com/chatterm/chat/internal/testenv"
 	"github.com/chatterm/chat/server"
 	"github.com/chatterm/chat/server/dynamo"
 )
@@ -26,6 +28,9 @@ type proxy struct {
 	mu     sync.Mutex
 	ln     net.Listener
 	conns  map[net.Conn]bool
+	// hung swallows what clients send instead of forwarding it: DynamoDB
+	// accepting connections and requests but never answering.
+	hung atomic.Bool
 }
 
 func newProxy(t *testing.T, endpoint string) *proxy {
@@ -69,9 +74,27 @@ func (p *proxy) pipe(c net.Conn) {
 	p.mu.Lock()
 	p.conns[c], p.conns[up] = true, true
 	p.mu.Unlock()
-	go func() { _, _ = io.Copy(up, c); up.Close() }()
+	go func() { _, _ = io.Copy(up, forwardUnlessHung{c, &p.hung}); up.Close() }()
 	_, _ = io.Copy(c, up)
 	c.Close()
+}
+
+// forwardUnlessHung reads from the client and drops what it read while hung.
+type forwardUnlessHung struct {
+	r    io.Reader
+	hung *atomic.Bool
+}
+
+func (f forwardUnlessHung) Read(p []byte) (int, error) {
+	for {
+		n, err := f.r.Read(p)
+		if n == 0 || !f.hung.Load() {
+			return n, err
+		}
+		if err != nil {
+			return 0, err
+		}
+	}
 }
 
 // stop closes the port and every open connection.
@@ -97,7 +120,7 @@ func TestEndpointDown(t *testing.T) {
 	s := open(t, dynamo.Options{Endpoint: p.url(), Registerer: reg,
 		Breaker: dynamo.BreakerOptions{OpenFor: 300 * time.Millisecond, Probes: 1}})
 	ctx := context.Background()
-	must(t, s.PutToken(ctx, server.Token{Hash: "h", UserID: "ann", ExpiresAt: time.Now().Add(time.Hour)}))
+	putToken(t, s)
 
 	p.stop()
 	var slowest time.Duration
@@ -148,6 +171,63 @@ func TestEndpointDown(t *testing.T) {
 	if g := gauge(t, reg); g != 0 {
 		t.Errorf("breaker gauge %v after recovery, want 0", g)
 	}
+}
+
+// putToken stores token "h" of ann, trying again while moto is slower than the
+// fail-fast deadline (a loaded machine).
+func putToken(t *testing.T, s *dynamo.Store) {
+	t.Helper()
+	testenv.WaitFor(t, 10*time.Second, func() bool {
+		return s.PutToken(context.Background(), server.Token{Hash: "h", UserID: "ann", ExpiresAt: time.Now().Add(time.Hour)}) == nil
+	})
+}
+
+// TestEndpointHung: DynamoDB takes requests and never answers (not down: the
+// connection stays open). With the default deadline each call gives up well
+// under a second, a run of consecutive timeouts opens the breaker even at the
+// lowest traffic (one call at a time), and the store recovers when answers come
+// back.
+func TestEndpointHung(t *testing.T) {
+	p := newProxy(t, endpoint(t))
+	s := open(t, dynamo.Options{Endpoint: p.url(), Breaker: dynamo.BreakerOptions{OpenFor: 300 * time.Millisecond, Probes: 1}})
+	ctx := context.Background()
+	putToken(t, s)
+
+	p.hung.Store(true)
+	var slowest time.Duration
+	calls := 0
+	for s.BreakerState() != gobreaker.StateOpen {
+		if calls == 10 {
+			t.Fatal("breaker still closed after 10 timed-out calls")
+		}
+		calls++
+		start := time.Now()
+		_, err := s.GetToken(ctx, "h")
+		slowest = max(slowest, time.Since(start))
+		if !errors.Is(err, dynamo.ErrUnavailable) || !errors.Is(err, server.ErrUnavailable) {
+			t.Fatalf("GetToken with DynamoDB hung: %v, want ErrUnavailable", err)
+		}
+		if errors.Is(err, server.ErrNotApplied) {
+			t.Fatalf("a timed-out call says nothing was written: %v", err)
+		}
+	}
+	t.Logf("breaker open after %d calls; slowest %v", calls, slowest)
+	if slowest > dynamo.DefaultCallTimeout+300*time.Millisecond {
+		t.Errorf("a call to a hung DynamoDB took %v; the deadline is %v", slowest, dynamo.DefaultCallTimeout)
+	}
+	start := time.Now()
+	if _, err := s.GetUser(ctx, "ann"); !errors.Is(err, gobreaker.ErrOpenState) || !errors.Is(err, server.ErrNotApplied) {
+		t.Fatalf("GetUser with the circuit open: %v, want a refusal that says nothing was written", err)
+	}
+	if d := time.Since(start); d > 5*time.Millisecond {
+		t.Errorf("refusal with the circuit open took %v", d)
+	}
+
+	p.hung.Store(false)
+	testenv.WaitFor(t, 5*time.Second, func() bool {
+		tok, err := s.GetToken(ctx, "h")
+		return err == nil && tok.UserID == "ann"
+	})
 }
 
 // TestDomainErrorsDoNotTrip: refusals on the request's merits (conditions,

@@ -2,6 +2,7 @@ package dynamo
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"slices"
@@ -412,49 +413,75 @@ func messageFrom(it item) server.Message {
 	}
 }
 
-// NextSeq is the fallback counter: ADD 1 to the conversation's counter; if that
-// is not above last_seq (the Sequencer handed out numbers meanwhile), jump it to
-// last_seq+1 with a conditional write.
+// NextSeq is the fallback counter (the Sequencer's, while Redis is down): the
+// conversation item's counter, moved to max(counter, last_seq)+1 by a
+// conditional write that also leaves a claim, a token of this call. The SDK
+// resends a request whose answer it lost; a blind ADD would then count twice
+// and leave a gap in seq_no. A resend of this write fails its condition
+// instead, and the claim on the item says the number is ours.
 func (s *Store) NextSeq(ctx context.Context, convID string) (int64, error) {
 	var seq int64
+	claim := rand.Text()
 	err := s.do(ctx, "next seq", func(ctx context.Context) error {
 		for attempt := 1; ; attempt++ {
-			out, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-				TableName: aws.String(s.t.conversations), Key: item{"conversation_id": sv(convID)},
-				UpdateExpression:          aws.String("ADD #c :one"),
-				ConditionExpression:       aws.String("attribute_exists(conversation_id)"),
-				ExpressionAttributeNames:  map[string]string{"#c": "counter"},
-				ExpressionAttributeValues: item{":one": nv(1)},
-				ReturnValues:              types.ReturnValueAllNew,
-			})
-			if isCondFailed(err) {
-				return server.ErrNotFound
-			}
+			c, err := s.counter(ctx, convID)
 			if err != nil {
 				return err
 			}
-			c, last := getN(out.Attributes, "counter"), getN(out.Attributes, "last_seq")
-			if c > last {
-				seq = c
+			if c.claim == claim {
+				seq = c.counter // an earlier attempt's write was made
 				return nil
+			}
+			next := max(c.counter, c.lastSeq) + 1
+			cond := "attribute_exists(conversation_id) AND attribute_not_exists(#c)"
+			vals := item{":next": nv(next), ":claim": sv(claim)}
+			if c.hasCounter {
+				cond = "#c = :seen"
+				vals[":seen"] = nv(c.counter)
 			}
 			_, err = s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 				TableName: aws.String(s.t.conversations), Key: item{"conversation_id": sv(convID)},
-				UpdateExpression:          aws.String("SET #c = :next"),
-				ConditionExpression:       aws.String("#c = :seen"),
-				ExpressionAttributeNames:  map[string]string{"#c": "counter"},
-				ExpressionAttributeValues: item{":next": nv(last + 1), ":seen": nv(c)},
+				UpdateExpression:          aws.String("SET #c = :next, #k = :claim"),
+				ConditionExpression:       aws.String(cond),
+				ExpressionAttributeNames:  map[string]string{"#c": "counter", "#k": "counter_claim"},
+				ExpressionAttributeValues: vals,
 			})
 			if err == nil {
-				seq = last + 1
+				seq = next
 				return nil
 			}
 			if !isCondFailed(err) || attempt == 10 {
 				return err
 			}
+			// Another node took a number first, or this write was made and its
+			// answer lost: the next read tells.
 		}
 	})
 	return seq, err
+}
+
+type seqCounter struct {
+	counter, lastSeq int64
+	hasCounter       bool
+	claim            string
+}
+
+// counter reads the conversation item's counter, last_seq and claim.
+func (s *Store) counter(ctx context.Context, convID string) (seqCounter, error) {
+	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
+		TableName: aws.String(s.t.conversations), Key: item{"conversation_id": sv(convID)}, ConsistentRead: aws.Bool(true),
+		ProjectionExpression:     aws.String("#c, last_seq, #k"),
+		ExpressionAttributeNames: map[string]string{"#c": "counter", "#k": "counter_claim"},
+	})
+	if err != nil {
+		return seqCounter{}, err
+	}
+	if out.Item == nil {
+		return seqCounter{}, server.ErrNotFound
+	}
+	_, has := out.Item["counter"]
+	return seqCounter{counter: getN(out.Item, "counter"), lastSeq: getN(out.Item, "last_seq"), hasCounter: has,
+		claim: getS(out.Item, "counter_claim")}, nil
 }
 
 // ListMessages queries the conversation's partition below beforeSeq, newest

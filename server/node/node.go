@@ -68,11 +68,12 @@ type Config struct {
 
 // Production selects the many-node backends; a zero value means embedded.
 type Production struct {
-	DynamoEndpoint string   // empty: AWS default for the region
-	DynamoRegion   string   // required with DynamoDB
-	TablePrefix    string   // prefix of every table name
-	CreateTables   bool     // create missing tables on start
-	RedisAddrs     []string // one address, or several for a Redis Cluster
+	DynamoEndpoint string        // empty: AWS default for the region
+	DynamoRegion   string        // required with DynamoDB
+	TablePrefix    string        // prefix of every table name
+	DynamoTimeout  time.Duration // bound on one DynamoDB call, retries included; 0: dynamo.DefaultCallTimeout
+	CreateTables   bool          // create missing tables on start
+	RedisAddrs     []string      // one address, or several for a Redis Cluster
 	RedisPassword  string
 	RedisTLS       bool
 	RedisPrefix    string // prefix of every Redis key

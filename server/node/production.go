@@ -29,7 +29,7 @@ func (n *Node) openBackends(ctx context.Context, reg prometheus.Registerer) (ser
 
 	if p.DynamoRegion != "" || p.DynamoEndpoint != "" {
 		st, err := dynamo.Open(ctx, dynamo.Options{TablePrefix: p.TablePrefix, Region: p.DynamoRegion, Endpoint: p.DynamoEndpoint,
-			Registerer: reg, Logger: log})
+			CallTimeout: p.DynamoTimeout, Registerer: reg, Logger: log})
 		if err != nil {
 			return b, fmt.Errorf("dynamodb: %w", err)
 		}

@@ -26,6 +26,7 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 	"github.com/sony/gobreaker/v2"
 
+	"github.com/chatterm/chat/server"
 	"github.com/chatterm/chat/server/breaker"
 )
 
@@ -75,14 +76,14 @@ type Options struct {
 type Client struct {
 	rdb    goredis.UniversalClient
 	prefix string
-	cb     *gobreaker.TwoStepCircuitBreaker[struct{}]
+	cb     *breaker.Breaker
 	o      Options
 	log    *slog.Logger
 }
 
 // ErrUnavailable wraps every error caused by Redis being unreachable or its
 // circuit being open, so callers can tell "take the fallback" from a bad request.
-var ErrUnavailable = errors.New("redis unavailable")
+var ErrUnavailable = fmt.Errorf("redis: %w", server.ErrUnavailable)
 
 // New returns a Client. It does not contact Redis: the server starts, and falls
 // back, while Redis is down; use Ping to check at startup.
@@ -123,7 +124,7 @@ func New(o Options) (*Client, error) {
 	setLoggerOnce.Do(func() { goredis.SetLogger(slogPrintf{o.Logger}) })
 	c := &Client{prefix: o.Prefix, o: o, log: o.Logger}
 	var err error
-	if c.cb, err = breaker.New("redis", o.Breaker, breakerDefaults, o.Registerer, isFailure, isExcluded); err != nil {
+	if c.cb, err = breaker.New("redis", o.Breaker, breakerDefaults, o.Registerer, o.Logger, isFailure, isExcluded); err != nil {
 		return nil, fmt.Errorf("redis: %w", err)
 	}
 	c.rdb = goredis.NewUniversalClient(&goredis.UniversalOptions{
