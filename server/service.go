@@ -157,7 +157,7 @@ func New(cfg Config) (*Service, error) {
 	s := &Service{
 		cfg: cfg, store: cfg.Store, log: cfg.Logger, metrics: cfg.Metrics,
 		hub: newHub(), ctx: ctx, cancel: cancel,
-		members: memberCache{ttl: 5 * time.Second}, lastSeq: lastSeqCache{},
+		members: newMemberCache(5 * time.Second), lastSeq: newLastSeqCache(),
 		workers: gopool.New(maxParkedWorkers),
 	}
 	s.pw = newPasswords(cfg.MaxHashing, s.passwordCost(), cfg.Metrics)
