@@ -40,7 +40,12 @@ type Store interface {
 	// (conversation_id, message_id) is new; moves the conversation's last_seq and
 	// preview to m; moves the sender's last_delivered_seq and last_read_seq up to m.SeqNo
 	// (a reply implies read); and for each receiver records pending_deliveries
-	// (first_undelivered_seq kept if already set). All or nothing.
+	// (first_undelivered_seq kept if already set). All or nothing, with one
+	// exception: a store whose atomic write cannot hold every receiver's pending
+	// row (DynamoDB: a group of more than 47 receivers) writes the rest after the
+	// rest has committed, and answers nil once it has: the message is stored and
+	// must never look failed. Those rows are written idempotently and retried in
+	// the background until they are in or the store closes.
 	// Errors: ErrSeqTaken (m.SeqNo <= last_seq: the counter is behind), a
 	// *DuplicateError (with the stored original), ErrNotFound (no such conversation).
 	AppendMessage(ctx context.Context, m Message, receivers []string) error

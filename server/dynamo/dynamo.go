@@ -95,6 +95,10 @@ type Store struct {
 	log *slog.Logger
 
 	scan archiveScan
+
+	bg      sync.WaitGroup // background writes (finishLater's retries)
+	closing chan struct{}  // closed by Close
+	closeMu sync.Once
 }
 
 // Open builds a Store. It does not contact DynamoDB: call CreateTables, or any
@@ -153,7 +157,7 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("dynamo: aws config: %w", err)
 	}
-	s := &Store{t: newTables(o.TablePrefix), o: o, log: o.Logger}
+	s := &Store{t: newTables(o.TablePrefix), o: o, log: o.Logger, closing: make(chan struct{})}
 	s.db = dynamodb.NewFromConfig(cfg, func(do *dynamodb.Options) {
 		if o.Endpoint != "" {
 			do.BaseEndpoint = aws.String(o.Endpoint)
@@ -185,7 +189,12 @@ func serialWrites(mu *sync.Mutex) func(*middleware.Stack) error {
 }
 
 // Close releases nothing: the SDK client holds only idle connections.
-func (s *Store) Close() error { return nil }
+// Close ends the store's background retries and waits for them.
+func (s *Store) Close() error {
+	s.closeMu.Do(func() { close(s.closing) })
+	s.bg.Wait()
+	return nil
+}
 
 // Client is the SDK client, for tests and tools.
 func (s *Store) Client() *dynamodb.Client { return s.db }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -78,16 +79,18 @@ func (s *Store) AppendMessage(ctx context.Context, m server.Message, receivers [
 	if !m.Timestamp.IsZero() {
 		plan.members = append([]string{m.SenderID}, rcv...)
 	}
-	return s.do(ctx, "append message", func(ctx context.Context) error {
+	var later []planned
+	err := s.do(ctx, "append message", func(ctx context.Context) error {
 		for attempt := 1; ; attempt++ {
-			items, later := s.appendItems(m, plan)
+			var items []planned
+			items, later = s.appendItems(m, plan)
 			txItems := make([]types.TransactWriteItem, len(items))
 			for i, it := range items {
 				txItems[i] = it.tx
 			}
 			_, err := s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: txItems})
 			if err == nil {
-				return s.applyLater(ctx, m, later)
+				return nil
 			}
 			reasons := cancelReasons(err)
 			if reasons == nil {
@@ -110,6 +113,10 @@ func (s *Store) AppendMessage(ctx context.Context, m server.Message, receivers [
 			}
 		}
 	})
+	if err == nil {
+		s.finishLater(ctx, m, later)
+	}
+	return err
 }
 
 // receiversOf is receivers without blanks, repeats or the sender: one pending
@@ -362,6 +369,50 @@ func (s *Store) getItem(ctx context.Context, table string, key item) (item, bool
 		return nil, false, err
 	}
 	return out.Item, out.Item != nil, nil
+}
+
+// laterTimeout bounds one pass over what did not fit in a message's
+// transaction: a large group's pending rows are many single writes, more than
+// one call's deadline allows.
+const laterTimeout = 10 * time.Second
+
+// finishLater writes what did not fit in m's transaction, once it has
+// committed: m is stored, so nothing here may make its send look failed. One
+// pass is made now; if it fails (DynamoDB throttling or down), the rest is
+// retried in the background until it is written or the store closes. Each
+// write is idempotent, so a pass that repeats an earlier one changes nothing.
+func (s *Store) finishLater(ctx context.Context, m server.Message, later []planned) {
+	if len(later) == 0 {
+		return
+	}
+	pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), laterTimeout)
+	err := s.applyLater(pctx, m, later)
+	cancel()
+	if err == nil {
+		return
+	}
+	s.log.Warn("a stored message's pending rows are not all written yet; retrying in the background",
+		"conversation", m.ConversationID, "seq", m.SeqNo, "err", err)
+	s.bg.Go(func() {
+		wait := 200 * time.Millisecond
+		for {
+			select {
+			case <-s.closing:
+				s.log.Error("store closed before a stored message's pending rows were written: offline members get it when they next sync",
+					"conversation", m.ConversationID, "seq", m.SeqNo)
+				return
+			case <-time.After(wait):
+			}
+			pctx, cancel := context.WithTimeout(context.Background(), laterTimeout)
+			err := s.applyLater(pctx, m, later)
+			cancel()
+			if err == nil {
+				s.log.Info("a stored message's pending rows are written", "conversation", m.ConversationID, "seq", m.SeqNo)
+				return
+			}
+			wait = min(2*wait, 10*time.Second)
+		}
+	})
 }
 
 // applyLater writes what did not fit in the transaction: index activity
