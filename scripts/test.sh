@@ -41,10 +41,10 @@ go vet ./...
 # run after, apart and without it: they wait on those services with short
 # timeouts, and race-instrumented tests beside them loaded the machine enough
 # to miss some.
-services='/server/(dynamo|redis|s3)$'
+services='/server/(dynamo|redis|s3)$|/cmd/chaos$'
 echo "== go test -race (everything but the suites against the services)"
 go test -race -count=1 -timeout 20m $(go list ./... | grep -Ev "$services")
-echo "== go test (Redis/DynamoDB/S3 suites against the services)"
+echo "== go test (Redis/DynamoDB/S3 suites and the chaos run, against the services)"
 go test -count=1 -timeout 15m $(go list ./... | grep -E "$services")
 
 echo "== end-to-end tests on the production backend (DynamoDB + Redis + S3)"

@@ -42,8 +42,8 @@ type Store interface {
 	// (a reply implies read); and for each receiver records pending_deliveries
 	// (first_undelivered_seq kept if already set). All or nothing, with one
 	// exception: a store whose atomic write cannot hold every receiver's pending
-	// row (DynamoDB: a group of more than 47 receivers) writes the rest after the
-	// rest has committed, and answers nil once it has: the message is stored and
+	// row (DynamoDB: a group of more than 47 receivers) writes the rest after that
+	// write has committed, and answers nil once it has: the message is stored and
 	// must never look failed. Those rows are written idempotently and retried in
 	// the background until they are in or the store closes.
 	// Errors: ErrSeqTaken (m.SeqNo <= last_seq: the counter is behind), a
