@@ -59,6 +59,10 @@ type chatModel struct {
 	msgs    []wire.Message // stored, ascending seq_no, no duplicates
 	pending []wire.Message // sent by us, not yet stored; in send order
 	failed  map[string]string
+	// early holds stored answers that arrived before Send returned (the
+	// server can answer within the time the command takes to report back);
+	// addPending applies them so the message does not stay pending forever.
+	early map[string]wire.SendResponse
 
 	loaded       bool // the newest page has arrived
 	more         bool // older pages may exist
@@ -318,13 +322,21 @@ func (m chatModel) Update(msg tea.Msg) (chatModel, tea.Cmd) {
 		if msg.Sent.ConversationID != m.conv.ConversationID {
 			return m, nil
 		}
+		found := false
 		for i, p := range m.pending {
 			if p.MessageID == msg.Sent.MessageID {
 				p.SeqNo, p.Timestamp = msg.Sent.SeqNo, msg.Sent.Timestamp
 				m.pending = append(m.pending[:i:i], m.pending[i+1:]...)
 				m.merge([]wire.Message{p})
+				found = true
 				break
 			}
+		}
+		if !found {
+			if m.early == nil || len(m.early) >= maxEarly {
+				m.early = map[string]wire.SendResponse{} // answers to resends of an older session: nobody waits for them
+			}
+			m.early[msg.Sent.MessageID] = msg.Sent
 		}
 		m.render()
 
@@ -447,6 +459,10 @@ func (m *chatModel) send() tea.Cmd {
 	}
 }
 
+// maxEarly bounds chatModel.early: a SentEvent for a message this screen never
+// queued (an outbox resend after a restart) is never claimed.
+const maxEarly = 64
+
 func (m *chatModel) addPending(p wire.Message) {
 	if p.SeqNo > 0 {
 		m.merge([]wire.Message{p})
@@ -459,7 +475,7 @@ func (m *chatModel) addPending(p wire.Message) {
 	}
 	for _, q := range m.msgs {
 		if q.MessageID == p.MessageID {
-			return // already stored (the SentEvent beat Send's return)
+			return // already stored (the message came back before Send returned)
 		}
 	}
 	if p.SenderID == "" {
@@ -467,6 +483,12 @@ func (m *chatModel) addPending(p wire.Message) {
 	}
 	if p.Timestamp.IsZero() {
 		p.Timestamp = m.c.now()
+	}
+	if r, ok := m.early[p.MessageID]; ok { // the SentEvent beat Send's return
+		delete(m.early, p.MessageID)
+		p.SeqNo, p.Timestamp = r.SeqNo, r.Timestamp
+		m.merge([]wire.Message{p})
+		return
 	}
 	m.pending = append(m.pending, p)
 }

@@ -267,6 +267,9 @@ type harness struct {
 	t  *testing.T
 	be *fakeBackend
 	m  tea.Model
+	// before, when set, returns messages to deliver ahead of msg: how a test
+	// makes an event overtake a command's answer, as it can in the real loop.
+	before func(msg tea.Msg) []tea.Msg
 }
 
 const cmdWait = 80 * time.Millisecond
@@ -302,6 +305,11 @@ func (h *harness) feed(msgs []tea.Msg, depth int) {
 		}
 		if reflect.TypeOf(msg).Name() == "sequenceMsg" {
 			h.t.Fatalf("tea.Sequence is not supported by the harness")
+		}
+		if h.before != nil {
+			if ahead := h.before(msg); len(ahead) > 0 {
+				h.feed(ahead, depth+1)
+			}
 		}
 		var cmd tea.Cmd
 		h.m, cmd = h.m.Update(msg)

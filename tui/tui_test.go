@@ -98,6 +98,27 @@ func TestTicksDirect(t *testing.T) {
 	h.wantTick("did you see it?", "✓✓", true)
 }
 
+// The server can store a message before the command that queued it reports
+// back: the SentEvent comes first and the message must still end up stored,
+// not pending forever (seen in TestTUIGroupOnServer on a loaded machine).
+func TestSentEventBeforeSendReturns(t *testing.T) {
+	be := fixture()
+	h := newHarness(t, be, 80, 24)
+	h.key("enter") // bob
+	h.before = func(msg tea.Msg) []tea.Msg {
+		sq, ok := msg.(sendQueuedMsg)
+		if !ok {
+			return nil
+		}
+		return []tea.Msg{SentEvent{Sent: wire.SendResponse{ConversationID: bobConv, SeqNo: 8, MessageID: sq.msg.MessageID, Timestamp: fixtureNow}}}
+	}
+	h.typeText("quick one")
+	h.key("enter")
+	h.wantTick("quick one", "✓", false)
+	h.send(StatusEvent{ConversationID: bobConv, Status: wire.MemberStatus{UserID: "bob", LastDeliveredSeq: 8, LastReadSeq: 8}})
+	h.wantTick("quick one", "✓✓", true)
+}
+
 func TestTicksGroupTakeTheMinimum(t *testing.T) {
 	be := fixture()
 	h := newHarness(t, be, 80, 24)
