@@ -198,9 +198,10 @@ type proxy struct {
 	up     bool
 	frozen bool
 	conns  []net.Conn
-	// drop, when set, is asked about every protocol frame the server sends (each
-	// line of a WebSocket message's payload); true loses the frame.
-	drop func(frame []byte) bool
+	// rewrite, when set, is given every protocol frame the server sends (each
+	// line of a WebSocket message's payload) and returns what the client gets
+	// instead: nothing loses the frame, several lines put frames in.
+	rewrite func(frame []byte) [][]byte
 	// watch, when set, sees every server-to-client WebSocket frame's payload.
 	watch func(payload []byte)
 }
@@ -323,28 +324,23 @@ func (p *proxy) filter(w io.Writer, r io.Reader) error {
 			return err
 		}
 		p.mu.Lock()
-		drop, watch := p.drop, p.watch
+		rewrite, watch := p.rewrite, p.watch
 		p.mu.Unlock()
 		if watch != nil {
 			watch(payload)
 		}
-		if drop != nil {
+		if rewrite != nil {
 			var kept []byte
-			lost := false
 			for line := range wire.Frames(payload) {
-				if drop(line) {
-					lost = true
-					continue
+				for _, out := range rewrite(line) {
+					kept = wire.AppendFrame(kept, out)
 				}
-				kept = wire.AppendFrame(kept, line)
 			}
-			if lost {
-				if len(kept) == 0 {
-					continue
-				}
-				payload = kept
-				h = putLength(hdr[:], len(payload))
+			if len(kept) == 0 {
+				continue
 			}
+			payload = kept
+			h = putLength(hdr[:], len(payload))
 		}
 		if _, err := w.Write(append(hdr[:h:h], payload...)); err != nil {
 			return err
@@ -392,10 +388,20 @@ func (p *proxy) freeze(frozen bool) {
 	p.up = !frozen
 }
 
+// setDrop loses the server's frames drop picks.
 func (p *proxy) setDrop(drop func([]byte) bool) {
+	p.setRewrite(func(frame []byte) [][]byte {
+		if drop(frame) {
+			return nil
+		}
+		return [][]byte{frame}
+	})
+}
+
+func (p *proxy) setRewrite(rewrite func([]byte) [][]byte) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.drop = drop
+	p.rewrite = rewrite
 }
 
 func (p *proxy) setWatch(watch func(payload []byte)) {

@@ -17,7 +17,7 @@ import (
 // startRound asks for every message after the given cursors (in several sync
 // frames when there are more than wire.MaxCursors); "synced" answers end it.
 func (s *Session) startRound(ctx context.Context, l *link, cursors []wire.Cursor) error {
-	l.syncs, l.round, l.more = map[string]bool{}, map[string]int64{}, false
+	l.syncs, l.round, l.more, l.syncRetry = map[string]bool{}, map[string]int64{}, false, 0
 	if s.cfg.Filter != nil {
 		kept := cursors[:0:0]
 		for _, c := range cursors {
@@ -56,22 +56,25 @@ func (s *Session) synced(ctx context.Context, l *link, f wire.Frame) error {
 		return nil
 	}
 	if l.more {
-		// An answer was cut at the server's budget: ask again from the cursors
-		// we have now. Without progress (a hole in the server's numbering that
-		// the answer did not get past) stop; the next connect tries again.
-		var next []wire.Cursor
-		progress := false
-		for conv, was := range l.round {
-			cur, _, err := s.store.Cursor(ctx, conv)
-			if err != nil {
-				return err
-			}
-			progress = progress || cur > was
-			next = append(next, wire.Cursor{ConversationID: conv, SeqNo: cur})
+		// An answer was cut at the server's budget, or the server could not
+		// read its store: ask again from the cursors we have now.
+		next, progress, err := s.roundCursors(ctx, l)
+		if err != nil {
+			return err
 		}
 		if progress {
 			return s.startRound(ctx, l, next)
 		}
+		if l.syncRetry > 0 {
+			// Nothing came because the server failed (an outage): the round
+			// stays open and goes again after its hint, so nothing below the
+			// newest message is taken as not existing meanwhile.
+			s.log.Info("sync failed on the server; asking again", "in", l.syncRetry)
+			l.resync = time.After(l.syncRetry)
+			return nil
+		}
+		// Without progress (a hole in the server's numbering that the answer
+		// did not get past) stop; the next connect tries again.
 		s.log.Warn("sync makes no progress; leaving the rest for the next connect", "conversations", len(next))
 		l.round = nil
 		return nil
@@ -99,6 +102,30 @@ func (s *Session) synced(ctx context.Context, l *link, f wire.Frame) error {
 		return s.syncGaps(ctx, l)
 	}
 	return nil
+}
+
+// roundCursors is the open round's conversations at the cursors stored now,
+// and whether any moved since the round began.
+func (s *Session) roundCursors(ctx context.Context, l *link) (next []wire.Cursor, progress bool, err error) {
+	for conv, was := range l.round {
+		cur, _, err := s.store.Cursor(ctx, conv)
+		if err != nil {
+			return nil, false, err
+		}
+		progress = progress || cur > was
+		next = append(next, wire.Cursor{ConversationID: conv, SeqNo: cur})
+	}
+	return next, progress, nil
+}
+
+// resyncRound asks again for a round the server could not serve.
+func (s *Session) resyncRound(ctx context.Context, l *link) error {
+	l.resync = nil
+	next, _, err := s.roundCursors(ctx, l)
+	if err != nil {
+		return err
+	}
+	return s.startRound(ctx, l, next)
 }
 
 // ack tells the server that a conversation is stored up to its cursor, unless
@@ -298,9 +325,13 @@ func (s *Session) handleError(ctx context.Context, l *link, f wire.Frame) {
 		return
 	}
 	if l.syncs[f.ID] {
-		// One cursor was refused (we left that conversation); the rest of the
-		// sync goes on, and "synced" still follows.
-		s.log.Info("sync refused a cursor", "err", f.Error)
+		// One cursor was refused (we left that conversation), or the server
+		// could not read its store; "synced" still follows, with more set in
+		// the second case, and the round is asked again after the hint.
+		if f.Error.Code.Retryable() {
+			l.syncRetry = max(l.syncRetry, f.Error.RetryAfter(), 100*time.Millisecond)
+		}
+		s.log.Info("sync refused", "err", f.Error)
 		return
 	}
 	s.mu.Lock()

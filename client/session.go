@@ -262,6 +262,10 @@ type link struct {
 	round  map[string]int64 // the round's conversations and their cursors when asked
 	more   bool             // an answer of this round was cut short
 	gapped map[string]bool  // conversations to sync once the round ends
+	// syncRetry is the longest retry hint of the round's failed syncs, and
+	// resync fires when the round is to be asked again.
+	syncRetry time.Duration
+	resync    <-chan time.Time
 }
 
 // push queues a frame for the writer; false if the connection ended first.
@@ -394,6 +398,10 @@ func (s *Session) serve(ctx context.Context, conn *Conn) error {
 				}
 			}
 			if err := s.handle(ctx, l, batch); err != nil {
+				return err
+			}
+		case <-l.resync:
+			if err := s.resyncRound(ctx, l); err != nil {
 				return err
 			}
 		case <-ping.C:

@@ -341,6 +341,69 @@ func TestSessionSyncsMissedMessages(t *testing.T) {
 	}
 }
 
+// A sync the server could not serve (its store down) is answered with a
+// retryable error and "synced" with more set; the device asks again after the
+// hint on the same connection, and gets what it lacks, without a reconnect and
+// without a later message to show it a gap.
+func TestSessionSyncRetriedAfterServerFailure(t *testing.T) {
+	srv := servertest.Start(t)
+	aliceAPI, bobAPI := register(t, srv, "alice"), register(t, srv, "bob")
+	conv := direct(t, aliceAPI, "bob")
+	bob1 := startDevice(t, bobAPI, srv.URL, "bob") // acks everything: nothing stays pending
+	for i := 1; i <= 4; i++ {
+		if _, _, err := aliceAPI.SendMessage(bg, conv, wire.SendRequest{MessageID: fmt.Sprintf("a%d", i), Content: fmt.Sprint(i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	bob1.waitFor("bob1 has 4", func() bool { return len(bob1.cached(conv)) == 4 })
+	px := newProxy(t, hostport(t, srv.URL))
+	bob2 := newDevice(t, bobAPI, px.URL(), "bob")
+	first, err := bobAPI.History(bg, conv, 2, 1)
+	if err != nil || len(first.Messages) != 1 {
+		t.Fatalf("history: %+v %v", first, err)
+	}
+	if _, err := bob2.store.PutMessages(bg, first.Messages[0]); err != nil { // bob2 saw message 1 only
+		t.Fatal(err)
+	}
+
+	// The proxy answers bob2's first sync as a server whose store is down would.
+	var failed atomic.Bool
+	px.setRewrite(func(frame []byte) [][]byte {
+		if failed.Load() {
+			return [][]byte{frame}
+		}
+		f, err := wire.DecodeFrame(frame)
+		if err != nil {
+			return [][]byte{frame}
+		}
+		switch {
+		case f.Type == wire.TypeMessage:
+			return nil // the store could not be read
+		case f.Type == wire.TypeSynced:
+			failed.Store(true)
+			e := wire.Errorf(wire.CodeUnavailable, "store unavailable")
+			e.RetryAfterMs = 200
+			errFrame, _ := wire.EncodeFrame(wire.ErrorFrame(f.ID, e))
+			synced, _ := wire.EncodeFrame(wire.Frame{Type: wire.TypeSynced, ID: f.ID, More: true})
+			return [][]byte{errFrame, synced}
+		}
+		return [][]byte{frame}
+	})
+	bob2.run()
+	bob2.waitFor("bob2 has 1..4", func() bool { return len(bob2.cached(conv)) == 4 })
+	if !failed.Load() {
+		t.Fatal("the proxy failed no sync: the test did not test anything")
+	}
+	for _, st := range bob2.states() {
+		if st == client.Reconnecting {
+			t.Fatal("recovered by reconnecting, not by asking again on the live connection")
+		}
+	}
+	if c, _, _ := bob2.store.Cursor(bg, conv); c != bob1.cached(conv)[3].SeqNo {
+		t.Fatalf("bob2's cursor %d, want the newest seq_no", c)
+	}
+}
+
 func TestSessionHistory(t *testing.T) {
 	srv := servertest.Start(t)
 	aliceAPI, bobAPI := register(t, srv, "alice"), register(t, srv, "bob")

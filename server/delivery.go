@@ -37,7 +37,9 @@ func (s *Service) Connect(ctx context.Context, userID, token, connID string) (*C
 	hello, _ := wire.EncodeFrame(wire.Frame{Type: wire.TypeHello, UserID: userID})
 	c.push(OutFrame{Data: hello, Queued: time.Now()})
 	s.enqueue(c, request{run: func() {
-		s.catchUpPending(c)
+		if err := s.catchUpPending(c); err != nil && !errors.Is(err, errConnEnded) {
+			s.catchUpLater(c, 1)
+		}
 		c.endCatchUp()
 	}})
 	return c, nil
@@ -58,56 +60,83 @@ func (s *Service) Disconnect(c *Conn) {
 	}
 }
 
-func (s *Service) catchUpPending(c *Conn) {
+// catchUpPending sends c every message pending for its user. An error means
+// the store did not answer (what was sent before it stands); the caller tries
+// again later.
+func (s *Service) catchUpPending(c *Conn) error {
 	pend, err := s.store.ListPending(s.ctx, c.UserID)
 	if err != nil {
-		s.log.Warn("list pending", "user", c.UserID, "err", err)
-		return
+		s.log.Debug("catch-up: list pending", "user", c.UserID, "err", err)
+		return err
 	}
 	for _, p := range pend {
-		if !s.sendAfter(c, p.ConversationID, p.FirstUndeliveredSeq-1, 0) {
-			return
+		if _, _, err := s.sendAfterLimit(c, p.ConversationID, p.FirstUndeliveredSeq-1, 0); err != nil {
+			return err
 		}
 	}
+	return nil
 }
 
-// sendAfter queues every stored message of convID after seq (at most limit, 0 for
-// all) to c, waiting for room; false if the connection ended.
-func (s *Service) sendAfter(c *Conn, convID string, after int64, limit int) bool {
-	_, ok, _ := s.sendAfterLimit(c, convID, after, limit)
-	return ok
+// catchUpLater runs c's catch-up again after a pause that grows with each
+// failed try, while c lives: a catch-up the store could not serve (an outage,
+// an open circuit) must not be dropped, or what was pending would wait for
+// the next connect.
+func (s *Service) catchUpLater(c *Conn, try int) {
+	wait := min(time.Duration(1<<min(try-1, 5))*time.Second, 30*time.Second)
+	time.AfterFunc(wait, func() {
+		select {
+		case <-c.closed:
+			return
+		case <-s.ctx.Done():
+			return
+		default:
+		}
+		again := func() {
+			if err := s.catchUpPending(c); err != nil && !errors.Is(err, errConnEnded) {
+				s.catchUpLater(c, try+1)
+			}
+		}
+		if !s.enqueue(c, request{run: again}) && !s.closing.Load() {
+			s.catchUpLater(c, try+1) // the connection's queue is full: later
+		}
+	})
 }
 
-// sendAfterLimit is sendAfter that also says how many it sent and whether
-// messages remain past the limit.
-func (s *Service) sendAfterLimit(c *Conn, convID string, after int64, limit int) (sent int, ok, more bool) {
+// errConnEnded: the connection ended while messages were being queued to it.
+var errConnEnded = errors.New("connection ended")
+
+// sendAfterLimit queues stored messages of convID after seq (at most limit, 0
+// for all) to c, waiting for room. It says how many it sent and whether
+// messages remain past the limit; an error when the store did not answer
+// (those sent before it stand) or errConnEnded.
+func (s *Service) sendAfterLimit(c *Conn, convID string, after int64, limit int) (sent int, more bool, err error) {
 	for {
 		page := catchUpPage
 		if limit > 0 && limit-sent < page {
 			page = limit - sent
 		}
 		if page == 0 {
-			return sent, true, true
+			return sent, true, nil
 		}
 		msgs, err := s.store.ListMessagesAfter(s.ctx, convID, after, page)
 		if err == nil {
 			err = s.hydrate(s.ctx, msgs)
 		}
 		if err != nil {
-			s.log.Warn("catch-up read", "conversation", convID, "err", err)
-			return sent, true, false
+			s.log.Debug("catch-up read", "conversation", convID, "err", err)
+			return sent, false, err
 		}
 		for _, m := range msgs {
 			data, _ := wire.EncodeFrame(wire.Frame{Type: wire.TypeMessage, Message: ptr(wireMessage(m))})
 			if !c.sendWait(OutFrame{Data: data, Queued: time.Now()}) {
-				return sent, false, false
+				return sent, false, errConnEnded
 			}
 			c.caughtUpTo(convID, m.SeqNo)
 			after = m.SeqNo
 			sent++
 		}
 		if len(msgs) < page {
-			return sent, true, false
+			return sent, false, nil
 		}
 	}
 }
@@ -145,18 +174,36 @@ func (s *Service) sync(c *Conn, f wire.Frame) {
 			break
 		}
 		members, err := s.memberIDs(s.ctx, cur.ConversationID)
-		if err != nil || !slices.Contains(members, c.UserID) {
+		if err != nil && !errors.Is(err, ErrNotFound) && wire.AsError(err).Code != wire.CodeNotFound {
+			s.syncFailed(c, f.ID, err)
+			return
+		}
+		if !slices.Contains(members, c.UserID) {
 			s.reply(c, wire.ErrorFrame(f.ID, wire.Errorf(wire.CodeForbidden, "you are not a member of conversation %s", cur.ConversationID)))
 			continue
 		}
-		sent, ok, m := s.sendAfterLimit(c, cur.ConversationID, cur.SeqNo, budget)
-		if !ok {
+		sent, m, err := s.sendAfterLimit(c, cur.ConversationID, cur.SeqNo, budget)
+		if errors.Is(err, errConnEnded) {
+			return
+		}
+		if err != nil {
+			s.syncFailed(c, f.ID, err)
 			return
 		}
 		more = more || m
 		budget -= sent
 	}
 	s.reply(c, wire.Frame{Type: wire.TypeSynced, ID: f.ID, More: more})
+}
+
+// syncFailed ends a sync the store could not serve. It must not look complete:
+// a client takes a complete sync to mean that whatever it lacks below its
+// newest message does not exist, and would skip past messages it never got.
+// So the answer is an error (with a retry hint) and then "synced" with more
+// set: sync again (from where you are now).
+func (s *Service) syncFailed(c *Conn, id string, err error) {
+	s.reply(c, wire.ErrorFrame(id, s.internal("sync", err)))
+	s.reply(c, wire.Frame{Type: wire.TypeSynced, ID: id, More: true})
 }
 
 // reply queues an answer to a request; answers wait for room rather than drop.

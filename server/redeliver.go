@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"time"
 
@@ -322,7 +323,14 @@ func (s *Service) resyncAll() {
 	s.hub.mu.RUnlock()
 	s.metrics.Resyncs.Inc()
 	for _, c := range conns {
-		s.enqueue(c, request{run: func() { s.catchUpPending(c) }})
+		queued := s.enqueue(c, request{run: func() {
+			if err := s.catchUpPending(c); err != nil && !errors.Is(err, errConnEnded) {
+				s.catchUpLater(c, 1)
+			}
+		}})
+		if !queued && !s.closing.Load() {
+			s.catchUpLater(c, 1) // the connection's queue is full: later
+		}
 	}
 }
 

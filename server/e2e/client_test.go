@@ -280,6 +280,23 @@ func (c *wsClient) quiet(pred func(wire.Frame) bool, d time.Duration) {
 	}
 }
 
+// count counts the frames matching pred that arrive within d.
+func (c *wsClient) count(pred func(wire.Frame) bool, d time.Duration) int {
+	c.t.Helper()
+	deadline := time.After(d)
+	n := 0
+	for {
+		select {
+		case f, ok := <-c.frames:
+			if ok && pred(f) {
+				n++
+			}
+		case <-deadline:
+			return n
+		}
+	}
+}
+
 // tick derives the tick of seq from the other members' boundaries (seed 004): in a
 // group, the minimum over the others.
 func tick(st map[string]wire.MemberStatus, sender string, seq int64) string {
