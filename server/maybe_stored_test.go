@@ -7,6 +7,9 @@ import (
 	"fmt"
 	"slices"
 	"testing"
+	"time"
+
+	"github.com/chatterm/chat/internal/testenv"
 
 	"github.com/chatterm/chat/server"
 	"github.com/chatterm/chat/server/sqlite"
@@ -102,4 +105,73 @@ func TestSendMaybeStored(t *testing.T) {
 	if want := fmt.Sprint([]string{"1:m1", fmt.Sprintf("%d:m2", resp.SeqNo)}); fmt.Sprint(ids) != want {
 		t.Fatalf("history %v, want %v: each message once, in order", ids, want)
 	}
+}
+
+// A message whose write was made but answered as failed (maybe_stored) was
+// never fanned out. It reaches the receiver's and the sender's other connected
+// devices anyway: when the sender resends it (answered from the stored
+// record), and a grace period after the failed answer when the sender never
+// comes back. (The receiver's pending row also brings it at the delivery
+// worker's next sweep; the sender's own devices have no such row.)
+func TestMaybeStoredMessageReachesDevices(t *testing.T) {
+	ctx := context.Background()
+	conv := wire.DirectConversationID("alice", "bob")
+	device := func(svc *server.Service, user string) *frameLog {
+		c, err := svc.Connect(ctx, user, "", user+"-device")
+		if err != nil {
+			t.Fatal(err)
+		}
+		log := &frameLog{}
+		log.attach(c)
+		// The connect's catch-up (which would find a stored message) is over
+		// once a later request is answered: one worker serves both in order.
+		svc.HandleFrame(c, wire.Frame{Type: wire.TypeSync, ID: "s0"})
+		testenv.WaitFor(t, 5*time.Second, func() bool {
+			return len(log.find(func(f wire.Frame) bool { return f.Type == wire.TypeSynced })) > 0
+		})
+		return log
+	}
+	setup := func(grace time.Duration) (send func(id string) error, store *faultyWrites, bob, alice *frameLog) {
+		store = &faultyWrites{Store: openStore(t)}
+		svc := serviceOn(t, store, server.Config{SendRate: -1, RedeliverAfter: grace})
+		registerAliceAndBob(t, svc)
+		if _, _, err := svc.CreateConversation(ctx, "alice", wire.CreateConversationRequest{Type: wire.Direct, Members: []string{"bob"}}); err != nil {
+			t.Fatal(err)
+		}
+		return func(id string) error {
+			_, _, err := svc.Send(ctx, "alice", conv, wire.SendRequest{MessageID: id, Content: "text of " + id}, nil)
+			return err
+		}, store, device(svc, "bob"), device(svc, "alice")
+	}
+
+	t.Run("resent", func(t *testing.T) {
+		send, store, bob, alice := setup(time.Hour) // no worker within the test
+		store.next = "lost"
+		if err := send("m1"); err == nil {
+			t.Fatal("the lost write was answered as stored")
+		}
+		if got := bob.seqs(conv); len(got) != 0 {
+			t.Fatalf("bob got %v before the resend: the test's premise (no fan-out for a failed answer) is gone", got)
+		}
+		if err := send("m1"); err != nil {
+			t.Fatal(err)
+		}
+		for name, log := range map[string]*frameLog{"bob": bob, "alice's other device": alice} {
+			testenv.WaitFor(t, 5*time.Second, func() bool { return len(log.seqs(conv)) == 1 })
+			if m := log.find(func(f wire.Frame) bool { return f.Type == wire.TypeMessage }); m[0].Message.MessageID != "m1" || m[0].Message.Content != "text of m1" {
+				t.Fatalf("%s got %+v, want the stored message whole", name, m[0].Message)
+			}
+		}
+	})
+	t.Run("abandoned", func(t *testing.T) {
+		send, store, _, alice := setup(200 * time.Millisecond)
+		store.next = "lost"
+		if err := send("m1"); err == nil {
+			t.Fatal("the lost write was answered as stored")
+		}
+		testenv.WaitFor(t, 5*time.Second, func() bool { return len(alice.seqs(conv)) > 0 })
+		if got := fmt.Sprint(alice.seqs(conv)); got != "[1]" {
+			t.Fatalf("alice's other device got seqs %s, want [1]", got)
+		}
+	})
 }

@@ -21,6 +21,7 @@ type Metrics struct {
 	HashRefused     prometheus.Counter
 	Redelivered     prometheus.Counter
 	Resyncs         prometheus.Counter
+	Refanouts       prometheus.Counter
 }
 
 // NewMetrics creates the collectors and registers them with reg (nil: none).
@@ -42,10 +43,11 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		PasswordHashes: prometheus.NewCounter(prometheus.CounterOpts{Name: "chat_password_hashes_total", Help: "bcrypt hashes and comparisons run (logins, registrations, unknown users alike)."}),
 		Redelivered:    prometheus.NewCounter(prometheus.CounterOpts{Name: "chat_redelivered_total", Help: "Messages sent again by the delivery worker: still unacked by a connected recipient after the grace period."}),
 		Resyncs:        prometheus.NewCounter(prometheus.CounterOpts{Name: "chat_resyncs_total", Help: "Times this node caught all its connections up because publications to it may have been lost."}),
+		Refanouts:      prometheus.NewCounter(prometheus.CounterOpts{Name: "chat_refanouts_total", Help: "Stored messages fanned out again because their first fan-out may not have happened (a resend, or a send answered maybe_stored)."}),
 		HashRefused:    prometheus.NewCounter(prometheus.CounterOpts{Name: "chat_password_hash_refused_total", Help: "Logins and registrations answered 'overloaded' because every password-hashing slot stayed busy."}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.Connections, m.MessagesStored, m.Duplicates, m.SendDuration, m.DeliveryLatency, m.Fallbacks, m.RateLimited, m.SlowConsumers, m.Overloaded, m.Archived, m.FramesIn, m.PasswordHashes, m.HashRefused, m.Redelivered, m.Resyncs)
+		reg.MustRegister(m.Connections, m.MessagesStored, m.Duplicates, m.SendDuration, m.DeliveryLatency, m.Fallbacks, m.RateLimited, m.SlowConsumers, m.Overloaded, m.Archived, m.FramesIn, m.PasswordHashes, m.HashRefused, m.Redelivered, m.Resyncs, m.Refanouts)
 	}
 	return m
 }

@@ -64,7 +64,10 @@ func (s *Service) sendMany(ctx context.Context, userID, convID string, reqs []wi
 	if !slices.Contains(members, userID) {
 		return failAll(wire.Errorf(wire.CodeForbidden, "you are not a member of conversation %s", convID))
 	}
-	valid = s.answerResends(ctx, convID, reqs, valid, out)
+	valid, resent := s.answerResends(ctx, convID, reqs, valid, out)
+	if len(resent) > 0 {
+		s.refanout(ctx, convID, resent, members, from)
+	}
 	valid = s.limitSends(ctx, userID, valid, out)
 	valid = s.linkAttachments(ctx, convID, reqs, valid, out)
 	if len(valid) == 0 {
@@ -117,7 +120,9 @@ func (s *Service) sendMany(ctx context.Context, userID, convID string, reqs []wi
 		case errors.Is(r.err, ErrNotFound):
 			r.err = wire.Errorf(wire.CodeNotFound, "no conversation %s", convID)
 		case r.err != nil:
-			r.err = s.sendFailed(r.err)
+			if r.err = s.sendFailed(r.err); isMaybeStored(r.err) {
+				s.checkLater(convID, batch[i].MessageID, members)
+			}
 		case !r.created:
 			s.metrics.Duplicates.Inc()
 		default:
@@ -164,10 +169,11 @@ func (s *Service) checkSend(userID string, req wire.SendRequest) error {
 // answerResends answers the sends (indexes into out) whose message_id is
 // already stored with the first answer, before they are rate-limited or given
 // a seq_no: a client retrying after a lost answer must not burn numbers or its
-// send budget (docs/protocol.md). It returns the sends still to store. When the
+// send budget (docs/protocol.md). It returns the sends still to store, and the
+// stored records of those it answered (refanout sends them again). When the
 // lookup fails the sends go on: the store's own duplicate check still answers
 // them (and may then take a number), so this only ever saves work.
-func (s *Service) answerResends(ctx context.Context, convID string, reqs []wire.SendRequest, valid []int, out []sendResult) []int {
+func (s *Service) answerResends(ctx context.Context, convID string, reqs []wire.SendRequest, valid []int, out []sendResult) (fresh []int, resent []Message) {
 	ids := make([]string, len(valid))
 	for i, k := range valid {
 		ids[i] = reqs[k].MessageID
@@ -175,22 +181,23 @@ func (s *Service) answerResends(ctx context.Context, convID string, reqs []wire.
 	sent, err := s.store.SentMessages(ctx, convID, ids)
 	if err != nil {
 		s.metrics.Fallbacks.WithLabelValues("resend_lookup").Inc()
-		return valid
+		return valid, nil
 	}
 	if len(sent) == 0 {
-		return valid
+		return valid, nil
 	}
-	fresh := valid[:0:0]
+	fresh = valid[:0:0]
 	for _, k := range valid {
 		if m, ok := sent[reqs[k].MessageID]; ok {
 			s.metrics.Duplicates.Inc()
 			m.ConversationID, m.MessageID = convID, reqs[k].MessageID
 			out[k] = sendResult{resp: sendResponse(m)}
+			resent = append(resent, m)
 			continue
 		}
 		fresh = append(fresh, k)
 	}
-	return fresh
+	return fresh, resent
 }
 
 // limitSends counts the valid sends (indexes into out) against the sender's
@@ -263,13 +270,20 @@ func (s *Service) storeMany(ctx context.Context, userID, convID string, members 
 		}
 	}
 	// One fan-out for what is new, in seq order, still under the lock.
-	fresh := msgs[:0] // filtered in place: msgs is not read again
+	var resent []Message // found stored by the write itself: as answerResends'
+	fresh := msgs[:0]    // filtered in place: msgs is not read again
 	for i, r := range out {
-		if r.created {
+		switch {
+		case r.created:
 			fresh = append(fresh, msgs[i])
+		case r.err == nil:
+			resent = append(resent, msgs[i])
 		}
 	}
 	s.fanout(ctx, fresh, members, from)
+	if len(resent) > 0 {
+		s.refanout(ctx, convID, resent, members, from)
+	}
 }
 
 // appendBatch numbers msgs and stores them in one write. done is false when the

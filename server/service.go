@@ -136,6 +136,7 @@ type Service struct {
 	loads     singleflight.Group // profile loads: one per user id at a time
 	pw        *passwords
 	due       dueList     // messages the delivery worker checks (redeliver.go)
+	unsure    sync.Map    // sends answered maybe_stored, not yet fanned out (refanout.go)
 	resyncing atomic.Bool // a resyncSoon is pending
 
 	admit    sync.RWMutex    // orders wg.Add against Shutdown's Wait

@@ -7,8 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math/rand/v2"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -153,11 +155,15 @@ type received struct {
 	at time.Time
 }
 
-// device is one WebSocket client of a user, as the TUI keeps one: it stores
-// messages by (conversation, seq_no), acks the highest seq_no it holds without
-// a gap, and syncs from there when it (re)connects and when it sees a gap, as
-// every client does. It reconnects to its node, or the next one while that one
-// is down.
+// device is one WebSocket client of a user, acking and syncing as the real
+// client (package client) does: it stores messages by (conversation, seq_no)
+// and acks its cursor, the highest seq_no below which it holds everything or
+// knows nothing exists. It syncs from its cursors when it (re)connects and when
+// a message shows it a gap; a complete sync ("synced" without more) means
+// whatever it lacks below its newest message does not exist (a seq_no no
+// message took), so the cursor passes it; a sync the server could not serve
+// (an error, then "synced" with more) is asked again after the retry hint. It
+// reconnects to its node, or the next one while that one is down.
 type device struct {
 	name, user, token string
 	convs             []string
@@ -166,14 +172,15 @@ type device struct {
 
 	mu       sync.Mutex
 	got      map[string]map[int64]received // conversation → seq → first copy
-	have     map[string]int64              // conversation → highest seq held without a gap
+	cursor   map[string]int64              // conversation → the cursor
 	copies   int                           // copies of a message it already held
 	connects int
+	skipped  int // seq_nos a complete sync showed to be unused
 }
 
 func newDevice(name, user, token string, convs []string, nodes []*node, home int) *device {
 	d := &device{name: name, user: user, token: token, convs: convs, nodes: nodes, home: home,
-		got: map[string]map[int64]received{}, have: map[string]int64{}}
+		got: map[string]map[int64]received{}, cursor: map[string]int64{}}
 	for _, c := range convs {
 		d.got[c] = map[int64]received{}
 	}
@@ -200,6 +207,18 @@ func (d *device) run(ctx context.Context) {
 	}
 }
 
+// link is one connection's sync state, as the client keeps it per connection.
+type link struct {
+	ws     *websocket.Conn
+	acked  map[string]int64 // the last ack sent per conversation
+	rounds int
+	round  map[string]int64 // the round in flight: conversations and their cursors when asked (nil: none)
+	syncID string
+	retry  time.Duration    // the longest retry hint of the round's errors
+	gapped map[string]bool  // conversations to sync once the round ends
+	resync <-chan time.Time // when to ask a failed round again
+}
+
 // session is one connection: sync, then store and ack what comes.
 func (d *device) session(ctx context.Context, n *node) error {
 	dctx, cancel := context.WithTimeout(ctx, 3*time.Second)
@@ -213,51 +232,163 @@ func (d *device) session(ctx context.Context, n *node) error {
 	ws.SetReadLimit(-1)
 	d.mu.Lock()
 	d.connects++
-	cursors := make([]wire.Cursor, 0, len(d.convs))
-	for _, c := range d.convs {
-		cursors = append(cursors, wire.Cursor{ConversationID: c, SeqNo: d.have[c]})
-	}
 	d.mu.Unlock()
-	if err := d.write(ctx, ws, wire.Frame{Type: wire.TypeSync, ID: "connect", Cursors: cursors}); err != nil {
+	l := &link{ws: ws, acked: map[string]int64{}, gapped: map[string]bool{}}
+	if err := d.startRound(ctx, l, d.convs); err != nil {
 		return err
 	}
-	syncing := map[string]gapSync{} // the gap each conversation was synced for
-	for {
-		_, data, err := ws.Read(ctx)
-		if err != nil {
-			return err
+	rctx, stop := context.WithCancel(ctx)
+	defer stop()
+	type read struct {
+		data []byte
+		err  error
+	}
+	reads := make(chan read, 16)
+	go func() { // always reading, as coder/websocket wants
+		for {
+			_, data, err := ws.Read(rctx)
+			select {
+			case reads <- read{data, err}:
+			case <-rctx.Done():
+				return
+			}
+			if err != nil {
+				return
+			}
 		}
-		for line := range wire.Frames(data) {
-			f, err := wire.DecodeFrame(line)
-			if err != nil || f.Type != wire.TypeMessage || f.Message == nil {
-				continue
+	}()
+	for {
+		select {
+		case r := <-reads:
+			if r.err != nil {
+				return r.err
 			}
-			conv, have, top, fresh := d.store(f.Message)
-			if fresh && top == f.Message.SeqNo {
-				if err := d.write(ctx, ws, wire.Frame{Type: wire.TypeAck, ConversationID: conv, SeqNo: top}); err != nil {
-					return err
-				}
+			if err := d.handle(ctx, l, r.data); err != nil {
+				return err
 			}
-			// A gap may be a message lost on the way or a seq_no no message took
-			// (a failed write): a sync from the last seq_no held without a gap
-			// tells, and brings what was lost. A few tries per gap, not forever.
-			if have < top {
-				g := syncing[conv]
-				if g.from != have {
-					g = gapSync{from: have}
-				}
-				if g.tries < 3 && time.Since(g.last) > time.Second {
-					g.tries++
-					g.last = time.Now()
-					if err := d.write(ctx, ws, wire.Frame{Type: wire.TypeSync, ID: "gap-" + conv,
-						Cursors: []wire.Cursor{{ConversationID: conv, SeqNo: have}}}); err != nil {
-						return err
-					}
-				}
-				syncing[conv] = g
+		case <-l.resync:
+			l.resync = nil
+			if err := d.startRound(ctx, l, slices.Collect(maps.Keys(l.round))); err != nil {
+				return err
+			}
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// startRound asks for everything after the cursors of convs.
+func (d *device) startRound(ctx context.Context, l *link, convs []string) error {
+	l.rounds++
+	l.syncID, l.retry, l.round = fmt.Sprintf("sync-%d", l.rounds), 0, map[string]int64{}
+	cursors := make([]wire.Cursor, 0, len(convs))
+	d.mu.Lock()
+	for _, c := range convs {
+		l.round[c] = d.cursor[c]
+		cursors = append(cursors, wire.Cursor{ConversationID: c, SeqNo: d.cursor[c]})
+	}
+	d.mu.Unlock()
+	return d.write(ctx, l.ws, wire.Frame{Type: wire.TypeSync, ID: l.syncID, Cursors: cursors})
+}
+
+// handle applies one WebSocket message's frames in order.
+func (d *device) handle(ctx context.Context, l *link, data []byte) error {
+	touched := map[string]int64{}
+	for line := range wire.Frames(data) {
+		f, err := wire.DecodeFrame(line)
+		if err != nil {
+			continue
+		}
+		switch {
+		case f.Type == wire.TypeMessage && f.Message != nil:
+			d.store(f.Message)
+			touched[f.Message.ConversationID] = max(touched[f.Message.ConversationID], f.Message.SeqNo)
+		case f.Type == wire.TypeError && f.ID == l.syncID && l.round != nil:
+			if f.Error != nil && f.Error.Code.Retryable() {
+				l.retry = max(l.retry, f.Error.RetryAfter(), 100*time.Millisecond)
+			}
+		case f.Type == wire.TypeSynced && f.ID == l.syncID && l.round != nil:
+			if err := d.synced(ctx, l, f.More); err != nil {
+				return err
 			}
 		}
 	}
+	for conv, top := range touched {
+		if err := d.ack(ctx, l, conv); err != nil {
+			return err
+		}
+		if _, inRound := l.round[conv]; inRound {
+			continue
+		}
+		d.mu.Lock()
+		gap := d.cursor[conv] < top
+		d.mu.Unlock()
+		if gap {
+			l.gapped[conv] = true
+		}
+	}
+	if len(l.gapped) > 0 && l.round == nil {
+		convs := slices.Collect(maps.Keys(l.gapped))
+		l.gapped = map[string]bool{}
+		return d.startRound(ctx, l, convs)
+	}
+	return nil
+}
+
+// synced ends the round in flight.
+func (d *device) synced(ctx context.Context, l *link, more bool) error {
+	round := l.round
+	if more {
+		progress := false
+		d.mu.Lock()
+		for c, was := range round {
+			progress = progress || d.cursor[c] > was
+		}
+		d.mu.Unlock()
+		switch {
+		case progress:
+			return d.startRound(ctx, l, slices.Collect(maps.Keys(round)))
+		case l.retry > 0:
+			l.resync = time.After(l.retry) // the round stays open until then
+		default:
+			l.round = nil // a hole the server cannot get past: the next connect
+		}
+		return nil
+	}
+	l.round = nil
+	d.mu.Lock()
+	for c := range round {
+		top := d.cursor[c]
+		for s := range d.got[c] {
+			top = max(top, s)
+		}
+		for s := d.cursor[c] + 1; s < top; s++ {
+			if _, ok := d.got[c][s]; !ok {
+				d.skipped++
+			}
+		}
+		d.cursor[c] = top
+	}
+	d.mu.Unlock()
+	for c := range round {
+		if err := d.ack(ctx, l, c); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ack tells the server a conversation is stored up to the cursor, unless this
+// connection said so already.
+func (d *device) ack(ctx context.Context, l *link, conv string) error {
+	d.mu.Lock()
+	cur := d.cursor[conv]
+	d.mu.Unlock()
+	if cur <= l.acked[conv] {
+		return nil
+	}
+	l.acked[conv] = cur
+	return d.write(ctx, l.ws, wire.Frame{Type: wire.TypeAck, ConversationID: conv, SeqNo: cur})
 }
 
 func (d *device) write(ctx context.Context, ws *websocket.Conn, f wire.Frame) error {
@@ -270,20 +401,11 @@ func (d *device) write(ctx context.Context, ws *websocket.Conn, f wire.Frame) er
 	return ws.Write(wctx, websocket.MessageText, data)
 }
 
-type gapSync struct {
-	from  int64 // the seq_no held without a gap when the sync was asked for
-	tries int
-	last  time.Time
-}
-
-// store keeps m. It says the highest seq_no held without a gap and the highest
-// held, and whether m was new. The device acks the highest it holds: the ack is
-// what it has stored, and a gap that is a seq_no never used would otherwise
-// hold its acks back for good.
-func (d *device) store(m *wire.Message) (conv string, have, top int64, fresh bool) {
+// store keeps m and moves the cursor over what is now held without a gap.
+func (d *device) store(m *wire.Message) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	conv = m.ConversationID
+	conv := m.ConversationID
 	seqs := d.got[conv]
 	if seqs == nil {
 		seqs = map[int64]received{}
@@ -291,20 +413,15 @@ func (d *device) store(m *wire.Message) (conv string, have, top int64, fresh boo
 	}
 	if _, dup := seqs[m.SeqNo]; dup {
 		d.copies++
-	} else {
-		seqs[m.SeqNo] = received{id: m.MessageID, at: time.Now()}
-		fresh = true
+		return
 	}
-	have = d.have[conv]
+	seqs[m.SeqNo] = received{id: m.MessageID, at: time.Now()}
+	cur := d.cursor[conv]
 	for {
-		if _, ok := seqs[have+1]; !ok {
+		if _, ok := seqs[cur+1]; !ok {
 			break
 		}
-		have++
+		cur++
 	}
-	d.have[conv] = have
-	for s := range seqs {
-		top = max(top, s)
-	}
-	return conv, have, top, fresh
+	d.cursor[conv] = cur
 }

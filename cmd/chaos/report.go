@@ -26,6 +26,7 @@ type report struct {
 	worst                   time.Duration
 	worstWhat               string
 	copies, connects        int
+	skipped                 int // seq_nos devices' complete syncs showed unused
 }
 
 // check compares what the senders had acknowledged with what each device holds.
@@ -41,7 +42,7 @@ func (r report) check(p *population, led *ledger, devices []*device) report {
 	r.codes = strings.Join(codes, ", ")
 	led.mu.Unlock()
 	r.acked = len(acks)
-	r.missing, r.expected, r.worst, r.copies, r.connects = 0, 0, 0, 0, 0
+	r.missing, r.expected, r.worst, r.copies, r.connects, r.skipped = 0, 0, 0, 0, 0, 0
 	r.lost, r.duplicated, r.reordered, r.late = nil, nil, nil, nil
 
 	// One message_id, one seq_no.
@@ -70,6 +71,7 @@ func (r report) check(p *population, led *ledger, devices []*device) report {
 		d.mu.Lock()
 		r.copies += d.copies
 		r.connects += d.connects
+		r.skipped += d.skipped
 		held := map[string]int64{} // conv + message_id → seq held
 		for conv, seqs := range d.got {
 			for seq, m := range seqs {
@@ -125,6 +127,7 @@ func (r *report) print(w io.Writer) {
 	fmt.Fprintf(w, "late (> %s)         %d\n", r.cfg.bound, len(r.late))
 	fmt.Fprintf(w, "worst delivery delay %s (%s)\n", r.worst.Round(time.Millisecond), r.worstWhat)
 	fmt.Fprintf(w, "copies of a message a device held already (deduped by seq_no): %d; connections made: %d\n", r.copies, r.connects)
+	fmt.Fprintf(w, "seq_nos no message took (passed after a complete sync): %d\n", r.skipped)
 	for _, list := range [][]string{r.lost, r.duplicated, r.reordered, r.late} {
 		for i, s := range list {
 			if i == 10 {
