@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -21,7 +22,17 @@ import (
 // transaction looks to the Service) or refused (not made, the circuit open).
 type faultyWrites struct {
 	*sqlite.Store
-	next string // "lost", "refused" or ""
+	next       string       // "lost", "refused" or ""
+	lookupDown atomic.Bool  // SentMessages fails (the store still out)
+	refused    atomic.Int32 // SentMessages calls failed so
+}
+
+func (f *faultyWrites) SentMessages(ctx context.Context, convID string, ids []string) (map[string]server.Message, error) {
+	if f.lookupDown.Load() {
+		f.refused.Add(1)
+		return nil, fmt.Errorf("store: %w: %w: circuit open", server.ErrUnavailable, server.ErrNotApplied)
+	}
+	return f.Store.SentMessages(ctx, convID, ids)
 }
 
 func (f *faultyWrites) fault(write func() error) error {
@@ -162,6 +173,21 @@ func TestMaybeStoredMessageReachesDevices(t *testing.T) {
 				t.Fatalf("%s got %+v, want the stored message whole", name, m[0].Message)
 			}
 		}
+	})
+	t.Run("abandoned while the store stays out", func(t *testing.T) {
+		send, store, _, alice := setup(100 * time.Millisecond)
+		store.next = "lost"
+		store.lookupDown.Store(true)
+		if err := send("m1"); err == nil {
+			t.Fatal("the lost write was answered as stored")
+		}
+		// The send's own lookup, then two checks fail: the store is out.
+		testenv.WaitFor(t, 5*time.Second, func() bool { return store.refused.Load() >= 3 })
+		if got := alice.seqs(conv); len(got) != 0 {
+			t.Fatalf("alice's other device got %v while the store was out", got)
+		}
+		store.lookupDown.Store(false)
+		testenv.WaitFor(t, 10*time.Second, func() bool { return len(alice.seqs(conv)) > 0 })
 	})
 	t.Run("abandoned", func(t *testing.T) {
 		send, store, _, alice := setup(200 * time.Millisecond)

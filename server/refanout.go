@@ -41,6 +41,7 @@ func (s *Service) refanout(ctx context.Context, convID string, records []Message
 		}
 		if err != nil {
 			s.log.Debug("read back a resent message", "conversation", convID, "seq", r.SeqNo, "err", err)
+			s.unsure.Store(unsureKey(convID, r.MessageID), struct{}{}) // for checkLater's next look
 			continue
 		}
 		if len(msgs) == 1 && msgs[0].SeqNo == r.SeqNo && msgs[0].MessageID == r.MessageID {
@@ -54,38 +55,53 @@ func (s *Service) refanout(ctx context.Context, convID string, records []Message
 }
 
 // checkLater looks for messageID in convID a grace period after its send was
-// answered maybe_stored, and fans it out if it was stored after all.
+// answered maybe_stored, and fans it out if it was stored after all. While the
+// store does not answer (the outage that lost the answer may last) it looks
+// again, a little later each time, for up to unsureFor.
 func (s *Service) checkLater(convID, messageID string, members []string) {
 	key := unsureKey(convID, messageID)
 	s.unsure.Store(key, struct{}{})
-	time.AfterFunc(s.cfg.RedeliverAfter, func() {
-		if _, ok := s.unsure.Load(key); !ok {
-			return // resent here and fanned out then
-		}
-		if !s.begin() {
-			s.unsure.Delete(key)
-			return // shutting down: the next connect's catch-up has it
-		}
-		defer s.wg.Done()
-		ctx, cancel := context.WithTimeout(s.ctx, 10*time.Second)
-		defer cancel()
-		sent, err := s.store.SentMessages(ctx, convID, []string{messageID})
-		if err != nil {
-			s.unsure.Delete(key) // the worker's sweep and the next connect are left
-			if !errors.Is(err, context.Canceled) {
-				s.log.Debug("check a maybe_stored send", "conversation", convID, "message_id", messageID, "err", err)
+	start := time.Now()
+	var check func(wait time.Duration)
+	check = func(wait time.Duration) {
+		time.AfterFunc(wait, func() {
+			if _, ok := s.unsure.Load(key); !ok {
+				return // resent here and fanned out then
 			}
-			return
-		}
-		m, ok := sent[messageID]
-		if !ok {
-			s.unsure.Delete(key) // not stored after all
-			return
-		}
-		m.MessageID = messageID
-		s.refanout(ctx, convID, []Message{m}, members, nil)
-	})
+			if !s.begin() {
+				s.unsure.Delete(key)
+				return // shutting down: the next connect's catch-up has it
+			}
+			defer s.wg.Done()
+			ctx, cancel := context.WithTimeout(s.ctx, 10*time.Second)
+			defer cancel()
+			sent, err := s.store.SentMessages(ctx, convID, []string{messageID})
+			if err != nil {
+				if s.ctx.Err() == nil && time.Since(start) < unsureFor {
+					check(min(2*wait, 30*time.Second))
+					return
+				}
+				s.unsure.Delete(key)
+				s.log.Warn("a send answered maybe_stored could not be checked; devices that missed it get it at their next sync", "conversation", convID, "message_id", messageID, "err", err)
+				return
+			}
+			m, ok := sent[messageID]
+			if !ok {
+				s.unsure.Delete(key) // not stored after all
+				return
+			}
+			m.MessageID = messageID
+			s.refanout(ctx, convID, []Message{m}, members, nil)
+			if _, again := s.unsure.Load(key); again && time.Since(start) < unsureFor {
+				check(min(2*wait, 30*time.Second)) // it could not be read back
+			}
+		})
+	}
+	check(s.cfg.RedeliverAfter)
 }
+
+// unsureFor bounds how long a send answered maybe_stored is looked for.
+const unsureFor = 10 * time.Minute
 
 func unsureKey(convID, messageID string) string { return convID + "\x00" + messageID }
 
