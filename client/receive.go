@@ -80,17 +80,38 @@ func (s *Session) synced(ctx context.Context, l *link, f wire.Frame) error {
 		return nil
 	}
 	// The round is complete: the server has sent every message after each
-	// cursor up to its newest, and every later one reaches this connection
-	// live, in order. So whatever is missing below our newest cached message
-	// does not exist (the server skipped that number), and the cursor may pass
-	// it.
+	// cursor up to its newest stored. So whatever is missing below our newest
+	// cached message was not stored when it answered: a number no message took
+	// (a failed write), or a write still in flight. The cursor passes it once
+	// complete syncs have shown it for HoleWait; until then acks stop below it
+	// (the server keeps it pending) and it is asked for again.
 	round := l.round
 	l.round = nil
+	now := time.Now()
 	for conv := range round {
 		top, err := s.store.LatestSeq(ctx, conv)
 		if err != nil {
 			return err
 		}
+		cur, _, err := s.store.Cursor(ctx, conv)
+		if err != nil {
+			return err
+		}
+		if top > cur {
+			h, seen := l.holes[conv]
+			if !seen || h.cursor != cur {
+				h = hole{cursor: cur, since: now}
+				l.holes[conv] = h
+			}
+			if wait := h.since.Add(s.cfg.HoleWait).Sub(now); wait > 0 {
+				if l.holeCheck == nil {
+					l.holeCheck = time.After(wait)
+				}
+				continue
+			}
+			s.log.Info("passing seq_nos no message took", "conversation", conv, "after", cur, "up_to", top)
+		}
+		delete(l.holes, conv)
 		if err := s.store.AdvanceCursor(ctx, conv, top); err != nil {
 			return err
 		}

@@ -34,6 +34,13 @@ type SessionConfig struct {
 	PingInterval time.Duration
 	// WriteTimeout bounds one frame write. Default 10s.
 	WriteTimeout time.Duration
+	// HoleWait is how long a gap below a conversation's newest message must
+	// outlive complete syncs before the cursor passes it as a seq_no no message
+	// took. A write that failed leaves such a gap for good, but one still in
+	// flight (its answer lost, or committed after a later number's) fills in
+	// later, and passing it at once would tell the server it was delivered.
+	// Default 10s.
+	HoleWait time.Duration
 }
 
 // Session keeps an account's cache in step with the server over a WebSocket.
@@ -75,6 +82,9 @@ func NewSession(cfg SessionConfig) *Session {
 	}
 	if cfg.WriteTimeout <= 0 {
 		cfg.WriteTimeout = 10 * time.Second
+	}
+	if cfg.HoleWait <= 0 {
+		cfg.HoleWait = 10 * time.Second
 	}
 	cfg.Backoff = cfg.Backoff.withDefaults()
 	s := &Session{
@@ -266,6 +276,16 @@ type link struct {
 	// resync fires when the round is to be asked again.
 	syncRetry time.Duration
 	resync    <-chan time.Time
+	// holes are the conversations a complete sync left with a gap below their
+	// newest message, with the cursor and time it was first seen; holeCheck
+	// fires when the oldest is due to be looked at again.
+	holes     map[string]hole
+	holeCheck <-chan time.Time
+}
+
+type hole struct {
+	cursor int64
+	since  time.Time
 }
 
 // push queues a frame for the writer; false if the connection ended first.
@@ -285,7 +305,7 @@ func (s *Session) serve(ctx context.Context, conn *Conn) error {
 	lctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	l := &link{conn: conn, out: make(chan wire.Frame, 1024), ctx: lctx, cancel: cancel,
-		sent: map[string]bool{}, acked: map[string]int64{}, gapped: map[string]bool{}}
+		sent: map[string]bool{}, acked: map[string]int64{}, gapped: map[string]bool{}, holes: map[string]hole{}}
 	defer conn.CloseNow()
 
 	// The writer: the only goroutine writing to the socket, so frames keep the
@@ -399,6 +419,16 @@ func (s *Session) serve(ctx context.Context, conn *Conn) error {
 			}
 			if err := s.handle(ctx, l, batch); err != nil {
 				return err
+			}
+		case <-l.holeCheck:
+			l.holeCheck = nil
+			for conv := range l.holes {
+				l.gapped[conv] = true
+			}
+			if l.round == nil && len(l.gapped) > 0 {
+				if err := s.syncGaps(ctx, l); err != nil {
+					return err
+				}
 			}
 		case <-l.resync:
 			if err := s.resyncRound(ctx, l); err != nil {

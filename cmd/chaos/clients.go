@@ -161,7 +161,8 @@ type received struct {
 // knows nothing exists. It syncs from its cursors when it (re)connects and when
 // a message shows it a gap; a complete sync ("synced" without more) means
 // whatever it lacks below its newest message does not exist (a seq_no no
-// message took), so the cursor passes it; a sync the server could not serve
+// message took), so the cursor passes it once it has lasted HoleWait (it may
+// be a write still in flight); a sync the server could not serve
 // (an error, then "synced" with more) is asked again after the retry hint. It
 // reconnects to its node, or the next one while that one is down.
 type device struct {
@@ -217,7 +218,19 @@ type link struct {
 	retry  time.Duration    // the longest retry hint of the round's errors
 	gapped map[string]bool  // conversations to sync once the round ends
 	resync <-chan time.Time // when to ask a failed round again
+	// holes: conversations a complete sync left with a gap below the newest
+	// message held (cursor and when first seen); passed after holeWait.
+	holes     map[string]hole
+	holeCheck <-chan time.Time
 }
+
+type hole struct {
+	cursor int64
+	since  time.Time
+}
+
+// holeWait is the client's default HoleWait: a gap may be a write in flight.
+const holeWait = 10 * time.Second
 
 // session is one connection: sync, then store and ack what comes.
 func (d *device) session(ctx context.Context, n *node) error {
@@ -233,7 +246,7 @@ func (d *device) session(ctx context.Context, n *node) error {
 	d.mu.Lock()
 	d.connects++
 	d.mu.Unlock()
-	l := &link{ws: ws, acked: map[string]int64{}, gapped: map[string]bool{}}
+	l := &link{ws: ws, acked: map[string]int64{}, gapped: map[string]bool{}, holes: map[string]hole{}}
 	if err := d.startRound(ctx, l, d.convs); err != nil {
 		return err
 	}
@@ -265,6 +278,18 @@ func (d *device) session(ctx context.Context, n *node) error {
 			}
 			if err := d.handle(ctx, l, r.data); err != nil {
 				return err
+			}
+		case <-l.holeCheck:
+			l.holeCheck = nil
+			for c := range l.holes {
+				l.gapped[c] = true
+			}
+			if l.round == nil {
+				convs := slices.Collect(maps.Keys(l.gapped))
+				l.gapped = map[string]bool{}
+				if err := d.startRound(ctx, l, convs); err != nil {
+					return err
+				}
 			}
 		case <-l.resync:
 			l.resync = nil
@@ -356,17 +381,32 @@ func (d *device) synced(ctx context.Context, l *link, more bool) error {
 		return nil
 	}
 	l.round = nil
+	now := time.Now()
 	d.mu.Lock()
 	for c := range round {
 		top := d.cursor[c]
 		for s := range d.got[c] {
 			top = max(top, s)
 		}
-		for s := d.cursor[c] + 1; s < top; s++ {
-			if _, ok := d.got[c][s]; !ok {
-				d.skipped++
+		if top > d.cursor[c] {
+			h, seen := l.holes[c]
+			if !seen || h.cursor != d.cursor[c] {
+				h = hole{cursor: d.cursor[c], since: now}
+				l.holes[c] = h
+			}
+			if wait := h.since.Add(holeWait).Sub(now); wait > 0 {
+				if l.holeCheck == nil {
+					l.holeCheck = time.After(wait)
+				}
+				continue
+			}
+			for s := d.cursor[c] + 1; s < top; s++ {
+				if _, ok := d.got[c][s]; !ok {
+					d.skipped++
+				}
 			}
 		}
+		delete(l.holes, c)
 		d.cursor[c] = top
 	}
 	d.mu.Unlock()
