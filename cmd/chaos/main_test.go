@@ -29,7 +29,7 @@ func TestChaosSmall(t *testing.T) {
 	}
 	var stdout, stderr bytes.Buffer
 	args := []string{"--moto", moto, "--chatserver", filepath.Join(bin, "chatserver"), "--redis-server", redisServer,
-		"--dir", t.TempDir(), "--users", "6", "--devices", "2", "--duration", "20s", "--bound", "20s"}
+		"--dir", t.TempDir(), "--users", "6", "--devices", "2", "--duration", "20s", "--bound", "30s"}
 	err = run(context.Background(), args, &stdout, &stderr)
 	t.Logf("chaos:\n%s", stdout.String())
 	if err != nil {
