@@ -29,7 +29,12 @@ type cluster struct {
 
 func twoNodes(t *testing.T) *cluster {
 	t.Helper()
-	redisAddr := addr(t)
+	return twoNodesOn(t, addr(t))
+}
+
+// twoNodesOn is twoNodes on the Redis at redisAddr (one the test can stop).
+func twoNodesOn(t *testing.T, redisAddr string) *cluster {
+	t.Helper()
 	endpoint := testenv.DynamoEndpoint(t)
 	t.Setenv("AWS_ACCESS_KEY_ID", "test")
 	t.Setenv("AWS_SECRET_ACCESS_KEY", "test")
