@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -45,7 +46,11 @@ func (s *Service) RunArchiver(ctx context.Context, after, interval time.Duration
 	for {
 		for {
 			n, err := s.ArchiveOnce(ctx, cold, after)
-			if err != nil {
+			switch {
+			case errors.Is(err, ErrUnavailable):
+				// The backend's breaker logs the outage once; the next pass retries.
+				s.log.Debug("archiver", "err", err)
+			case err != nil:
 				s.log.Warn("archiver", "err", err)
 			}
 			if n < archiveBatch || err != nil {

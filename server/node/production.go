@@ -75,7 +75,8 @@ func (n *Node) openBackends(ctx context.Context, reg prometheus.Registerer) (ser
 	}
 
 	if p.S3Bucket != "" {
-		bs, err := s3.Open(ctx, s3.Options{Bucket: p.S3Bucket, Region: p.S3Region, Endpoint: p.S3Endpoint, PathStyle: p.S3PathStyle})
+		bs, err := s3.Open(ctx, s3.Options{Bucket: p.S3Bucket, Region: p.S3Region, Endpoint: p.S3Endpoint, PathStyle: p.S3PathStyle,
+			Registerer: reg, Logger: log})
 		if err != nil {
 			return b, fmt.Errorf("s3: %w", err)
 		}

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"time"
@@ -21,7 +22,10 @@ import (
 	awss3 "github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/chatterm/chat/server"
+	"github.com/chatterm/chat/server/breaker"
 )
 
 var _ server.BlobStore = (*Store)(nil)
@@ -45,13 +49,27 @@ type Options struct {
 	DialTimeout time.Duration
 	// MaxSize refuses larger Puts [64 MiB]: Put holds the object in memory.
 	MaxSize int
+	// MaxAttempts is how often the SDK tries one call, with backoff [3].
+	MaxAttempts int
+	// Breaker tunes the circuit breaker around Put and Get [5 failures in a
+	// row, or half of at least 20 calls within 30 s]; Registerer gets its state
+	// gauge and Logger its one line per outage and per recovery.
+	Breaker    breaker.Options
+	Registerer prometheus.Registerer
+	Logger     *slog.Logger
 }
+
+// breakerDefaults: S3 calls are few (uploads go by presigned URL; the archiver
+// and reads of archived messages call it), so consecutive failures open the
+// circuit as often as the ratio does.
+var breakerDefaults = breaker.Options{Window: 30 * time.Second, MinRequests: 20, FailureRatio: 0.5}
 
 // Store is a BlobStore on one S3 bucket.
 type Store struct {
 	c       *awss3.Client
 	presign *awss3.PresignClient
 	o       Options
+	cb      *breaker.Breaker
 }
 
 // Open builds a Store; it does not contact S3.
@@ -68,13 +86,16 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 	if o.MaxSize <= 0 {
 		o.MaxSize = 64 << 20
 	}
+	if o.MaxAttempts <= 0 {
+		o.MaxAttempts = 3
+	}
 	httpClient := awshttp.NewBuildableClient().
 		WithDialerOptions(func(d *net.Dialer) { d.Timeout = o.DialTimeout }).
 		WithTransportOptions(func(tr *http.Transport) { tr.MaxIdleConnsPerHost = 64 })
 	loadOpts := []func(*config.LoadOptions) error{
 		config.WithHTTPClient(httpClient),
 		config.WithRetryer(func() aws.Retryer {
-			return retry.NewStandard(func(so *retry.StandardOptions) { so.MaxAttempts = 3 })
+			return retry.NewStandard(func(so *retry.StandardOptions) { so.MaxAttempts = o.MaxAttempts })
 		}),
 	}
 	if o.Region != "" {
@@ -97,8 +118,45 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 		// log a line for every read of one.
 		so.DisableLogOutputChecksumValidationSkipped = true
 	})
-	return &Store{c: c, presign: awss3.NewPresignClient(c), o: o}, nil
+	cb, err := breaker.New("s3", o.Breaker, breakerDefaults, o.Registerer, o.Logger, isFailure, isExcluded)
+	if err != nil {
+		return nil, fmt.Errorf("s3: %w", err)
+	}
+	return &Store{c: c, presign: awss3.NewPresignClient(c), o: o, cb: cb}, nil
 }
+
+// do runs f through the circuit breaker: an open circuit fails at once with
+// server.ErrUnavailable, and so does a call that failed for S3's sake.
+func (s *Store) do(ctx context.Context, f func(context.Context) error) error {
+	done, err := s.cb.Allow()
+	if err != nil {
+		return fmt.Errorf("%w: %w: %w", server.ErrUnavailable, server.ErrNotApplied, err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.o.CallTimeout)
+	defer cancel()
+	err = f(ctx)
+	done(err)
+	if isFailure(err) && !isExcluded(err) {
+		return fmt.Errorf("%w: %w", server.ErrUnavailable, err)
+	}
+	return err
+}
+
+// isFailure says whether err means S3 (not the request) is in trouble: no
+// answer, a timeout, or a 5xx. A missing key or a refused request is an answer.
+func isFailure(err error) bool {
+	if err == nil || errors.Is(err, server.ErrNotFound) {
+		return false
+	}
+	var re *awshttp.ResponseError
+	if errors.As(err, &re) && re.HTTPStatusCode() > 0 {
+		return re.HTTPStatusCode() >= 500
+	}
+	return true
+}
+
+// isExcluded: the caller gave up; that says nothing about S3.
+func isExcluded(err error) bool { return errors.Is(err, context.Canceled) }
 
 // Client is the SDK client, for tests and tools.
 func (s *Store) Client() *awss3.Client { return s.c }
@@ -134,8 +192,6 @@ func (s *Store) Put(ctx context.Context, key string, data []byte, contentType st
 	if len(data) > s.o.MaxSize {
 		return fmt.Errorf("s3: put %s: %d bytes is over the %d limit", key, len(data), s.o.MaxSize)
 	}
-	ctx, cancel := context.WithTimeout(ctx, s.o.CallTimeout)
-	defer cancel()
 	in := &awss3.PutObjectInput{
 		Bucket: aws.String(s.o.Bucket), Key: aws.String(s.key(key)),
 		Body: bytes.NewReader(data), ContentLength: aws.Int64(int64(len(data))), // seekable: signed over plain http too
@@ -143,7 +199,11 @@ func (s *Store) Put(ctx context.Context, key string, data []byte, contentType st
 	if contentType != "" {
 		in.ContentType = aws.String(contentType)
 	}
-	if _, err := s.c.PutObject(ctx, in); err != nil {
+	err := s.do(ctx, func(ctx context.Context) error {
+		_, err := s.c.PutObject(ctx, in)
+		return err
+	})
+	if err != nil {
 		return fmt.Errorf("s3: put %s: %w", key, err)
 	}
 	return nil
@@ -154,18 +214,20 @@ func (s *Store) Get(ctx context.Context, key string) ([]byte, error) {
 	if err := checkKey(key); err != nil {
 		return nil, err
 	}
-	ctx, cancel := context.WithTimeout(ctx, s.o.CallTimeout)
-	defer cancel()
-	out, err := s.c.GetObject(ctx, &awss3.GetObjectInput{Bucket: aws.String(s.o.Bucket), Key: aws.String(s.key(key))})
-	var nsk *types.NoSuchKey
-	if errors.As(err, &nsk) {
-		return nil, fmt.Errorf("s3: get %s: %w", key, server.ErrNotFound)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("s3: get %s: %w", key, err)
-	}
-	defer out.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(out.Body, int64(s.o.MaxSize)+1))
+	var data []byte
+	err := s.do(ctx, func(ctx context.Context) error {
+		out, err := s.c.GetObject(ctx, &awss3.GetObjectInput{Bucket: aws.String(s.o.Bucket), Key: aws.String(s.key(key))})
+		var nsk *types.NoSuchKey
+		if errors.As(err, &nsk) {
+			return server.ErrNotFound
+		}
+		if err != nil {
+			return err
+		}
+		defer out.Body.Close()
+		data, err = io.ReadAll(io.LimitReader(out.Body, int64(s.o.MaxSize)+1))
+		return err
+	})
 	if err != nil {
 		return nil, fmt.Errorf("s3: get %s: %w", key, err)
 	}

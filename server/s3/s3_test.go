@@ -1,11 +1,19 @@
 package s3_test
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
 	"net/url"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -14,6 +22,7 @@ import (
 
 	"github.com/chatterm/chat/internal/testenv"
 	"github.com/chatterm/chat/server"
+	"github.com/chatterm/chat/server/breaker"
 	"github.com/chatterm/chat/server/roletest"
 	"github.com/chatterm/chat/server/s3"
 )
@@ -91,4 +100,80 @@ func TestPresignedURLs(t *testing.T) {
 	if err := s.Put(ctx, "", []byte("x"), ""); err == nil {
 		t.Fatal("Put with an empty key succeeded")
 	}
+}
+
+// S3 that fails (5xx, or no answer) opens the store's circuit: calls then fail
+// fast with server.ErrUnavailable, the log has one line when it opens and one
+// when S3 answers again, and a missing key is an answer, not a failure.
+func TestOutageOpensTheCircuitAndIsLoggedOnce(t *testing.T) {
+	target, err := url.Parse(endpoint(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var down atomic.Bool
+	rp := httputil.NewSingleHostReverseProxy(target)
+	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if down.Load() {
+			http.Error(w, "down", http.StatusServiceUnavailable)
+			return
+		}
+		rp.ServeHTTP(w, r)
+	}))
+	defer front.Close()
+	var logs syncBuffer
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	s, err := s3.Open(context.Background(), s3.Options{Bucket: "chat-test-" + hex.EncodeToString(b[:]), Region: "us-east-1",
+		Endpoint: front.URL, PathStyle: true, AccessKeyID: "test", SecretAccessKey: "test", MaxAttempts: 1,
+		Breaker: breaker.Options{OpenFor: 100 * time.Millisecond, Probes: 1},
+		Logger:  slog.New(slog.NewTextHandler(&logs, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := s.CreateBucket(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for range 10 { // missing keys: answers
+		if _, err := s.Get(ctx, "missing"); !errors.Is(err, server.ErrNotFound) {
+			t.Fatalf("get of a missing key: %v", err)
+		}
+	}
+	down.Store(true)
+	for i := range 20 {
+		err := s.Put(ctx, "k", []byte("v"), "text/plain")
+		if !errors.Is(err, server.ErrUnavailable) {
+			t.Fatalf("put %d while S3 fails: %v, want ErrUnavailable", i, err)
+		}
+	}
+	if err := s.Put(ctx, "k", []byte("v"), "text/plain"); !errors.Is(err, server.ErrNotApplied) {
+		t.Fatalf("put with the circuit open: %v, want refused (ErrNotApplied)", err)
+	}
+	down.Store(false)
+	testenv.WaitFor(t, 5*time.Second, func() bool { return s.Put(ctx, "k", []byte("v"), "text/plain") == nil })
+	if got, err := s.Get(ctx, "k"); err != nil || string(got) != "v" {
+		t.Fatalf("get after recovery: %q, %v", got, err)
+	}
+	lines := strings.Split(strings.TrimSpace(logs.String()), "\n")
+	if len(lines) != 2 || !strings.Contains(lines[0], "s3 is failing") || !strings.Contains(lines[1], "s3 answers again") {
+		t.Fatalf("want one line when S3 failed and one when it answered again, got:\n%s", logs.String())
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for the logger and the test at once.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
