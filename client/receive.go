@@ -215,6 +215,8 @@ func (s *Session) handle(ctx context.Context, l *link, batch []wire.Frame) error
 		if err != nil {
 			return err
 		}
+		// The count first: a Send that returns has left the outbox for good.
+		s.refreshUnsent(ctx)
 		for i, d := range done {
 			if d.Err != nil {
 				s.log.Warn("sent answer not applied", "message_id", sents[i].MessageID, "err", d.Err)
@@ -226,7 +228,6 @@ func (s *Session) handle(ctx context.Context, l *link, batch []wire.Frame) error
 			s.resolve(sents[i].MessageID, sendResult{resp: sents[i]})
 		}
 		sents = sents[:0]
-		s.refreshUnsent(ctx)
 		return nil
 	}
 	flushStatuses := func() error {
@@ -371,7 +372,7 @@ func (s *Session) handleError(ctx context.Context, l *link, f wire.Frame) {
 		delete(l.sent, f.ID)
 		s.mu.Unlock()
 		id := f.ID
-		time.AfterFunc(wait, func() { s.retrySend(id) })
+		s.after(wait, func() { s.retrySend(id) })
 		return
 	}
 	if err := s.store.FailSend(ctx, f.ID, f.Error); err != nil && !errors.Is(err, localstore.ErrNotFound) {

@@ -61,7 +61,12 @@ type Session struct {
 	// interleave, so messages leave in the order they were typed.
 	sendMu sync.Mutex
 
+	// later is what Run started to run after a delay (a refused send's
+	// retry): Run stops or waits for all of it before it returns, so nothing
+	// touches the store after Close.
+	later   sync.WaitGroup
 	mu      sync.Mutex
+	timers  map[*time.Timer]bool
 	link    *link                        // the live connection, nil when none
 	waiters map[string][]chan sendResult // message_id -> Send calls waiting for "sent"
 	reads   map[string]int64             // read boundaries not yet told to the server
@@ -207,6 +212,7 @@ func (s *Session) Run(ctx context.Context) error {
 		return errors.New("session: Run is already running")
 	}
 	defer s.runs.Store(false)
+	defer s.stopLater()
 	attempt := 0
 	s.setState(func(st *State) { st.Status, st.LoggedOut = Connecting, false })
 	for {
@@ -246,6 +252,38 @@ func (s *Session) Run(ctx context.Context) error {
 			return ctx.Err()
 		}
 	}
+}
+
+// after runs f after d, unless Run ends first; Run waits for it if it began.
+func (s *Session) after(d time.Duration, f func()) {
+	s.mu.Lock()
+	defer s.mu.Unlock() // held until t is recorded: f's removal must find it
+	if s.timers == nil {
+		s.timers = map[*time.Timer]bool{}
+	}
+	s.later.Add(1)
+	var t *time.Timer
+	t = time.AfterFunc(d, func() {
+		defer s.later.Done()
+		s.mu.Lock()
+		delete(s.timers, t)
+		s.mu.Unlock()
+		f()
+	})
+	s.timers[t] = true
+}
+
+// stopLater cancels what after scheduled and waits for what already began.
+func (s *Session) stopLater() {
+	s.mu.Lock()
+	for t := range s.timers {
+		if t.Stop() {
+			s.later.Done()
+		}
+		delete(s.timers, t)
+	}
+	s.mu.Unlock()
+	s.later.Wait()
 }
 
 // RetryNow cuts the current reconnect wait short: the next attempt starts at
@@ -302,6 +340,11 @@ func (l *link) push(ctx context.Context, f wire.Frame) bool {
 
 // serve runs one connection until it ends, and returns why.
 func (s *Session) serve(ctx context.Context, conn *Conn) error {
+	// Everything started for this connection ends before serve returns (the
+	// deferred calls run in reverse: the socket closes, then lctx ends, then
+	// this waits).
+	var running sync.WaitGroup
+	defer running.Wait()
 	lctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	l := &link{conn: conn, out: make(chan wire.Frame, 1024), ctx: lctx, cancel: cancel,
@@ -310,7 +353,9 @@ func (s *Session) serve(ctx context.Context, conn *Conn) error {
 
 	// The writer: the only goroutine writing to the socket, so frames keep the
 	// order they were queued in (a resent message before a newer one).
+	running.Add(1)
 	go func() {
+		defer running.Done()
 		for {
 			select {
 			case f := <-l.out:
@@ -332,7 +377,9 @@ func (s *Session) serve(ctx context.Context, conn *Conn) error {
 
 	// The reader: always reading (coder/websocket's rule), handing frames over.
 	frames := make(chan wire.Frame, 256)
+	running.Add(1)
 	go func() {
+		defer running.Done()
 		defer close(frames)
 		for {
 			f, err := conn.Read(lctx)
@@ -391,7 +438,11 @@ func (s *Session) serve(ctx context.Context, conn *Conn) error {
 	for conv, seq := range reads {
 		l.push(ctx, wire.Frame{Type: wire.TypeRead, ConversationID: conv, SeqNo: seq})
 	}
-	go s.refreshInbox(lctx)
+	running.Add(1)
+	go func() {
+		defer running.Done()
+		s.refreshInbox(lctx)
+	}()
 
 	ping := time.NewTicker(s.cfg.PingInterval)
 	defer ping.Stop()

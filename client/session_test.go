@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/chatterm/chat/client"
+	"github.com/chatterm/chat/internal/testenv"
 	"github.com/chatterm/chat/localstore"
 	"github.com/chatterm/chat/server/node"
 	"github.com/chatterm/chat/server/servertest"
@@ -870,4 +871,58 @@ func TestSessionReadsBatchedMessages(t *testing.T) {
 		t.Fatal("every WebSocket message carried one frame: the test tested nothing batched")
 	}
 	t.Logf("the largest message carried %d frames", most.Load())
+}
+
+// Run returns only when everything it started has ended — the connection's
+// reader and writer, the inbox refresh, the retries of refused sends waiting
+// for their hint — so the cache can be closed right after, here during a
+// reconnect with refused sends queued, and no code of the session runs on.
+func TestRunLeavesNothingBehind(t *testing.T) {
+	srv := servertest.Start(t, servertest.WithConfig(func(c *node.Config) { c.SendRate = 1 }))
+	aliceAPI := register(t, srv, "alice")
+	register(t, srv, "bob")
+	conv := direct(t, aliceAPI, "bob")
+	px := newProxy(t, hostport(t, srv.URL))
+	var refused atomic.Int32
+	px.setWatch(func(payload []byte) {
+		if bytes.Contains(payload, []byte(`"code":"rate_limited"`)) {
+			refused.Add(1)
+		}
+	})
+	store, err := localstore.Open(bg, t.TempDir()+"/cache.db", localstore.Options{UserID: "alice"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sess := client.NewSession(client.SessionConfig{API: client.NewAPI(px.URL(), aliceAPI.Token(), httpClient(t)),
+		Store: store, Backoff: fastBackoff, PingInterval: time.Second})
+	ctx, cancel := context.WithCancel(bg)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- sess.Run(ctx) }()
+	go func() {
+		for {
+			select {
+			case <-sess.Events():
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	testenv.WaitFor(t, 10*time.Second, func() bool { return sess.State().Status == client.Connected })
+	for i := range 5 {
+		if _, err := sess.Enqueue(bg, conv, fmt.Sprint("burst ", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	testenv.WaitFor(t, 10*time.Second, func() bool { return refused.Load() > 0 }) // retries now wait on their hint
+	px.set(false)
+	testenv.WaitFor(t, 10*time.Second, func() bool { return sess.State().Status == client.Reconnecting })
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("Run: %v", err)
+	}
+	testenv.NoGoroutinesIn(t, 0, "github.com/chatterm/chat/client.")
+	if err := store.Close(); err != nil {
+		t.Fatal(err)
+	}
 }
