@@ -33,6 +33,9 @@ type Config struct {
 	Logger *slog.Logger
 	// HTTPClient makes the API requests. Nil: a client with dial and TLS timeouts.
 	HTTPClient *http.Client
+	// Events, when set, is where sessions Open makes report
+	// (SessionConfig.Events). Nil: each has a channel of its own.
+	Events chan Event
 }
 
 // ConfigFromEnv reads CHAT_SERVER, CHAT_HOME and CHAT_TOKEN through getenv

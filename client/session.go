@@ -29,6 +29,10 @@ type SessionConfig struct {
 	Filter func(conversationID string) bool
 	// EventBuffer is the capacity of the Events channel. Default 256.
 	EventBuffer int
+	// Events, when set, is the channel the session reports to instead of one
+	// of its own: a UI that replaces its session (a new login) hands each the
+	// same channel, so its reader never changes and nothing translates.
+	Events chan Event
 	// PingInterval is how often an idle connection is pinged; a connection that
 	// has said nothing for 2.5 intervals is dropped and redialled. Default 20s.
 	PingInterval time.Duration
@@ -92,13 +96,16 @@ func NewSession(cfg SessionConfig) *Session {
 		cfg.HoleWait = 10 * time.Second
 	}
 	cfg.Backoff = cfg.Backoff.withDefaults()
+	if cfg.Events == nil {
+		cfg.Events = make(chan Event, cfg.EventBuffer)
+	}
 	s := &Session{
 		api:     cfg.API,
 		store:   cfg.Store,
 		self:    cfg.Store.UserID(),
 		log:     cfg.Logger,
 		cfg:     cfg,
-		events:  make(chan Event, cfg.EventBuffer),
+		events:  cfg.Events,
 		kick:    make(chan struct{}, 1),
 		waiters: map[string][]chan sendResult{},
 		reads:   map[string]int64{},
@@ -137,7 +144,7 @@ func Open(ctx context.Context, cfg Config) (*Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := NewSession(SessionConfig{API: api, Store: store, Logger: cfg.logger()})
+	s := NewSession(SessionConfig{API: api, Store: store, Logger: cfg.logger(), Events: cfg.Events})
 	s.owns = true
 	return s, nil
 }

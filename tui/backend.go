@@ -2,8 +2,8 @@ package tui
 
 import (
 	"context"
-	"time"
 
+	"github.com/chatterm/chat/client"
 	"github.com/chatterm/chat/wire"
 )
 
@@ -46,10 +46,10 @@ type Backend interface {
 	// RetryNow cuts a reconnect wait short. It must not block.
 	RetryNow()
 
-	// Events delivers live events; the TUI reads one at a time from a command
-	// and re-arms after each (bubbletea's realtime pattern). A closed channel
-	// stops the reading.
-	Events() <-chan Event
+	// Events delivers the session's events (client.Event: the one set the CLI
+	// reads too); the TUI reads one at a time from a command and re-arms after
+	// each (bubbletea's realtime pattern). A closed channel stops the reading.
+	Events() <-chan client.Event
 }
 
 // Page is one page of history.
@@ -61,67 +61,4 @@ type Page struct {
 	Pending []wire.Message
 	// Stale: the server could not be asked, so this is what the cache had.
 	Stale bool
-}
-
-// Event is something the backend reports while the TUI runs. The concrete types
-// below are the whole set.
-type Event interface{ event() }
-
-// MessageEvent: a stored message arrived (someone else's, or our own from
-// another device or echoed back).
-type MessageEvent struct{ Message wire.Message }
-
-// SentEvent: the server stored a message this client sent; it now has a seq_no.
-type SentEvent struct{ Sent wire.SendResponse }
-
-// SendFailedEvent: the server refused a message for good (too large, not a
-// member); it will not be retried.
-type SendFailedEvent struct {
-	ConversationID string
-	MessageID      string
-	Err            error
-}
-
-// StatusEvent: a member's delivered/read boundaries moved.
-type StatusEvent struct {
-	ConversationID string
-	Status         wire.MemberStatus
-}
-
-// ConversationEvent: we were added to a conversation, or it changed.
-type ConversationEvent struct{ Conversation wire.Conversation }
-
-// ConnEvent: the connection state changed.
-type ConnEvent struct{ State ConnState }
-
-// InboxChangedEvent: the cached inbox changed in bulk (refreshed from the
-// server after a connect); read it again.
-type InboxChangedEvent struct{}
-
-func (MessageEvent) event()      {}
-func (SentEvent) event()         {}
-func (SendFailedEvent) event()   {}
-func (StatusEvent) event()       {}
-func (ConversationEvent) event() {}
-func (ConnEvent) event()         {}
-func (InboxChangedEvent) event() {}
-
-// ConnStatus is the state of the connection to the server.
-type ConnStatus int
-
-const (
-	Connecting   ConnStatus = iota // first dial in progress
-	Connected                      // the WebSocket is up
-	Reconnecting                   // lost; the next attempt is at RetryAt
-	Offline                        // not trying (logged out, token refused, or stopped)
-)
-
-// ConnState is what the status line shows.
-type ConnState struct {
-	Status  ConnStatus
-	RetryAt time.Time // Reconnecting: when the next attempt starts
-	Unsent  int       // messages in the outbox
-	Err     string    // the last error, for the status line
-	// LoggedOut: the server refused the token; the TUI asks for a login again.
-	LoggedOut bool
 }

@@ -8,6 +8,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
+	"github.com/chatterm/chat/client"
 	"github.com/chatterm/chat/wire"
 )
 
@@ -53,7 +54,7 @@ func BenchmarkLiveMessage(b *testing.B) {
 	b.ResetTimer()
 	for b.Loop() {
 		seq++
-		tm, _ = tm.Update(MessageEvent{Message: wire.Message{ConversationID: long, SeqNo: seq, MessageID: fmt.Sprint(seq),
+		tm, _ = tm.Update(client.MessageEvent{Message: wire.Message{ConversationID: long, SeqNo: seq, MessageID: fmt.Sprint(seq),
 			SenderID: "dave", Content: "another one", Timestamp: fixtureNow}})
 		_ = tm.View()
 	}

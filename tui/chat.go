@@ -11,6 +11,7 @@ import (
 	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/chatterm/chat/client"
 	"github.com/chatterm/chat/internal/termtext"
 	"github.com/chatterm/chat/wire"
 )
@@ -24,7 +25,7 @@ type (
 		page   Page
 		err    error
 	}
-	// sendQueuedMsg: Backend.Send accepted a message (pending until SentEvent).
+	// sendQueuedMsg: Backend.Send accepted a message (pending until client.SentEvent).
 	sendQueuedMsg struct {
 		conv string
 		msg  wire.Message
@@ -296,7 +297,7 @@ func (m chatModel) Update(msg tea.Msg) (chatModel, tea.Cmd) {
 			m.c.log.Warn("mark read", "conv", msg.conv, "seq", msg.seq, "err", msg.err)
 		}
 
-	case MessageEvent:
+	case client.MessageEvent:
 		if msg.Message.ConversationID != m.conv.ConversationID {
 			return m, nil
 		}
@@ -318,7 +319,7 @@ func (m chatModel) Update(msg tea.Msg) (chatModel, tea.Cmd) {
 		}
 		cmds = append(cmds, m.maybeMarkRead())
 
-	case SentEvent:
+	case client.SentEvent:
 		if msg.Sent.ConversationID != m.conv.ConversationID {
 			return m, nil
 		}
@@ -340,19 +341,19 @@ func (m chatModel) Update(msg tea.Msg) (chatModel, tea.Cmd) {
 		}
 		m.render()
 
-	case SendFailedEvent:
+	case client.SendFailedEvent:
 		if msg.ConversationID == m.conv.ConversationID {
 			m.failed[msg.MessageID] = errText(msg.Err)
 			m.render()
 		}
 
-	case StatusEvent:
+	case client.StatusEvent:
 		if msg.ConversationID == m.conv.ConversationID {
 			m.setStatus(msg.Status)
 			m.render()
 		}
 
-	case ConversationEvent:
+	case client.ConversationEvent:
 		if msg.Conversation.ConversationID == m.conv.ConversationID && len(msg.Conversation.Participants) > 0 {
 			m.participants = msg.Conversation.Participants
 			m.render()
@@ -459,7 +460,7 @@ func (m *chatModel) send() tea.Cmd {
 	}
 }
 
-// maxEarly bounds chatModel.early: a SentEvent for a message this screen never
+// maxEarly bounds chatModel.early: a client.SentEvent for a message this screen never
 // queued (an outbox resend after a restart) is never claimed.
 const maxEarly = 64
 
@@ -484,7 +485,7 @@ func (m *chatModel) addPending(p wire.Message) {
 	if p.Timestamp.IsZero() {
 		p.Timestamp = m.c.now()
 	}
-	if r, ok := m.early[p.MessageID]; ok { // the SentEvent beat Send's return
+	if r, ok := m.early[p.MessageID]; ok { // the client.SentEvent beat Send's return
 		delete(m.early, p.MessageID)
 		p.SeqNo, p.Timestamp = r.SeqNo, r.Timestamp
 		m.merge([]wire.Message{p})

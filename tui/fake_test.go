@@ -13,6 +13,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/chatterm/chat/client"
 	"github.com/chatterm/chat/wire"
 )
 
@@ -27,7 +28,7 @@ type fakeBackend struct {
 	pending  map[string][]wire.Message
 	statuses map[string][]wire.MemberStatus
 	convs    map[string]wire.Conversation
-	events   chan Event
+	events   chan client.Event
 	now      time.Time
 
 	sends        []wire.Message
@@ -45,7 +46,7 @@ func newFakeBackend(user string, now time.Time) *fakeBackend {
 		user: user, server: "http://chat.test", now: now,
 		msgs: map[string][]wire.Message{}, pending: map[string][]wire.Message{},
 		statuses: map[string][]wire.MemberStatus{}, convs: map[string]wire.Conversation{},
-		events: make(chan Event), reads: map[string]int64{},
+		events: make(chan client.Event), reads: map[string]int64{},
 	}
 }
 
@@ -187,7 +188,7 @@ func (f *fakeBackend) AddMembers(_ context.Context, id string, members []string)
 	return c, nil
 }
 
-func (f *fakeBackend) Events() <-chan Event { return f.events }
+func (f *fakeBackend) Events() <-chan client.Event { return f.events }
 
 func (f *fakeBackend) RetryNow() {
 	f.mu.Lock()

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/charmbracelet/x/ansi"
+
+	"github.com/chatterm/chat/client"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
@@ -120,9 +122,9 @@ func TestGoldenWideChatWithSidebar(t *testing.T) {
 func TestGoldenChatOfflinePending(t *testing.T) {
 	h := newHarness(t, fixture(), 80, 24)
 	h.key("enter")
-	h.send(ConnEvent{State: ConnState{Status: Reconnecting, RetryAt: fixtureNow.Add(7 * time.Second)}})
+	h.send(client.StateEvent{State: client.State{Status: client.Reconnecting, RetryAt: fixtureNow.Add(7 * time.Second)}})
 	h.typeText("on the train, will sync later")
 	h.key("enter")
-	h.send(ConnEvent{State: ConnState{Status: Reconnecting, RetryAt: fixtureNow.Add(7 * time.Second), Unsent: 1}})
+	h.send(client.StateEvent{State: client.State{Status: client.Reconnecting, RetryAt: fixtureNow.Add(7 * time.Second), Unsent: 1}})
 	golden(t, "chat_offline_pending", h.screen())
 }

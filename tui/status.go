@@ -7,6 +7,8 @@ import (
 
 	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
+
+	"github.com/chatterm/chat/client"
 )
 
 // statusLine: connection state on the left, a notice or the key hints on the right.
@@ -48,15 +50,15 @@ func (m Model) connText() string {
 		unsent = fmt.Sprintf(" with %d unsent", m.conn.Unsent)
 	}
 	switch m.conn.Status {
-	case Connected:
+	case client.Connected:
 		txt := " ● connected"
 		if m.conn.Unsent > 0 {
 			txt += fmt.Sprintf(", sending %d", m.conn.Unsent)
 		}
 		return s.StatusOK.Render(txt) + who
-	case Connecting:
+	case client.Connecting:
 		return s.StatusWarn.Render(" ◌ connecting"+unsent) + who
-	case Reconnecting:
+	case client.Reconnecting:
 		secs := int(m.conn.RetryAt.Sub(m.c.now()).Round(time.Second) / time.Second)
 		txt := " ◌ reconnecting"
 		if secs > 0 {

@@ -16,6 +16,7 @@ import (
 	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/chatterm/chat/client"
 	"github.com/chatterm/chat/internal/termtext"
 	"github.com/chatterm/chat/wire"
 )
@@ -116,7 +117,7 @@ type Model struct {
 	overlay overlay
 	width   int
 	height  int
-	conn    ConnState
+	conn    client.State
 
 	login   loginModel
 	inbox   inboxModel
@@ -170,7 +171,7 @@ func New(o Options) Model {
 		now: o.Now, loc: o.Location, log: o.Logger, page: o.PageSize, timeout: o.CallTimeout,
 		started: o.Started,
 	}
-	m := Model{c: c, page: pageInbox, conn: ConnState{Status: Connecting}}
+	m := Model{c: c, page: pageInbox, conn: client.State{Status: client.Connecting}}
 	m.login = newLoginModel(c, server)
 	m.inbox = newInboxModel(c)
 	m.chat = newChatModel(c)
@@ -197,7 +198,7 @@ func (m Model) Init() tea.Cmd {
 }
 
 // waitEvent returns one event from the backend; Update re-arms it after each.
-func waitEvent(ch <-chan Event) tea.Cmd {
+func waitEvent(ch <-chan client.Event) tea.Cmd {
 	return func() tea.Msg {
 		ev, ok := <-ch
 		if !ok {
@@ -285,16 +286,16 @@ func (m Model) update(msg tea.Msg) (Model, tea.Cmd) {
 		}
 		return m, nil
 
-	case Event:
+	case client.Event:
 		cmd := m.handleEvent(msg)
 		return m, tea.Batch(cmd, waitEvent(m.c.be.Events()))
 
 	case eventsClosedMsg:
-		m.conn = ConnState{Status: Offline, Unsent: m.conn.Unsent}
+		m.conn = client.State{Status: client.Offline, Unsent: m.conn.Unsent}
 		return m, nil
 
 	case clockMsg:
-		if m.conn.Status == Reconnecting {
+		if m.conn.Status == client.Reconnecting {
 			return m, clockTick()
 		}
 		m.clockOn = false
@@ -380,7 +381,7 @@ func (m Model) update(msg tea.Msg) (Model, tea.Cmd) {
 		var cmd tea.Cmd
 		m.members, cmd = m.members.Update(msg)
 		if msg.err == nil {
-			m.chat, _ = m.chat.Update(ConversationEvent{Conversation: msg.conv})
+			m.chat, _ = m.chat.Update(client.ConversationEvent{Conversation: msg.conv})
 		}
 		return m, cmd
 	}
@@ -461,7 +462,7 @@ func (m Model) handleKey(msg tea.KeyPressMsg) (Model, tea.Cmd) {
 			m.openOverlay(overlayFinder)
 			return m, m.finder.open(m.inbox.entries)
 		case matches(msg, k.Reconnect):
-			if m.conn.Status == Connected {
+			if m.conn.Status == client.Connected {
 				return m, nil
 			}
 			be := m.c.be
@@ -537,13 +538,13 @@ func (m *Model) currentConv() string {
 }
 
 // handleEvent applies a live event to the inbox and the open chat.
-func (m *Model) handleEvent(ev Event) tea.Cmd {
+func (m *Model) handleEvent(ev client.Event) tea.Cmd {
 	switch ev := ev.(type) {
-	case InboxChangedEvent:
+	case client.InboxEvent:
 		return m.inbox.load()
-	case ConnEvent:
+	case client.StateEvent:
 		m.conn = ev.State
-		if ev.State.Status == Connected && m.page == pageChat && m.chat.stale {
+		if ev.State.Status == client.Connected && m.page == pageChat && m.chat.stale {
 			return m.chat.loadNewest()
 		}
 		if ev.State.LoggedOut && m.page != pageLogin {
@@ -553,12 +554,12 @@ func (m *Model) handleEvent(ev Event) tea.Cmd {
 			m.resize()
 			return m.login.Init()
 		}
-		if ev.State.Status == Reconnecting && !m.clockOn {
+		if ev.State.Status == client.Reconnecting && !m.clockOn {
 			m.clockOn = true
 			return clockTick()
 		}
 		return nil
-	case MessageEvent:
+	case client.MessageEvent:
 		// Seen: on screen, at the bottom of the history, in a focused terminal.
 		open := m.chat.active && m.chat.offset == 0 && m.chat.conv.ConversationID == ev.Message.ConversationID
 		if !m.inbox.applyMessage(ev.Message, open || ev.Message.SenderID == m.c.me) {
@@ -566,17 +567,17 @@ func (m *Model) handleEvent(ev Event) tea.Cmd {
 			return tea.Batch(m.inbox.load(), m.chatEvent(ev))
 		}
 		return m.chatEvent(ev)
-	case ConversationEvent:
+	case client.ConversationEvent:
 		return tea.Batch(m.inbox.load(), m.chatEvent(ev))
-	case SentEvent, StatusEvent:
+	case client.SentEvent, client.StatusEvent:
 		return m.chatEvent(ev)
-	case SendFailedEvent:
+	case client.SendFailedEvent:
 		return tea.Batch(m.chatEvent(ev), flash("message not sent: "+errText(ev.Err), true))
 	}
 	return nil
 }
 
-func (m *Model) chatEvent(ev Event) tea.Cmd {
+func (m *Model) chatEvent(ev client.Event) tea.Cmd {
 	var cmd tea.Cmd
 	m.chat, cmd = m.chat.Update(ev)
 	return cmd

@@ -11,6 +11,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/chatterm/chat/client"
 	"github.com/chatterm/chat/wire"
 )
 
@@ -78,28 +79,28 @@ func TestTicksDirect(t *testing.T) {
 	}
 	h.wantTick("did you see it?", "◷", false)
 
-	h.send(SentEvent{Sent: wire.SendResponse{ConversationID: bobConv, SeqNo: 8, MessageID: be.sends[0].MessageID, Timestamp: fixtureNow}})
+	h.send(client.SentEvent{Sent: wire.SendResponse{ConversationID: bobConv, SeqNo: 8, MessageID: be.sends[0].MessageID, Timestamp: fixtureNow}})
 	h.wantTick("did you see it?", "✓", false)
 
-	h.send(StatusEvent{ConversationID: bobConv, Status: wire.MemberStatus{UserID: "bob", LastDeliveredSeq: 8, LastReadSeq: 4}})
+	h.send(client.StatusEvent{ConversationID: bobConv, Status: wire.MemberStatus{UserID: "bob", LastDeliveredSeq: 8, LastReadSeq: 4}})
 	h.wantTick("did you see it?", "✓✓", false)
 	h.wantTick("everyone upgraded", "✓✓", false)
 
-	h.send(StatusEvent{ConversationID: bobConv, Status: wire.MemberStatus{UserID: "bob", LastDeliveredSeq: 8, LastReadSeq: 8}})
+	h.send(client.StatusEvent{ConversationID: bobConv, Status: wire.MemberStatus{UserID: "bob", LastDeliveredSeq: 8, LastReadSeq: 8}})
 	h.wantTick("did you see it?", "✓✓", true)
 	h.wantTick("everyone upgraded", "✓✓", true)
 
 	// A late, older status must not take a tick back.
-	h.send(StatusEvent{ConversationID: bobConv, Status: wire.MemberStatus{UserID: "bob", LastDeliveredSeq: 5, LastReadSeq: 5}})
+	h.send(client.StatusEvent{ConversationID: bobConv, Status: wire.MemberStatus{UserID: "bob", LastDeliveredSeq: 5, LastReadSeq: 5}})
 	h.wantTick("did you see it?", "✓✓", true)
 
 	// Our own boundary moving changes nothing: ticks are about the others.
-	h.send(StatusEvent{ConversationID: bobConv, Status: wire.MemberStatus{UserID: "alice", LastDeliveredSeq: 9, LastReadSeq: 9}})
+	h.send(client.StatusEvent{ConversationID: bobConv, Status: wire.MemberStatus{UserID: "alice", LastDeliveredSeq: 9, LastReadSeq: 9}})
 	h.wantTick("did you see it?", "✓✓", true)
 }
 
 // The server can store a message before the command that queued it reports
-// back: the SentEvent comes first and the message must still end up stored,
+// back: the client.SentEvent comes first and the message must still end up stored,
 // not pending forever (seen in TestTUIGroupOnServer on a loaded machine).
 func TestSentEventBeforeSendReturns(t *testing.T) {
 	be := fixture()
@@ -110,12 +111,12 @@ func TestSentEventBeforeSendReturns(t *testing.T) {
 		if !ok {
 			return nil
 		}
-		return []tea.Msg{SentEvent{Sent: wire.SendResponse{ConversationID: bobConv, SeqNo: 8, MessageID: sq.msg.MessageID, Timestamp: fixtureNow}}}
+		return []tea.Msg{client.SentEvent{Sent: wire.SendResponse{ConversationID: bobConv, SeqNo: 8, MessageID: sq.msg.MessageID, Timestamp: fixtureNow}}}
 	}
 	h.typeText("quick one")
 	h.key("enter")
 	h.wantTick("quick one", "✓", false)
-	h.send(StatusEvent{ConversationID: bobConv, Status: wire.MemberStatus{UserID: "bob", LastDeliveredSeq: 8, LastReadSeq: 8}})
+	h.send(client.StatusEvent{ConversationID: bobConv, Status: wire.MemberStatus{UserID: "bob", LastDeliveredSeq: 8, LastReadSeq: 8}})
 	h.wantTick("quick one", "✓✓", true)
 }
 
@@ -125,16 +126,16 @@ func TestTicksGroupTakeTheMinimum(t *testing.T) {
 	h.key("j", "enter") // team
 	h.typeText("shipping at 5")
 	h.key("enter")
-	h.send(SentEvent{Sent: wire.SendResponse{ConversationID: "g:team", SeqNo: 4, MessageID: be.sends[0].MessageID, Timestamp: fixtureNow}})
+	h.send(client.SentEvent{Sent: wire.SendResponse{ConversationID: "g:team", SeqNo: 4, MessageID: be.sends[0].MessageID, Timestamp: fixtureNow}})
 	h.wantTick("shipping at 5", "✓", false)
 
-	h.send(StatusEvent{ConversationID: "g:team", Status: wire.MemberStatus{UserID: "bob", LastDeliveredSeq: 4, LastReadSeq: 4}})
+	h.send(client.StatusEvent{ConversationID: "g:team", Status: wire.MemberStatus{UserID: "bob", LastDeliveredSeq: 4, LastReadSeq: 4}})
 	h.wantTick("shipping at 5", "✓", false) // carol has not received it
 
-	h.send(StatusEvent{ConversationID: "g:team", Status: wire.MemberStatus{UserID: "carol", LastDeliveredSeq: 4, LastReadSeq: 2}})
+	h.send(client.StatusEvent{ConversationID: "g:team", Status: wire.MemberStatus{UserID: "carol", LastDeliveredSeq: 4, LastReadSeq: 2}})
 	h.wantTick("shipping at 5", "✓✓", false) // everyone received, carol has not read
 
-	h.send(StatusEvent{ConversationID: "g:team", Status: wire.MemberStatus{UserID: "carol", LastDeliveredSeq: 4, LastReadSeq: 4}})
+	h.send(client.StatusEvent{ConversationID: "g:team", Status: wire.MemberStatus{UserID: "carol", LastDeliveredSeq: 4, LastReadSeq: 4}})
 	h.wantTick("shipping at 5", "✓✓", true)
 }
 
@@ -178,8 +179,8 @@ func TestOwnEchoReplacesPending(t *testing.T) {
 	h.key("enter")
 	id := be.sends[0].MessageID
 	// The server's copy of our message arrives before the sent frame: one line, not two.
-	h.send(MessageEvent{Message: wire.Message{ConversationID: bobConv, SeqNo: 8, MessageID: id, SenderID: "alice", Content: "echo me", Timestamp: fixtureNow}})
-	h.send(SentEvent{Sent: wire.SendResponse{ConversationID: bobConv, SeqNo: 8, MessageID: id, Timestamp: fixtureNow}})
+	h.send(client.MessageEvent{Message: wire.Message{ConversationID: bobConv, SeqNo: 8, MessageID: id, SenderID: "alice", Content: "echo me", Timestamp: fixtureNow}})
+	h.send(client.SentEvent{Sent: wire.SendResponse{ConversationID: bobConv, SeqNo: 8, MessageID: id, Timestamp: fixtureNow}})
 	if n := strings.Count(h.screen(), "echo me"); n != 1 {
 		t.Fatalf("message shown %d times:\n%s", n, h.screen())
 	}
@@ -192,7 +193,7 @@ func TestSendFailedShowsCross(t *testing.T) {
 	h.key("enter")
 	h.typeText("too big")
 	h.key("enter")
-	h.send(SendFailedEvent{ConversationID: bobConv, MessageID: be.sends[0].MessageID, Err: wire.Errorf(wire.CodeTooLarge, "message is over 4096 bytes")})
+	h.send(client.SendFailedEvent{ConversationID: bobConv, MessageID: be.sends[0].MessageID, Err: wire.Errorf(wire.CodeTooLarge, "message is over 4096 bytes")})
 	h.wantTick("too big", "✗", false)
 	h.wantScreen("not sent: message is over 4096 bytes")
 }
@@ -204,7 +205,7 @@ func (h *harness) deliver(m wire.Message) {
 	h.be.mu.Lock()
 	h.be.msgs[m.ConversationID] = append(h.be.msgs[m.ConversationID], m)
 	h.be.mu.Unlock()
-	h.send(MessageEvent{Message: m})
+	h.send(client.MessageEvent{Message: m})
 }
 
 func TestLiveMessages(t *testing.T) {
@@ -218,7 +219,7 @@ func TestLiveMessages(t *testing.T) {
 	}
 	h.wantScreen("3 unread")
 	// A duplicate (at-least-once delivery) changes nothing.
-	h.send(MessageEvent{Message: wire.Message{ConversationID: carolConv, SeqNo: 2, MessageID: "c2", SenderID: "carol", Content: "lunch?", Timestamp: fixtureNow}})
+	h.send(client.MessageEvent{Message: wire.Message{ConversationID: carolConv, SeqNo: 2, MessageID: "c2", SenderID: "carol", Content: "lunch?", Timestamp: fixtureNow}})
 	h.wantScreen("3 unread")
 
 	// In the open chat, at the bottom: shown and reported read, no unread.
@@ -232,7 +233,7 @@ func TestLiveMessages(t *testing.T) {
 		t.Fatalf("read boundary for carol = %d, want 3", be.reads[carolConv])
 	}
 	// A message for another conversation leaves the chat alone and counts as unread.
-	h.send(MessageEvent{Message: wire.Message{ConversationID: "g:team", SeqNo: 4, MessageID: "t4", SenderID: "bob", Content: "deploy done", Timestamp: fixtureNow}})
+	h.send(client.MessageEvent{Message: wire.Message{ConversationID: "g:team", SeqNo: 4, MessageID: "t4", SenderID: "bob", Content: "deploy done", Timestamp: fixtureNow}})
 	if strings.Contains(h.screen(), "deploy done") {
 		t.Fatalf("team message shown in carol's chat:\n%s", h.screen())
 	}
@@ -247,7 +248,7 @@ func TestUnknownConversationReloadsInbox(t *testing.T) {
 	be.mu.Lock()
 	be.inbox = append(be.inbox, wire.InboxEntry{ConversationID: "g:new", Type: wire.Group, Name: "new group", LastSeq: 1, LastMessageBody: "welcome", LastMessageSender: "dave", LastMessageAt: fixtureNow, Unread: 1})
 	be.mu.Unlock()
-	h.send(MessageEvent{Message: wire.Message{ConversationID: "g:new", SeqNo: 1, MessageID: "n1", SenderID: "dave", Content: "welcome", Timestamp: fixtureNow}})
+	h.send(client.MessageEvent{Message: wire.Message{ConversationID: "g:new", SeqNo: 1, MessageID: "n1", SenderID: "dave", Content: "welcome", Timestamp: fixtureNow}})
 	h.wantScreen("# new group")
 }
 
@@ -304,7 +305,7 @@ func TestScrollKeepsPlaceWhenMessagesArrive(t *testing.T) {
 	h := newHarness(t, be, 80, 12)
 	h.key("enter", "esc", "k", "k", "k")
 	before := h.screen()
-	h.send(MessageEvent{Message: wire.Message{ConversationID: bobConv, SeqNo: 8, MessageID: "b8", SenderID: "bob", Content: "new one", Timestamp: fixtureNow}})
+	h.send(client.MessageEvent{Message: wire.Message{ConversationID: bobConv, SeqNo: 8, MessageID: "b8", SenderID: "bob", Content: "new one", Timestamp: fixtureNow}})
 	after := h.screen()
 	// The history region (below the header) is unchanged; the header says 1 new.
 	bl, al := strings.Split(before, "\n"), strings.Split(after, "\n")
@@ -377,7 +378,7 @@ func TestNextUnread(t *testing.T) {
 	}
 	h.wantScreen("ping me when you are back")
 	// While writing, u is a letter; alt+n jumps.
-	h.send(MessageEvent{Message: wire.Message{ConversationID: "g:team", SeqNo: 4, MessageID: "t4", SenderID: "carol", Content: "retro at 4", Timestamp: fixtureNow}})
+	h.send(client.MessageEvent{Message: wire.Message{ConversationID: "g:team", SeqNo: 4, MessageID: "t4", SenderID: "carol", Content: "retro at 4", Timestamp: fixtureNow}})
 	h.typeText("u")
 	if h.root().chat.compose.Value() != "u" {
 		t.Fatalf("u did not go to the composer")
@@ -532,15 +533,15 @@ func TestRegisterWithInvite(t *testing.T) {
 func TestStatusLine(t *testing.T) {
 	h := newHarness(t, fixture(), 80, 24)
 	last := func() string { s := strings.Split(h.screen(), "\n"); return s[len(s)-1] }
-	h.send(ConnEvent{State: ConnState{Status: Connected}})
+	h.send(client.StateEvent{State: client.State{Status: client.Connected}})
 	if !strings.Contains(last(), "● connected · alice") {
 		t.Fatalf("status: %q", last())
 	}
-	h.send(ConnEvent{State: ConnState{Status: Reconnecting, RetryAt: fixtureNow.Add(4 * time.Second), Unsent: 1}})
+	h.send(client.StateEvent{State: client.State{Status: client.Reconnecting, RetryAt: fixtureNow.Add(4 * time.Second), Unsent: 1}})
 	if !strings.Contains(last(), "reconnecting in 4 s with 1 unsent") {
 		t.Fatalf("status: %q", last())
 	}
-	h.send(ConnEvent{State: ConnState{Status: Offline, Unsent: 2}})
+	h.send(client.StateEvent{State: client.State{Status: client.Offline, Unsent: 2}})
 	if !strings.Contains(last(), "offline with 2 unsent") {
 		t.Fatalf("status: %q", last())
 	}
@@ -587,7 +588,7 @@ func TestHostileContentIsSanitised(t *testing.T) {
 	be := fixture()
 	h := newHarness(t, be, 80, 24)
 	h.key("enter")
-	h.send(MessageEvent{Message: wire.Message{ConversationID: bobConv, SeqNo: 8, MessageID: "evil", SenderID: "bob",
+	h.send(client.MessageEvent{Message: wire.Message{ConversationID: bobConv, SeqNo: 8, MessageID: "evil", SenderID: "bob",
 		Content: "red\x1b[31m\x1b]0;pwned\x07 text\rover\u202e", Timestamp: fixtureNow}})
 	raw := h.m.View().Content
 	if strings.Contains(raw, "\x1b[31m") || strings.Contains(raw, "pwned\x07") || strings.Contains(raw, "\r") || strings.Contains(raw, "\u202e") {
@@ -617,9 +618,9 @@ type lightBG struct{}
 func (lightBG) RGBA() (r, g, b, a uint32) { return 0xffff, 0xffff, 0xffff, 0xffff }
 
 func TestEventPump(t *testing.T) {
-	ch := make(chan Event, 1)
-	ch <- ConnEvent{State: ConnState{Status: Connected}}
-	if msg := waitEvent(ch)(); msg != (ConnEvent{State: ConnState{Status: Connected}}) {
+	ch := make(chan client.Event, 1)
+	ch <- client.StateEvent{State: client.State{Status: client.Connected}}
+	if msg := waitEvent(ch)(); msg != (client.StateEvent{State: client.State{Status: client.Connected}}) {
 		t.Fatalf("got %#v", msg)
 	}
 	close(ch)
@@ -629,7 +630,7 @@ func TestEventPump(t *testing.T) {
 	// Update re-arms the pump after each event.
 	be := fixture()
 	m := New(Options{Backend: be, Now: func() time.Time { return fixtureNow }})
-	_, cmd := m.Update(ConnEvent{State: ConnState{Status: Connected}})
+	_, cmd := m.Update(client.StateEvent{State: client.State{Status: client.Connected}})
 	if cmd == nil {
 		t.Fatal("no command after an event: the pump stopped")
 	}
@@ -645,7 +646,7 @@ func TestErrorsShowInStatusLine(t *testing.T) {
 func TestLoggedOutGoesToLogin(t *testing.T) {
 	h := newHarness(t, fixture(), 80, 24)
 	h.key("enter")
-	h.send(ConnEvent{State: ConnState{Status: Offline, LoggedOut: true}})
+	h.send(client.StateEvent{State: client.State{Status: client.Offline, LoggedOut: true}})
 	if h.root().page != pageLogin {
 		t.Fatal("a refused token did not bring up the login screen")
 	}
@@ -658,7 +659,7 @@ func TestInboxChangedReloads(t *testing.T) {
 	be.mu.Lock()
 	be.inbox[0].Name, be.inbox[0].LastMessageBody = "", "renamed preview"
 	be.mu.Unlock()
-	h.send(InboxChangedEvent{})
+	h.send(client.InboxEvent{})
 	h.wantScreen("renamed preview")
 }
 
@@ -796,7 +797,7 @@ func TestStaleHistorySaysSo(t *testing.T) {
 		t.Fatalf("header does not say the page is from the cache:\n%s", h.screen())
 	}
 	// Back online: the newest page is asked for again.
-	h.send(ConnEvent{State: ConnState{Status: Connected}})
+	h.send(client.StateEvent{State: client.State{Status: client.Connected}})
 	if strings.Contains(h.screen(), "offline: from the cache") {
 		t.Fatalf("still marked as from the cache after reconnecting:\n%s", h.screen())
 	}
@@ -890,7 +891,7 @@ func TestCatchUpOfOlderMessagesIsNotNew(t *testing.T) {
 	rm.chat.render()
 	h.m = rm
 	before = h.screen()
-	h.send(MessageEvent{Message: wire.Message{ConversationID: bobConv, SeqNo: 3, MessageID: "b3", SenderID: "bob", Content: "great. see you there", Timestamp: fixtureNow.Add(-26 * time.Hour)}})
+	h.send(client.MessageEvent{Message: wire.Message{ConversationID: bobConv, SeqNo: 3, MessageID: "b3", SenderID: "bob", Content: "great. see you there", Timestamp: fixtureNow.Add(-26 * time.Hour)}})
 	if header := strings.Split(h.screen(), "\n")[0]; strings.Contains(header, " new ") {
 		t.Fatalf("an older message counted as new: %q", header)
 	}

@@ -73,24 +73,27 @@ func openTUILog(cfg client.Config) (*slog.Logger, func(), error) {
 }
 
 // tuiBackend makes a *client.Session satisfy tui.Backend. It owns the session:
-// it opens one at start (or after the first-run login), runs it, and turns the
-// session's events into the TUI's on one channel that outlives sessions.
+// it opens one at start (or after the first-run login) and runs it. Every
+// session it opens reports to the same events channel (client.Config.Events),
+// which the TUI reads directly.
 type tuiBackend struct {
 	ctx    context.Context // the TUI's lifetime
 	log    *slog.Logger
-	events chan tui.Event
+	events chan client.Event
 
 	mu      sync.Mutex
 	cfg     client.Config
 	sess    *client.Session
 	stop    context.CancelFunc
-	stopped chan struct{} // closed when the session's goroutines are done
+	stopped chan struct{} // closed when the session's Run has returned
 }
 
 var _ tui.Backend = (*tuiBackend)(nil)
 
 func newTUIBackend(ctx context.Context, cfg client.Config, log *slog.Logger) *tuiBackend {
-	return &tuiBackend{ctx: ctx, cfg: cfg, log: log, events: make(chan tui.Event, 256)}
+	events := make(chan client.Event, 256)
+	cfg.Events = events
+	return &tuiBackend{ctx: ctx, cfg: cfg, log: log, events: events}
 }
 
 // open opens the stored login's session and starts it; ErrNotLoggedIn or
@@ -110,28 +113,30 @@ func (b *tuiBackend) open(ctx context.Context) error {
 // attach makes s the session, stopping any previous one, and runs it.
 func (b *tuiBackend) attach(s *client.Session) {
 	b.detach()
+	// What the previous account's session left unread is not this account's.
+	for drained := false; !drained; {
+		select {
+		case <-b.events:
+		default:
+			drained = true
+		}
+	}
 	ctx, cancel := context.WithCancel(b.ctx)
 	done := make(chan struct{})
 	b.mu.Lock()
 	b.sess, b.stop, b.stopped = s, cancel, done
 	b.mu.Unlock()
-
-	var wg sync.WaitGroup
-	wg.Add(2)
+	// The state before Run's first change, so the status line starts right.
+	select {
+	case b.events <- client.StateEvent{State: s.State()}:
+	case <-ctx.Done():
+	}
 	go func() {
-		defer wg.Done()
+		defer close(done)
 		if err := s.Run(ctx); err != nil && ctx.Err() == nil {
 			// The token was refused: the StateEvent with LoggedOut tells the TUI.
 			b.log.Warn("session stopped", "err", err)
 		}
-	}()
-	go func() {
-		defer wg.Done()
-		b.forward(ctx, s)
-	}()
-	go func() {
-		wg.Wait()
-		close(done)
 	}()
 }
 
@@ -153,63 +158,6 @@ func (b *tuiBackend) detach() {
 
 // Close stops the session; the TUI has ended.
 func (b *tuiBackend) Close() { b.detach() }
-
-// forward turns session events into TUI events until ctx ends.
-func (b *tuiBackend) forward(ctx context.Context, s *client.Session) {
-	// The state before Run's first change, so the status line starts right.
-	b.push(ctx, tui.ConnEvent{State: connState(s.State())})
-	for {
-		var ev client.Event
-		select {
-		case ev = <-s.Events():
-		case <-ctx.Done():
-			return
-		}
-		var out tui.Event
-		switch ev := ev.(type) {
-		case client.MessageEvent:
-			out = tui.MessageEvent{Message: ev.Message}
-		case client.SentEvent:
-			out = tui.SentEvent{Sent: ev.Sent}
-		case client.SendFailedEvent:
-			out = tui.SendFailedEvent{ConversationID: ev.ConversationID, MessageID: ev.MessageID, Err: ev.Err}
-		case client.StatusEvent:
-			out = tui.StatusEvent{ConversationID: ev.ConversationID, Status: ev.Status}
-		case client.ConversationEvent:
-			out = tui.ConversationEvent{Conversation: ev.Conversation}
-		case client.InboxEvent:
-			out = tui.InboxChangedEvent{}
-		case client.StateEvent:
-			out = tui.ConnEvent{State: connState(ev.State)}
-		default:
-			b.log.Debug("unhandled session event", "type", fmt.Sprintf("%T", ev))
-			continue
-		}
-		b.push(ctx, out)
-	}
-}
-
-func (b *tuiBackend) push(ctx context.Context, ev tui.Event) {
-	select {
-	case b.events <- ev:
-	case <-ctx.Done():
-	}
-}
-
-func connState(st client.State) tui.ConnState {
-	out := tui.ConnState{RetryAt: st.RetryAt, Unsent: st.Unsent, Err: st.Err, LoggedOut: st.LoggedOut}
-	switch st.Status {
-	case client.Connecting:
-		out.Status = tui.Connecting
-	case client.Connected:
-		out.Status = tui.Connected
-	case client.Reconnecting:
-		out.Status = tui.Reconnecting
-	default:
-		out.Status = tui.Offline
-	}
-	return out
-}
 
 var errNoSession = errors.New("not logged in")
 
@@ -385,4 +333,4 @@ func (b *tuiBackend) RetryNow() {
 	}
 }
 
-func (b *tuiBackend) Events() <-chan tui.Event { return b.events }
+func (b *tuiBackend) Events() <-chan client.Event { return b.events }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -15,6 +16,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/chatterm/chat/client"
+	"github.com/chatterm/chat/internal/testenv"
 	"github.com/chatterm/chat/localstore"
 	"github.com/chatterm/chat/server/servertest"
 	"github.com/chatterm/chat/tui"
@@ -494,4 +496,80 @@ func TestTUIGroupOnServer(t *testing.T) {
 	carol.waitFor("all hands")
 	carol.keys("enter")
 	alice.until("read by both", func(s string) bool { return tickOf(s, "all hands") == "read" })
+}
+
+// The TUI reads the sessions' own events (client.Event) from one channel that
+// outlives them: after logging in as someone else, the new session's events
+// arrive on the channel the TUI was already reading, and what the old account's
+// session left unread is not shown to the new one.
+func TestTUIBackendOneEventChannelAcrossLogins(t *testing.T) {
+	srv := servertest.Start(t)
+	ctx := context.Background()
+	be, _ := account(t, srv, "alice")
+	events := be.Events()
+	next := func(what string, match func(client.Event) bool) client.Event {
+		t.Helper()
+		deadline := time.After(10 * time.Second)
+		for {
+			select {
+			case ev := <-events:
+				if match(ev) {
+					return ev
+				}
+			case <-deadline:
+				t.Fatalf("no %s within 10s", what)
+			}
+		}
+	}
+	connected := func(ev client.Event) bool {
+		st, ok := ev.(client.StateEvent)
+		return ok && st.State.Status == client.Connected
+	}
+	next("connected state for alice", connected)
+
+	carol := client.Config{Home: t.TempDir(), Server: srv.URL}
+	if _, err := client.Register(ctx, carol, "", wire.RegisterRequest{UserID: "carol", Password: "password-carol"}); err != nil {
+		t.Fatal(err)
+	}
+	sendAs := func(cfg client.Config, to, text string) {
+		t.Helper()
+		acct, err := cfg.LoadAccount()
+		if err != nil {
+			t.Fatal(err)
+		}
+		api := client.NewAPI(acct.Server, acct.Token, nil)
+		conv, err := api.Direct(ctx, to)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := api.SendNow(ctx, conv.ConversationID, wire.SendRequest{MessageID: rand.Text(), Content: text}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Left unread for alice: the channel holds it when bob logs in.
+	sendAs(carol, "alice", "for alice only")
+	testenv.WaitFor(t, 10*time.Second, func() bool { return len(events) > 0 })
+
+	if _, err := client.Register(ctx, client.Config{Home: t.TempDir(), Server: srv.URL}, "", wire.RegisterRequest{UserID: "bob", Password: "password-bob"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := be.Login(ctx, srv.URL, "bob", "password-bob"); err != nil {
+		t.Fatal(err)
+	}
+	if be.Events() != events {
+		t.Fatal("the events channel changed with the login")
+	}
+	sendAs(carol, "bob", "for bob")
+	ev := next("carol's message to bob", func(ev client.Event) bool {
+		if m, ok := ev.(client.MessageEvent); ok {
+			if m.Message.Content == "for alice only" {
+				t.Fatalf("bob's TUI got alice's message: %+v", m.Message)
+			}
+			return true
+		}
+		return false
+	})
+	if m := ev.(client.MessageEvent).Message; m.Content != "for bob" || m.ConversationID != wire.DirectConversationID("bob", "carol") {
+		t.Fatalf("bob got %+v", m)
+	}
 }
