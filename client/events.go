@@ -119,7 +119,7 @@ func (s State) At(now time.Time) string {
 	return out
 }
 
-// Backoff is the reconnect policy: exponential with full jitter (seed 003). The
+// Backoff is the reconnect policy: exponential with full jitter. The
 // n-th consecutive failed attempt waits a uniformly random time in
 // [0, min(Cap, Base·2ⁿ)); a connection that stayed up for Stable resets n.
 type Backoff struct {

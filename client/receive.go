@@ -191,7 +191,7 @@ func (s *Session) handle(ctx context.Context, l *link, batch []wire.Frame) error
 				senders[key{m.ConversationID, m.SenderID}] = true
 			}
 		}
-		// A message implies its sender read everything before it (seed 004);
+		// A message implies its sender read everything before it;
 		// the server sends no status frame for that, so the ticks of our own
 		// messages move here. The event carries the boundaries as cached.
 		for k := range senders {

@@ -541,7 +541,7 @@ func TestSessionTokenRefused(t *testing.T) {
 	}
 }
 
-// In a group, a message is read when every other member has read it (seed 004).
+// In a group, a message is read when every other member has read it.
 func TestWaitPassedGroup(t *testing.T) {
 	srv := servertest.Start(t)
 	aliceAPI, bobAPI, carolAPI := register(t, srv, "alice"), register(t, srv, "bob"), register(t, srv, "carol")
@@ -775,7 +775,7 @@ func TestSessionSendsAttachment(t *testing.T) {
 	}
 }
 
-// A reply means its sender read everything before it (seed 004): the ticks of
+// A reply means its sender read everything before it: the ticks of
 // our earlier messages turn read with no status frame from the server.
 func TestSessionReplyImpliesRead(t *testing.T) {
 	srv := servertest.Start(t)

@@ -10,9 +10,9 @@ import (
 
 // WaitPassed blocks until every member of the conversation other than us has a
 // boundary at or past seq: the delivered one, or the read one when read is
-// true (for a group, every member: seed 004's ticks). It listens on a WebSocket
-// for status frames, having asked for the current boundaries only after the
-// socket was up so no move is missed; a lost socket is redialled. It returns
+// true (for a group, every member, as ticks are derived). It listens on a
+// WebSocket for status frames, having asked for the current boundaries only
+// after the socket was up so no move is missed; a lost socket is redialled. It returns
 // ctx's error when ctx ends first.
 func WaitPassed(ctx context.Context, api *API, conversationID string, seq int64, read bool) error {
 	attempt := 0

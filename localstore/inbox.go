@@ -9,7 +9,7 @@ import (
 )
 
 // ApplyStatus records a member's boundaries. They only move forward, and read
-// implies delivered (seed 004). Our own boundaries also set the inbox's unread
+// implies delivered. Our own boundaries also set the inbox's unread
 // count. changed reports whether anything moved.
 func (s *Store) ApplyStatus(ctx context.Context, conversationID string, st wire.MemberStatus) (changed bool, err error) {
 	if err := wire.ValidateConversationID(conversationID); err != nil {

@@ -190,7 +190,7 @@ func (s *Service) CreateInvite(ctx context.Context, userID string) (wire.InviteR
 }
 
 // Profile returns a user's public profile through the profile cache; concurrent
-// misses for one user share a single store read (seed 003: request coalescing).
+// misses for one user share a single store read (request coalescing).
 func (s *Service) Profile(ctx context.Context, userID string) (wire.Profile, error) {
 	if err := wire.ValidateUserID(userID); err != nil {
 		return wire.Profile{}, err
@@ -225,7 +225,7 @@ func wireProfile(p Profile) wire.Profile {
 }
 
 // UpdateProfile changes the caller's display name or status; the cached profile is
-// deleted synchronously (seed 003).
+// deleted synchronously.
 func (s *Service) UpdateProfile(ctx context.Context, userID string, upd wire.ProfileUpdate) (wire.Profile, error) {
 	if upd.DisplayName != nil {
 		if *upd.DisplayName == "" {

@@ -41,7 +41,7 @@ func (s *Service) allowUser(ctx context.Context, kind, userID string, limit int)
 }
 
 // CreateMedia reserves a media_id for the user and returns a presigned URL to
-// upload the file to (seed 003: media by presigned URL, never through the app
+// upload the file to (media by presigned URL, never through the app
 // server).
 func (s *Service) CreateMedia(ctx context.Context, userID string, req wire.MediaRequest) (wire.MediaResponse, error) {
 	if s.cfg.Blobs == nil {

@@ -9,7 +9,7 @@ import (
 	"github.com/chatterm/chat/wire"
 )
 
-// The delivery worker (DESIGN.md: delivery workers over pending_deliveries
+// The delivery worker (docs/architecture.md: delivery workers over pending_deliveries
 // cover what the live path misses; docs/production.md says what each miss is).
 //
 // The live path hands a message to the recipients' connections through this

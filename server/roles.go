@@ -6,11 +6,11 @@ import (
 	"time"
 )
 
-// The fast, non-durable roles of seed 003. The embedded implementations
+// The fast, non-durable roles (docs/architecture.md). The embedded implementations
 // (server/inmem) work on one node only; server/redis shares them between nodes.
 // Each passes the conformance suite in server/roletest.
 
-// Sequencer hands out seq_no per conversation (seed 001: Redis INCR).
+// Sequencer hands out seq_no per conversation (Redis INCR).
 type Sequencer interface {
 	// Next returns the next seq_no of the conversation.
 	Next(ctx context.Context, convID string) (int64, error)
@@ -22,8 +22,8 @@ type Sequencer interface {
 	Reseed(ctx context.Context, convID string, last int64) error
 }
 
-// RateLimiter counts sends per user in fixed one-second windows (seed 003:
-// rate:<user> INCR with a 1 s TTL).
+// RateLimiter counts sends per user in fixed one-second windows
+// (rate:<user> INCR with a 1 s TTL).
 type RateLimiter interface {
 	// Allow counts one event for key and reports whether it is within limit per
 	// second; when not, retryAfter is when the window ends.
@@ -38,8 +38,8 @@ type RateLimiter interface {
 // built, evicted, flushed): the caller reads the store's index and rebuilds.
 var ErrCold = errors.New("inbox index is cold for this user")
 
-// InboxIndex keeps each user's conversations sorted by last activity (seed 003:
-// ZADD on send, ZREVRANGE to read). It is a cache: the store is the truth.
+// InboxIndex keeps each user's conversations sorted by last activity (ZADD on
+// send, ZREVRANGE to read). It is a cache: the store is the truth.
 type InboxIndex interface {
 	// Touch moves convID to at in the inbox of each user that has a warm inbox.
 	Touch(ctx context.Context, userIDs []string, convID string, at time.Time) error
@@ -51,7 +51,7 @@ type InboxIndex interface {
 	Forget(ctx context.Context, userID, convID string) error
 }
 
-// ProfileCache caches users' public profiles (seed 003: TTL 1 h plus jitter; DEL on
+// ProfileCache caches users' public profiles (TTL 1 h plus jitter; DEL on
 // update). Misses are loaded by the Service, one load per key at a time.
 type ProfileCache interface {
 	Get(ctx context.Context, userID string) (Profile, bool, error)
@@ -74,7 +74,7 @@ type Presence struct {
 	NodeID string
 }
 
-// Registry is the connection registry (seed 003: user → connections → node, and
+// Registry is the connection registry (user → connections → node, and
 // the reverse set per node for bulk cleanup when a node dies).
 type Registry interface {
 	Add(ctx context.Context, p Presence) error
@@ -116,7 +116,7 @@ type BlobStore interface {
 	PresignGet(ctx context.Context, key string, ttl time.Duration) (string, error)
 }
 
-// Notification tells an offline user about a new message (seed 003: push for
+// Notification tells an offline user about a new message (push for
 // offline users).
 type Notification struct {
 	UserID         string
@@ -132,7 +132,7 @@ type Pusher interface {
 	Push(ctx context.Context, n Notification) error
 }
 
-// NodeKeeper is implemented by registries shared between nodes (seed 003's
+// NodeKeeper is implemented by registries shared between nodes (the design's
 // monitoring and cleaner): Keep heartbeats for this node and drops the entries of
 // nodes whose heartbeat stopped (they crashed), through each node's reverse set,
 // until ctx ends. When this node's own entries may be missing (an Add of it

@@ -14,7 +14,7 @@ import (
 // maxSeqRetries bounds re-seeding after seq_no collisions within one send.
 const maxSeqRetries = 5
 
-// Send stores a message and delivers it (seeds 001–004). It answers only once the
+// Send stores a message and delivers it. It answers only once the
 // message is durable. A resend of a stored message_id returns the first answer
 // with created=false and stores nothing. from is the sending connection (nil for
 // HTTP), which gets the "sent" answer instead of a copy of the message.

@@ -1,5 +1,5 @@
 // Package server holds the chat domain: its types, the interfaces of the backing
-// roles of seed 003 (durable tables, sequence counters, rate limits, connection
+// roles (docs/architecture.md) (durable tables, sequence counters, rate limits, connection
 // registry, inbox index, profile cache, cross-node routing, blob storage), and the
 // Service that implements the send, delivery and read paths on top of them.
 //
@@ -47,8 +47,8 @@ type Claim struct {
 	Now        time.Time // invites expiring before Now are refused
 }
 
-// Conversation is a direct or group conversation with its last-message preview
-// (seed 002). LastSeq is the highest stored seq_no.
+// Conversation is a direct or group conversation with its last-message preview.
+// LastSeq is the highest stored seq_no.
 type Conversation struct {
 	ID                string
 	Type              string // wire.Direct or wire.Group
@@ -68,7 +68,7 @@ type Participant struct {
 	JoinedAt       time.Time
 }
 
-// Message is a stored message (seeds 000, 001). The key is (ConversationID, SeqNo).
+// Message is a stored message. The key is (ConversationID, SeqNo).
 // ReceiverID is set for direct conversations only. Content is empty and S3Ref set
 // once the message has moved to the cold tier.
 type Message struct {
@@ -86,7 +86,7 @@ type Message struct {
 // Preview is the last-message line a conversation keeps for m (wire.Preview).
 func (m Message) Preview() string { return wire.Preview(m.Content, m.Attachment) }
 
-// Status is a user's tick boundaries in one conversation (seed 004).
+// Status is a user's tick boundaries in one conversation.
 type Status struct {
 	UserID           string
 	ConversationID   string

@@ -5,14 +5,26 @@ import (
 	"time"
 )
 
-// Store is the durable tables of the data model (DESIGN.md): users, tokens,
-// invites, conversations, participants, messages (with the message_id idempotency
-// record), message_status and pending_deliveries. Every method is one GetItem, one
-// Query on a key or index, or one transaction; none scans.
+// Store is the durable tables of the data model (docs/architecture.md): users,
+// tokens, invites, conversations, participants, messages (with the message_id
+// idempotency record), message_status and pending_deliveries. Every method is
+// one GetItem, one Query on a key or index, or one transaction; none scans.
+// It is composed of one interface per concern, so a reader (or a test double)
+// finds each table's contract in one place.
 //
 // Implementations: server/sqlite (embedded) and server/dynamo (production). Both
 // pass the conformance suite in server/storetest.
 type Store interface {
+	AccountStore
+	ConversationStore
+	MessageStore
+	BoundaryStore
+	InboxStore
+	Close() error
+}
+
+// AccountStore holds users, login tokens and invites.
+type AccountStore interface {
 	// CreateUser stores u, checking and consuming claim in the same write.
 	// Errors: ErrExists (id taken), ErrNotFirst (claim.First but the server has
 	// its first account), ErrBadInvite.
@@ -24,7 +36,10 @@ type Store interface {
 	PutToken(ctx context.Context, t Token) error
 	GetToken(ctx context.Context, hash string) (Token, error) // ErrNotFound, also when expired
 	DeleteToken(ctx context.Context, hash string) error       // no error if absent
+}
 
+// ConversationStore holds conversations and their participants.
+type ConversationStore interface {
 	// CreateConversation stores c and its participants in one write; ErrExists if
 	// the id is taken (a direct conversation created twice).
 	CreateConversation(ctx context.Context, c Conversation, members []Participant) error
@@ -33,8 +48,12 @@ type Store interface {
 	ListParticipants(ctx context.Context, convID string) ([]Participant, error)      // by user id
 	AddParticipants(ctx context.Context, convID string, members []Participant) error // existing members are kept as they are
 	RemoveParticipant(ctx context.Context, convID, userID string) error              // ErrNotFound
+}
 
-	// AppendMessage is the send transaction (seed 002 AP7 and seed 004): it stores m
+// MessageStore holds messages, keyed by (conversation_id, seq_no), their
+// message_id idempotency record, and the media they link.
+type MessageStore interface {
+	// AppendMessage is the send transaction: it stores m
 	// only if m.SeqNo is above the conversation's last_seq (so it is free, and no
 	// message is ever stored behind a newer one: stored order is seq order) and
 	// (conversation_id, message_id) is new; moves the conversation's last_seq and
@@ -72,7 +91,11 @@ type Store interface {
 	// stopping at limit. Unread counts count messages this way: a seq_no taken
 	// by a write that then failed is a gap, and never counts.
 	CountMessages(ctx context.Context, convID string, afterSeq, upTo int64, limit int) (int, error)
+}
 
+// BoundaryStore holds message_status (each member's delivered and read
+// boundaries) and pending_deliveries (what each receiver has not acked).
+type BoundaryStore interface {
 	// ListStatuses returns the boundaries of the given users in a conversation;
 	// a user with no row gets zeros.
 	ListStatuses(ctx context.Context, convID string, userIDs []string) ([]Status, error)
@@ -83,15 +106,16 @@ type Store interface {
 	AdvanceStatus(ctx context.Context, userID, convID string, delivered, read int64) (st Status, changed bool, err error)
 	// ListPending returns the user's pending_deliveries rows.
 	ListPending(ctx context.Context, userID string) ([]Pending, error)
+}
 
+// InboxStore reads a user's conversations through the participants index.
+type InboxStore interface {
 	// Inbox returns up to limit of the user's conversations, most recent activity
 	// first, with the user's own boundaries (participants index).
 	Inbox(ctx context.Context, userID string, limit int) ([]InboxEntry, error)
 	// InboxEntries returns the entries for the given conversation ids in that order,
 	// skipping conversations the user is not in.
 	InboxEntries(ctx context.Context, userID string, convIDs []string) ([]InboxEntry, error)
-
-	Close() error
 }
 
 // BatchAppender is an optional Store capability: AppendMessage for several
@@ -113,7 +137,7 @@ type BatchAppender interface {
 }
 
 // ColdStore is what the archiver needs from a Store to move old messages to the
-// cold tier (seed 003: BlobStore after 30 days). It is optional: a Store without
+// cold tier (BlobStore after 30 days). It is optional: a Store without
 // it keeps every message hot. Its reads run in the background archiver, never on
 // a request path, so they may scan.
 type ColdStore interface {

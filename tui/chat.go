@@ -549,7 +549,7 @@ const (
 
 // boundaries returns the delivered and read boundaries that count for ticks:
 // the other member's in a direct chat, the minimum over every other member in a
-// group (seed 004).
+// group.
 func (m *chatModel) boundaries() (delivered, read int64) {
 	others := map[string]bool{}
 	for _, p := range m.participants {

@@ -45,7 +45,7 @@ func Preview(content, attachment string) string {
 	return content
 }
 
-// MemberStatus is one member's tick boundaries in a conversation (seed 004).
+// MemberStatus is one member's tick boundaries in a conversation.
 type MemberStatus struct {
 	UserID           string `json:"user_id"`
 	LastDeliveredSeq int64  `json:"last_delivered_seq"`

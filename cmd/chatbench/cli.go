@@ -27,7 +27,7 @@ type CLIResult struct {
 	Send   map[string]Percentiles `json:"send"`
 }
 
-// cli measures DESIGN.md's "chat send returns in under 30 ms on loopback" as a
+// cli measures the target "chat send returns in under 30 ms on loopback" as a
 // script meets it: the real chat binary started once per message, from process
 // start to exit, with a login stored in its home. Two shapes: --to (the direct
 // conversation is looked up first: two requests) and --group (one). Each run

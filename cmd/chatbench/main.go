@@ -1,4 +1,4 @@
-// Command chatbench measures a chatserver against the targets of DESIGN.md: it
+// Command chatbench measures a chatserver against the design targets (docs/benchmarks.md): it
 // drives the server over its real protocol (HTTP API and WebSocket) with many
 // simulated users on loopback, and compares it with a raw WebSocket echo.
 //
@@ -115,7 +115,7 @@ type Machine struct {
 	Kernel    string `json:"kernel"`
 }
 
-// Row is one line of the table: a figure and, where DESIGN.md sets one, its target.
+// Row is one line of the table: a figure and, where the design sets one, its target.
 type Row struct {
 	Scenario string  `json:"scenario"`
 	Metric   string  `json:"metric"`

@@ -39,7 +39,7 @@ type receiver struct {
 
 // reconnect: K receivers, each with a sender sending to it at a steady rate. All
 // receivers are dropped at once (their TCP connections cut, no close handshake)
-// and come back with exponential backoff and full jitter (seed 003), while the
+// and come back with exponential backoff and full jitter, while the
 // senders keep sending. It measures how long until all are back and until all
 // hold every stored message, and checks that none is missing or out of order.
 func (b *bench) reconnect(ctx context.Context) error {

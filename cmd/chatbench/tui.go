@@ -40,7 +40,7 @@ type TUIResult struct {
 	Baseline      Percentiles `json:"start_to_shell_echo_on_screen"`
 }
 
-// tui measures DESIGN.md's "the TUI paints its inbox from cache in under 50 ms":
+// tui measures the target "the TUI paints its inbox from cache in under 50 ms":
 // the real chat binary started in a tmux pane on a home whose cache holds
 // --tui-messages messages, again and again. Two figures per start: the binary's
 // own (its log's since_start when the inbox read from the cache reaches the

@@ -1,5 +1,5 @@
 // Package breaker builds the circuit breakers the production backends put around
-// DynamoDB and Redis (seed 003: open on a sustained error rate, fail fast while
+// DynamoDB and Redis (open on a sustained error rate, fail fast while
 // open, probe half-open, close on recovery), on github.com/sony/gobreaker/v2, with
 // each breaker's state exported as chat_circuit_breaker_state{service}.
 package breaker

@@ -10,6 +10,6 @@ import (
 // defaults below.
 type BreakerOptions = breaker.Options
 
-// breakerDefaults: seed 003's SLO-driven threshold, 1% errors over 30 s (with at
+// breakerDefaults: the design's SLO-driven threshold, 1% errors over 30 s (with at
 // least 100 requests, so one failure at night does not open it).
 var breakerDefaults = breaker.Options{Window: 30 * time.Second, MinRequests: 100, FailureRatio: 0.01}

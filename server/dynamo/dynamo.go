@@ -1,9 +1,9 @@
-// Package dynamo is the production server.Store on Amazon DynamoDB (DESIGN.md's
+// Package dynamo is the production server.Store on Amazon DynamoDB (docs/architecture.md's
 // data model; docs/dynamodb.md lists every access pattern and what a message
 // costs). Every method is GetItem, BatchGetItem, a Query on a key or index, or
 // (Transact)WriteItems; nothing scans.
 //
-// Calls go through a circuit breaker (seed 003: open at 1% errors over 30 s,
+// Calls go through a circuit breaker (open at 1% errors over 30 s,
 // half-open probes), whose state is exported as a Prometheus gauge.
 package dynamo
 

@@ -16,7 +16,7 @@ import (
 	"github.com/chatterm/chat/server"
 )
 
-// The send transaction (seed 002 AP7, seed 004). DynamoDB has no MAX in update
+// The send transaction (docs/architecture.md, "A send"). DynamoDB has no MAX in update
 // expressions, and inside a transaction a failed condition cancels everything,
 // so each "move forward" write is first tried in the shape of the common case
 // (this message is the newest), guarded by a condition saying so. If the

@@ -14,7 +14,7 @@ import (
 // Attribute and index names, shared by the writes and the queries.
 const (
 	// byUserIndex is the participants GSI: a user's conversations by recent
-	// activity (seed 003: "Conversations GSI: (participant, last_message_at)").
+	// activity ("Conversations GSI: (participant, last_message_at)").
 	byUserIndex = "by_user_activity"
 	// ttlAttr holds the unix-seconds expiry DynamoDB's TTL deletes by.
 	ttlAttr = "expires_ttl"

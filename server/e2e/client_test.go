@@ -297,7 +297,7 @@ func (c *wsClient) count(pred func(wire.Frame) bool, d time.Duration) int {
 	}
 }
 
-// tick derives the tick of seq from the other members' boundaries (seed 004): in a
+// tick derives the tick of seq from the other members' boundaries: in a
 // group, the minimum over the others.
 func tick(st map[string]wire.MemberStatus, sender string, seq int64) string {
 	read, delivered := true, true

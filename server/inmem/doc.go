@@ -1,4 +1,4 @@
-// Package inmem holds the in-process implementations of the fast roles of seed 003
+// Package inmem holds the in-process implementations of the fast roles (docs/architecture.md)
 // (sequence counters, rate limits, inbox index, profile cache, connection registry
 // and cross-node routing). They are the embedded default and work on ONE NODE ONLY:
 // nothing is shared with other processes and everything is lost on restart, which

@@ -12,7 +12,7 @@ import (
 
 var _ server.ProfileCache = (*ProfileCache)(nil)
 
-// Defaults of ProfileCache (seed 003: TTL 1 h plus jitter, so entries cached in
+// Defaults of ProfileCache (TTL 1 h plus jitter, so entries cached in
 // one burst do not all expire together).
 const (
 	DefaultProfileTTL    = time.Hour

@@ -63,7 +63,7 @@ func (n *Node) openBackends(ctx context.Context, reg prometheus.Registerer) (ser
 		}
 		n.closers = append(n.closers, rc)
 		if err := rc.Ping(ctx); err != nil {
-			// Every Redis role has a fallback (seed 003): start degraded, not at all.
+			// Every Redis role has a fallback: start degraded, not at all.
 			log.Warn("redis is not answering; starting with its fallbacks", "err", err)
 		}
 		b.Sequencer, b.Rate, b.Inbox, b.Profiles, b.Registry, b.Broker =

@@ -37,7 +37,7 @@ func (b *Broker) Publish(ctx context.Context, nodeID string, env server.Envelope
 // by itself after a lost connection. If Redis cannot be reached now, Subscribe
 // logs a warning and returns nil after the call timeout with the subscription
 // pending: it goes live as soon as Redis answers. A node starts degraded rather
-// than not at all (seed 003), and until then other nodes' messages for its users
+// than not at all, and until then other nodes' messages for its users
 // reach them through pending_deliveries, as when any pub/sub message is lost.
 func (b *Broker) Subscribe(ctx context.Context, nodeID string, handle func(server.Envelope)) error {
 	if nodeID == "" {

@@ -16,7 +16,7 @@ import (
 var _ server.InboxIndex = (*InboxIndex)(nil)
 
 // InboxIndex keeps each warm user's inbox in a sorted set inbox:{user}: member
-// conversation id, score last activity in unix milliseconds (seed 003: ZADD on
+// conversation id, score last activity in unix milliseconds (ZADD on
 // send, ZREVRANGE to read).
 //
 // A marker member (score -1, or -2 once the set was trimmed to InboxSize) says

@@ -15,7 +15,7 @@ import (
 var _ server.ProfileCache = (*ProfileCache)(nil)
 
 // ProfileCache is SET profile:{user} with a TTL of ProfileTTL plus a random
-// jitter up to ProfileJitter (seed 003), DEL on update.
+// jitter up to ProfileJitter, DEL on update.
 type ProfileCache struct{ c *Client }
 
 // ProfileCache returns the profile cache.

@@ -12,7 +12,7 @@ import (
 
 var _ server.RateLimiter = (*RateLimiter)(nil)
 
-// RateLimiter is seed 003's rate:<user> INCR with a 1 s TTL, in one MULTI/EXEC
+// RateLimiter is the design's rate:<user> INCR with a 1 s TTL, in one MULTI/EXEC
 // round trip: INCR, PEXPIRE 1000 NX (only the first event of a window starts
 // the clock, so a busy key still expires), PTTL for the retry hint.
 type RateLimiter struct{ c *Client }

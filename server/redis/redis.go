@@ -1,4 +1,4 @@
-// Package redis implements the fast roles of seed 003 on Redis (go-redis v9
+// Package redis implements the fast roles (docs/architecture.md) on Redis (go-redis v9
 // UniversalClient: one address is a single server, several are a Cluster's seed
 // list), so that several chatserver nodes share them.
 //
@@ -60,7 +60,7 @@ type Options struct {
 	// InboxTTL drops an inbox nobody read or filled for this long [24h].
 	InboxTTL time.Duration
 	// ProfileTTL and ProfileJitter: a cached profile lives TTL plus up to Jitter
-	// (seed 003) [1h, 6m].
+	// [1h, 6m].
 	ProfileTTL    time.Duration
 	ProfileJitter time.Duration
 

@@ -14,7 +14,7 @@ import (
 
 var _ server.Registry = (*Registry)(nil)
 
-// Registry is seed 003's connection registry: the hash reg:{user} maps each
+// Registry is the design's connection registry: the hash reg:{user} maps each
 // connection id to its node, and the set node:{node} holds "<user>\x00<conn>" of
 // every connection on that node, so DropNode reads one set instead of scanning.
 // Entries have no TTL: a node that dies is cleaned up with DropNode.

@@ -12,7 +12,7 @@ import (
 
 var _ server.Sequencer = (*Sequencer)(nil)
 
-// Sequencer is INCR on seq:{conv} (seed 001). Counters have no TTL: one integer
+// Sequencer is INCR on seq:{conv}. Counters have no TTL: one integer
 // per conversation. If Redis loses them, the store's conditional write reports
 // ErrSeqTaken and the Service calls Reseed with the stored last_seq.
 type Sequencer struct{ c *Client }

@@ -1,4 +1,4 @@
-// Package sqlite is the embedded durable store: the tables of DESIGN.md in one
+// Package sqlite is the embedded durable store: the tables of docs/architecture.md in one
 // SQLite file (WAL, synchronous=FULL). It serves one node only.
 //
 // Writes on the hot path (the send transaction and boundary moves) go through one
