@@ -97,9 +97,23 @@ func (h *Handler) serveSocket(s *socket) {
 	defer s.cancel()
 	stop := context.AfterFunc(s.ctx, func() { s.sock.CloseNow() })
 	defer stop()
-	var writers sync.WaitGroup
-	// The Conn never runs two writers at once; a failed write ends the read loop too.
+	// The Conn never runs two writers at once; a failed write ends the read loop
+	// too. The hook runs on whichever goroutine queued a frame, after the Conn
+	// let go of its lock, so it can come late: after the socket is done and
+	// writers.Wait has begun, which a WaitGroup does not allow (the race
+	// detector caught it under load). ended, under wmu, turns such a late
+	// writer away; the socket it would have written to is closed by then.
+	var (
+		wmu     sync.Mutex
+		ended   bool
+		writers sync.WaitGroup
+	)
 	s.conn.SetWriter(func() {
+		wmu.Lock()
+		defer wmu.Unlock()
+		if ended {
+			return
+		}
 		writers.Add(1)
 		h.writers.Go(func() {
 			defer writers.Done()
@@ -111,6 +125,9 @@ func (h *Handler) serveSocket(s *socket) {
 	}
 	s.cancel()
 	h.svc.Disconnect(s.conn) // closes conn: its last writer closes the socket
+	wmu.Lock()
+	ended = true
+	wmu.Unlock()
 	writers.Wait()
 }
 
