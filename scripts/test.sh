@@ -26,6 +26,12 @@ if [ "$(generated)" != "$before" ]; then
 	exit 1
 fi
 
+echo "== the repository explains itself: no pointer to documents outside it"
+if grep -rnE 'seeds? 00[0-9]|DESIGN\.md|\.\./shared' --include='*.go' --include='*.md' . ; then
+	echo "the lines above point outside the repository: say it here, or point into docs/" >&2
+	exit 1
+fi
+
 echo "== nothing test-only in the binaries"
 if go list -deps ./cmd/chat ./cmd/chatserver | grep -qx testing; then
 	echo "cmd/chat or cmd/chatserver links package testing: move test helpers out of non-test files" >&2
@@ -43,7 +49,15 @@ go vet ./...
 # to miss some.
 services='/server/(dynamo|redis|s3)$|/cmd/chaos$'
 echo "== go test -race (everything but the suites against the services)"
-go test -race -count=1 -timeout 20m $(go list ./... | grep -Ev "$services")
+race_log=$(mktemp)
+if ! go test -race -count=1 -timeout 20m $(go list ./... | grep -Ev "$services") 2>&1 | tee "$race_log"; then
+	# CI shows the end of the output: put the first race report and the
+	# failures there, whole.
+	echo "== the race run failed; its first data race report, then its failures:"
+	awk '/^WARNING: DATA RACE/ {p = 1} p {print} p && /^==================$/ {exit}' "$race_log" | head -120
+	grep -E '^(--- FAIL|FAIL|panic:)' "$race_log" || true
+	exit 1
+fi
 echo "== go test (Redis/DynamoDB/S3 suites and the chaos run, against the services)"
 go test -count=1 -timeout 15m $(go list ./... | grep -E "$services")
 
