@@ -10,13 +10,15 @@ import (
 
 	"golang.org/x/crypto/bcrypt"
 
+	"github.com/chatterm/chat/server/conn"
 	"github.com/chatterm/chat/wire"
 )
 
 // loginsPerSecond bounds password guesses per account (bcrypt is slow too).
 const loginsPerSecond = 5
 
-func hashSecret(s string) string {
+// HashSecret is how tokens and invite codes are stored: by this hash.
+func HashSecret(s string) string {
 	sum := sha256.Sum256([]byte(s))
 	return hex.EncodeToString(sum[:])
 }
@@ -86,7 +88,7 @@ func (s *Service) Register(ctx context.Context, req wire.RegisterRequest, from s
 		claim := Claim{Now: now}
 		switch {
 		case req.InviteCode != "":
-			claim.InviteHash = hashSecret(req.InviteCode)
+			claim.InviteHash = HashSecret(req.InviteCode)
 		case s.cfg.Registration == RegistrationOpen:
 		case s.cfg.Registration == RegistrationClosed:
 			return wire.AuthResponse{}, wire.Errorf(wire.CodeForbidden, "registration is closed on this server; ask an admin for an invite code")
@@ -138,7 +140,7 @@ func (s *Service) Login(ctx context.Context, req wire.LoginRequest, from string)
 
 func (s *Service) issueToken(ctx context.Context, u User) (wire.AuthResponse, error) {
 	token := rand.Text() + rand.Text() // 52 base32 characters, 260 bits
-	t := Token{Hash: hashSecret(token), UserID: u.ID, ExpiresAt: s.cfg.Now().Add(s.cfg.TokenTTL)}
+	t := Token{Hash: HashSecret(token), UserID: u.ID, ExpiresAt: s.cfg.Now().Add(s.cfg.TokenTTL)}
 	if err := s.store.PutToken(ctx, t); err != nil {
 		return wire.AuthResponse{}, s.internal("store token", err)
 	}
@@ -150,7 +152,7 @@ func (s *Service) Authenticate(ctx context.Context, token string) (string, error
 	if token == "" {
 		return "", wire.Errorf(wire.CodeUnauthorized, "no token: log in and send Authorization: Bearer <token>")
 	}
-	t, err := s.store.GetToken(ctx, hashSecret(token))
+	t, err := s.store.GetToken(ctx, HashSecret(token))
 	if errors.Is(err, ErrNotFound) {
 		return "", wire.Errorf(wire.CodeUnauthorized, "token is unknown or expired: log in again")
 	}
@@ -164,11 +166,11 @@ func (s *Service) Authenticate(ctx context.Context, token string) (string, error
 // 4001: log in again before reconnecting). Sockets on other nodes end at their
 // next reconnect, when the token is refused.
 func (s *Service) Logout(ctx context.Context, userID, token string) error {
-	h := hashSecret(token)
+	h := HashSecret(token)
 	if err := s.store.DeleteToken(ctx, h); err != nil {
 		return s.internal("logout", err)
 	}
-	s.hub.closeToken(userID, h, CloseTokenRevoked, "logged out")
+	s.hub.CloseToken(userID, h, conn.CloseTokenRevoked, "logged out")
 	return nil
 }
 
@@ -182,7 +184,7 @@ func (s *Service) CreateInvite(ctx context.Context, userID string) (wire.InviteR
 		return wire.InviteResponse{}, wire.Errorf(wire.CodeForbidden, "only admins create invite codes")
 	}
 	code := strings.ToLower(rand.Text()[:16])
-	inv := Invite{Hash: hashSecret(code), CreatedBy: userID, ExpiresAt: s.cfg.Now().Add(s.cfg.InviteTTL)}
+	inv := Invite{Hash: HashSecret(code), CreatedBy: userID, ExpiresAt: s.cfg.Now().Add(s.cfg.InviteTTL)}
 	if err := s.store.PutInvite(ctx, inv); err != nil {
 		return wire.InviteResponse{}, s.internal("create invite", err)
 	}

@@ -11,6 +11,8 @@ import (
 
 	"github.com/chatterm/chat/internal/testenv"
 	"github.com/chatterm/chat/server"
+	"github.com/chatterm/chat/server/conn"
+	"github.com/chatterm/chat/server/protocol"
 	"github.com/chatterm/chat/server/sqlite"
 	"github.com/chatterm/chat/wire"
 )
@@ -42,10 +44,10 @@ type frameLog struct {
 	frames []wire.Frame
 }
 
-func (l *frameLog) attach(c *server.Conn) {
+func (l *frameLog) attach(c *protocol.Session) {
 	c.SetWriter(func() {
 		go func() {
-			var out []server.OutFrame
+			var out []conn.Frame
 			for {
 				var closed bool
 				out, closed = c.Next(out[:0])
@@ -106,13 +108,14 @@ func TestCatchUpWhenTheStoreFails(t *testing.T) {
 	}
 
 	store.down.Store(true)
-	bob, err := svc.Connect(ctx, "bob", "", "bob-1")
+	eng := engineOf(t, svc)
+	bob, err := eng.Connect(ctx, "bob", "", "bob-1")
 	if err != nil {
 		t.Fatal(err)
 	}
 	var log frameLog
 	log.attach(bob)
-	svc.HandleFrame(bob, wire.Frame{Type: wire.TypeSync, ID: "s1", Cursors: []wire.Cursor{{ConversationID: conv, SeqNo: 0}}})
+	eng.HandleFrame(bob, wire.Frame{Type: wire.TypeSync, ID: "s1", Cursors: []wire.Cursor{{ConversationID: conv, SeqNo: 0}}})
 	testenv.WaitFor(t, 5*time.Second, func() bool {
 		return len(log.find(func(f wire.Frame) bool { return f.ID == "s1" && f.Type == wire.TypeSynced })) > 0
 	})
@@ -134,7 +137,7 @@ func TestCatchUpWhenTheStoreFails(t *testing.T) {
 		t.Fatalf("catch-up after the store came back sent %v, want [1 2 3]", got)
 	}
 
-	svc.HandleFrame(bob, wire.Frame{Type: wire.TypeSync, ID: "s2", Cursors: []wire.Cursor{{ConversationID: conv, SeqNo: 3}}})
+	eng.HandleFrame(bob, wire.Frame{Type: wire.TypeSync, ID: "s2", Cursors: []wire.Cursor{{ConversationID: conv, SeqNo: 3}}})
 	testenv.WaitFor(t, 5*time.Second, func() bool {
 		return len(log.find(func(f wire.Frame) bool { return f.ID == "s2" && f.Type == wire.TypeSynced })) > 0
 	})

@@ -19,8 +19,8 @@ func (s *Service) InFlight() int64 { return s.inFlight.Load() }
 // SendBatch is sendMany for tests: the errors of each message, in order.
 func (s *Service) SendBatch(ctx context.Context, userID, convID string, reqs []wire.SendRequest) []error {
 	var errs []error
-	for _, r := range s.sendMany(ctx, userID, convID, reqs, nil) {
-		errs = append(errs, r.err)
+	for _, r := range s.SendMany(ctx, userID, convID, reqs, nil) {
+		errs = append(errs, r.Err)
 	}
 	return errs
 }

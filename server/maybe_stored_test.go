@@ -13,6 +13,7 @@ import (
 	"github.com/chatterm/chat/internal/testenv"
 
 	"github.com/chatterm/chat/server"
+	"github.com/chatterm/chat/server/protocol"
 	"github.com/chatterm/chat/server/sqlite"
 	"github.com/chatterm/chat/wire"
 )
@@ -127,8 +128,8 @@ func TestSendMaybeStored(t *testing.T) {
 func TestMaybeStoredMessageReachesDevices(t *testing.T) {
 	ctx := context.Background()
 	conv := wire.DirectConversationID("alice", "bob")
-	device := func(svc *server.Service, user string) *frameLog {
-		c, err := svc.Connect(ctx, user, "", user+"-device")
+	device := func(eng *protocol.Engine, user string) *frameLog {
+		c, err := eng.Connect(ctx, user, "", user+"-device")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -136,7 +137,7 @@ func TestMaybeStoredMessageReachesDevices(t *testing.T) {
 		log.attach(c)
 		// The connect's catch-up (which would find a stored message) is over
 		// once a later request is answered: one worker serves both in order.
-		svc.HandleFrame(c, wire.Frame{Type: wire.TypeSync, ID: "s0"})
+		eng.HandleFrame(c, wire.Frame{Type: wire.TypeSync, ID: "s0"})
 		testenv.WaitFor(t, 5*time.Second, func() bool {
 			return len(log.find(func(f wire.Frame) bool { return f.Type == wire.TypeSynced })) > 0
 		})
@@ -145,6 +146,7 @@ func TestMaybeStoredMessageReachesDevices(t *testing.T) {
 	setup := func(grace time.Duration) (send func(id string) error, store *faultyWrites, bob, alice *frameLog) {
 		store = &faultyWrites{Store: openStore(t)}
 		svc := serviceOn(t, store, server.Config{SendRate: -1, RedeliverAfter: grace})
+		eng := engineOf(t, svc)
 		registerAliceAndBob(t, svc)
 		if _, _, err := svc.CreateConversation(ctx, "alice", wire.CreateConversationRequest{Type: wire.Direct, Members: []string{"bob"}}); err != nil {
 			t.Fatal(err)
@@ -152,7 +154,7 @@ func TestMaybeStoredMessageReachesDevices(t *testing.T) {
 		return func(id string) error {
 			_, _, err := svc.Send(ctx, "alice", conv, wire.SendRequest{MessageID: id, Content: "text of " + id}, nil)
 			return err
-		}, store, device(svc, "bob"), device(svc, "alice")
+		}, store, device(eng, "bob"), device(eng, "alice")
 	}
 
 	t.Run("resent", func(t *testing.T) {

@@ -110,7 +110,7 @@ func (s *Service) maySeeMedia(ctx context.Context, userID, mediaID string) (bool
 // indexes in valid) is sent in, before the messages are stored: a message
 // whose attachment could not be linked is refused, so every stored
 // attachment can be fetched by the members who see it.
-func (s *Service) linkAttachments(ctx context.Context, convID string, reqs []wire.SendRequest, valid []int, out []sendResult) []int {
+func (s *Service) linkAttachments(ctx context.Context, convID string, reqs []wire.SendRequest, valid []int, out []SendResult) []int {
 	linked := map[string]error{}
 	kept := valid[:0:0]
 	for _, k := range valid {
@@ -125,7 +125,7 @@ func (s *Service) linkAttachments(ctx context.Context, convID string, reqs []wir
 			linked[a] = err
 		}
 		if err != nil {
-			out[k].err = s.internal("link attachment", err)
+			out[k].Err = s.internal("link attachment", err)
 			continue
 		}
 		kept = append(kept, k)

@@ -2,10 +2,10 @@ package server
 
 import (
 	"context"
-	"errors"
 	"sync"
 	"time"
 
+	"github.com/chatterm/chat/server/conn"
 	"github.com/chatterm/chat/wire"
 )
 
@@ -27,9 +27,10 @@ import (
 // What the sender's node cannot see is a receiving node's lost subscription or
 // a registry entry of it that went missing: that node notices the first itself
 // (the broker reports a resubscription, the registry keeper a restore) and
-// re-runs catch-up for its live connections (resyncAll); and, for whatever no
-// one noticed, it reads each live connection's pending rows once per sweep
-// period (sweepEvery grace periods, spread over it) and sends what is there.
+// has the protocol engine re-run catch-up for its live connections
+// (OnPublicationsLost; server/protocol/sweep.go); and, for whatever no one
+// noticed, the engine reads each live connection's pending rows once per
+// sweep period and sends what is there.
 
 // dueKey is a recipient's conversation the worker will check.
 type dueKey struct{ user, conv string }
@@ -41,6 +42,9 @@ type dueEntry struct {
 	tries   int       // redeliveries so far
 	offline int       // checks that found the recipient with no connection
 }
+
+// redeliverPage bounds how many messages one redelivery reads.
+const redeliverPage = 200
 
 // redeliverTries bounds how often one message is sent again to a connected
 // recipient who does not ack (a client that never acks is not helped by more):
@@ -120,12 +124,6 @@ func (d *dueList) next(k dueKey, e *dueEntry, at time.Time) {
 	d.again(k, &dueEntry{seq: e.newer, due: at}, at)
 }
 
-// sweepEvery is the sweep period in grace periods: each live connection's
-// pending rows are read once per sweepEvery × RedeliverAfter (30 s by
-// default), so a message whose every other path was lost still arrives within
-// that time, for one read per connection per period.
-const sweepEvery = 10
-
 // runRedeliver is the worker's loop, until the Service's context ends.
 func (s *Service) runRedeliver() {
 	every := max(s.cfg.RedeliverAfter/4, 10*time.Millisecond)
@@ -138,60 +136,6 @@ func (s *Service) runRedeliver() {
 		case now := <-t.C:
 			if due := s.due.take(now); len(due) > 0 {
 				s.redeliver(s.ctx, due)
-			}
-			s.sweepLocal(now)
-		}
-	}
-}
-
-// sweepLocal catches up the live connections whose sweep time has come. A new
-// connection's first sweep is a random time into the period (set in Connect),
-// so the reads spread evenly over it rather than come in bursts.
-func (s *Service) sweepLocal(now time.Time) {
-	period := sweepEvery * s.cfg.RedeliverAfter
-	s.hub.mu.RLock()
-	var due []*Conn
-	for _, set := range s.hub.users {
-		for c := range set {
-			if next := c.nextSweep.Load(); next != 0 && next <= now.UnixNano() {
-				due = append(due, c)
-			}
-		}
-	}
-	s.hub.mu.RUnlock()
-	cutoff := now.Add(-s.cfg.RedeliverAfter)
-	for _, c := range due {
-		c.nextSweep.Store(now.Add(period).UnixNano())
-		s.enqueue(c, request{run: func() { s.sweepPending(c, cutoff) }})
-	}
-}
-
-// sweepPending sends c what is pending for its user and was stored before
-// cutoff: younger messages are on their way and will be acked, and sending
-// them now would only make a duplicate of every message in flight.
-func (s *Service) sweepPending(c *Conn, cutoff time.Time) {
-	pend, err := s.store.ListPending(s.ctx, c.UserID)
-	if err != nil {
-		s.log.Debug("sweep: list pending", "user", c.UserID, "err", err)
-		return
-	}
-	for _, p := range pend {
-		msgs, err := s.store.ListMessagesAfter(s.ctx, p.ConversationID, p.FirstUndeliveredSeq-1, catchUpPage)
-		if err == nil {
-			err = s.hydrate(s.ctx, msgs)
-		}
-		if err != nil {
-			s.log.Debug("sweep: read messages", "conversation", p.ConversationID, "err", err)
-			continue
-		}
-		for _, m := range msgs {
-			if !m.Timestamp.Before(cutoff) {
-				break
-			}
-			s.metrics.Redelivered.Inc()
-			data, _ := wire.EncodeFrame(wire.Frame{Type: wire.TypeMessage, Message: ptr(wireMessage(m))})
-			if !c.sendWait(OutFrame{Data: data, Queued: time.Now(), Message: true, ConversationID: m.ConversationID, SeqNo: m.SeqNo}) {
-				return
 			}
 		}
 	}
@@ -234,7 +178,7 @@ func (s *Service) redeliver(ctx context.Context, due map[dueKey]*dueEntry) {
 			continue // delivered: acked up to what was due
 		}
 		e.newer = 0 // scheduled apart by next
-		online := s.hub.online(k.user) || regErr == nil && len(nodes[k.user]) > 0
+		online := s.hub.Online(k.user) || regErr == nil && len(nodes[k.user]) > 0
 		switch {
 		case online:
 			e.offline = 0
@@ -264,7 +208,7 @@ func (s *Service) redeliver(ctx context.Context, due map[dueKey]*dueEntry) {
 // resend sends the user's stored messages of conv in (after, upTo] to their
 // connections here and on nodes.
 func (s *Service) resend(ctx context.Context, user, conv string, after, upTo int64, nodes []string) {
-	msgs, err := s.store.ListMessagesAfter(ctx, conv, after, int(min(upTo-after, catchUpPage)))
+	msgs, err := s.store.ListMessagesAfter(ctx, conv, after, int(min(upTo-after, redeliverPage)))
 	if err == nil {
 		err = s.hydrate(ctx, msgs)
 	}
@@ -278,7 +222,7 @@ func (s *Service) resend(ctx context.Context, user, conv string, after, upTo int
 		if err != nil {
 			continue
 		}
-		s.hub.deliver([]string{user}, OutFrame{Data: d, Queued: queued, Message: true, ConversationID: conv, SeqNo: m.SeqNo}, nil)
+		s.hub.Deliver([]string{user}, conn.Frame{Data: d, Queued: queued, Message: true, ConversationID: conv, SeqNo: m.SeqNo}, nil)
 		for _, n := range nodes {
 			if n == s.cfg.NodeID {
 				continue
@@ -307,45 +251,18 @@ func (s *Service) pushOnce(ctx context.Context, user, conv string, first, upTo i
 	}
 }
 
-// resyncAll re-runs catch-up for every live connection of this node: called
-// when publications to it may have been lost (the broker's subscription came
-// back, the registry keeper restored this node's entries). Each connection
-// gets what is pending for it, in seq order; what it had already, its client
-// drops as a duplicate.
-func (s *Service) resyncAll() {
-	s.hub.mu.RLock()
-	var conns []*Conn
-	for _, set := range s.hub.users {
-		for c := range set {
-			conns = append(conns, c)
-		}
-	}
-	s.hub.mu.RUnlock()
-	s.metrics.Resyncs.Inc()
-	for _, c := range conns {
-		queued := s.enqueue(c, request{run: func() {
-			if err := s.catchUpPending(c); err != nil && !errors.Is(err, errConnEnded) {
-				s.catchUpLater(c, 1)
-			}
-		}})
-		if !queued && !s.closing.Load() {
-			s.catchUpLater(c, 1) // the connection's queue is full: later
-		}
-	}
-}
-
 // onEnvelope is the broker's handler: frames for this node's users, or word
 // that some may have been lost.
 func (s *Service) onEnvelope(env Envelope) {
 	if env.Lost {
 		s.log.Warn("publications to this node may have been lost; catching up its connections")
-		s.resyncAll()
+		s.resync()
 		return
 	}
-	s.hub.deliverEnvelope(env)
+	s.hub.Deliver(env.UserIDs, conn.Frame{Data: env.Frame, Queued: time.Now(), Message: true}, nil)
 }
 
-// resyncSoon runs resyncAll shortly, once, on the Service's background group:
+// resyncSoon runs resync shortly, once, on the Service's background group:
 // the registry keeper calls for it while it is still putting entries back.
 func (s *Service) resyncSoon() {
 	if !s.resyncing.CompareAndSwap(false, true) {
@@ -358,7 +275,7 @@ func (s *Service) resyncSoon() {
 		select {
 		case <-s.ctx.Done():
 		case <-t.C:
-			s.resyncAll()
+			s.resync()
 		}
 	})
 }

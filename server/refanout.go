@@ -5,6 +5,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/chatterm/chat/server/conn"
 	"github.com/chatterm/chat/wire"
 )
 
@@ -29,7 +30,7 @@ import (
 // (from the idempotency record, so only their numbers are certain: each is
 // read back whole). from is the connection the resend came on, which gets
 // its answer instead.
-func (s *Service) refanout(ctx context.Context, convID string, records []Message, members []string, from *Conn) {
+func (s *Service) refanout(ctx context.Context, convID string, records []Message, members []string, from *conn.Conn) {
 	var again []Message
 	for _, r := range records {
 		if _, unsure := s.unsure.LoadAndDelete(unsureKey(convID, r.MessageID)); !unsure {

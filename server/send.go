@@ -8,6 +8,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/chatterm/chat/server/conn"
 	"github.com/chatterm/chat/wire"
 )
 
@@ -18,29 +19,29 @@ const maxSeqRetries = 5
 // message is durable. A resend of a stored message_id returns the first answer
 // with created=false and stores nothing. from is the sending connection (nil for
 // HTTP), which gets the "sent" answer instead of a copy of the message.
-func (s *Service) Send(ctx context.Context, userID, convID string, req wire.SendRequest, from *Conn) (wire.SendResponse, bool, error) {
-	r := s.sendMany(ctx, userID, convID, []wire.SendRequest{req}, from)[0]
-	return r.resp, r.created, r.err
+func (s *Service) Send(ctx context.Context, userID, convID string, req wire.SendRequest, from *conn.Conn) (wire.SendResponse, bool, error) {
+	r := s.SendMany(ctx, userID, convID, []wire.SendRequest{req}, from)[0]
+	return r.Resp, r.Created, r.Err
 }
 
-// sendResult is the answer to one message of sendMany.
-type sendResult struct {
-	resp    wire.SendResponse
-	created bool
-	err     error
+// SendResult is the answer to one message of SendMany.
+type SendResult struct {
+	Resp    wire.SendResponse
+	Created bool // stored now, not a resend of a stored message
+	Err     error
 }
 
-// sendMany is Send for several messages of one sender to one conversation, in
+// SendMany is Send for several messages of one sender to one conversation, in
 // order: they take consecutive places in the conversation and, on a store that
 // can (BatchAppender), one durable write. Each gets its own answer; a message
 // refused (bad input, rate limit) does not stop the others.
-func (s *Service) sendMany(ctx context.Context, userID, convID string, reqs []wire.SendRequest, from *Conn) []sendResult {
+func (s *Service) SendMany(ctx context.Context, userID, convID string, reqs []wire.SendRequest, from *conn.Conn) []SendResult {
 	start := time.Now()
-	out := make([]sendResult, len(reqs))
-	failAll := func(err error) []sendResult {
+	out := make([]SendResult, len(reqs))
+	failAll := func(err error) []SendResult {
 		for i := range out {
-			if out[i].err == nil {
-				out[i].err = err
+			if out[i].Err == nil {
+				out[i].Err = err
 			}
 		}
 		return out
@@ -50,7 +51,7 @@ func (s *Service) sendMany(ctx context.Context, userID, convID string, reqs []wi
 	}
 	valid := make([]int, 0, len(reqs))
 	for i, req := range reqs {
-		if out[i].err = s.checkSend(userID, req); out[i].err == nil {
+		if out[i].Err = s.checkSend(userID, req); out[i].Err == nil {
 			valid = append(valid, i)
 		}
 	}
@@ -107,7 +108,7 @@ func (s *Service) sendMany(ctx context.Context, userID, convID string, reqs []wi
 	// out; otherwise the valid ones are stored and answered apart.
 	batch, stored := reqs, out
 	if len(valid) < len(reqs) {
-		batch, stored = make([]wire.SendRequest, len(valid)), make([]sendResult, len(valid))
+		batch, stored = make([]wire.SendRequest, len(valid)), make([]SendResult, len(valid))
 		for i, k := range valid {
 			batch[i] = reqs[k]
 		}
@@ -117,18 +118,18 @@ func (s *Service) sendMany(ctx context.Context, userID, convID string, reqs []wi
 	for i, k := range valid {
 		r := stored[i]
 		switch {
-		case errors.Is(r.err, ErrNotFound):
-			r.err = wire.Errorf(wire.CodeNotFound, "no conversation %s", convID)
-		case r.err != nil:
-			if r.err = s.sendFailed(r.err); isMaybeStored(r.err) {
+		case errors.Is(r.Err, ErrNotFound):
+			r.Err = wire.Errorf(wire.CodeNotFound, "no conversation %s", convID)
+		case r.Err != nil:
+			if r.Err = s.sendFailed(r.Err); isMaybeStored(r.Err) {
 				s.checkLater(convID, batch[i].MessageID, members)
 			}
-		case !r.created:
+		case !r.Created:
 			s.metrics.Duplicates.Inc()
 		default:
 			s.metrics.MessagesStored.Inc()
 			s.metrics.SendDuration.Observe(time.Since(start).Seconds())
-			latest = r.resp.Timestamp
+			latest = r.Resp.Timestamp
 		}
 		out[k] = r
 	}
@@ -173,7 +174,7 @@ func (s *Service) checkSend(userID string, req wire.SendRequest) error {
 // stored records of those it answered (refanout sends them again). When the
 // lookup fails the sends go on: the store's own duplicate check still answers
 // them (and may then take a number), so this only ever saves work.
-func (s *Service) answerResends(ctx context.Context, convID string, reqs []wire.SendRequest, valid []int, out []sendResult) (fresh []int, resent []Message) {
+func (s *Service) answerResends(ctx context.Context, convID string, reqs []wire.SendRequest, valid []int, out []SendResult) (fresh []int, resent []Message) {
 	ids := make([]string, len(valid))
 	for i, k := range valid {
 		ids[i] = reqs[k].MessageID
@@ -191,7 +192,7 @@ func (s *Service) answerResends(ctx context.Context, convID string, reqs []wire.
 		if m, ok := sent[reqs[k].MessageID]; ok {
 			s.metrics.Duplicates.Inc()
 			m.ConversationID, m.MessageID = convID, reqs[k].MessageID
-			out[k] = sendResult{resp: sendResponse(m)}
+			out[k] = SendResult{Resp: sendResponse(m)}
 			resent = append(resent, m)
 			continue
 		}
@@ -203,7 +204,7 @@ func (s *Service) answerResends(ctx context.Context, convID string, reqs []wire.
 // limitSends counts the valid sends (indexes into out) against the sender's
 // rate in one call and refuses those past it, in order; it returns the ones
 // let through.
-func (s *Service) limitSends(ctx context.Context, userID string, valid []int, out []sendResult) []int {
+func (s *Service) limitSends(ctx context.Context, userID string, valid []int, out []SendResult) []int {
 	if s.cfg.SendRate <= 0 || len(valid) == 0 {
 		return valid
 	}
@@ -215,7 +216,7 @@ func (s *Service) limitSends(ctx context.Context, userID string, valid []int, ou
 	}
 	for _, i := range valid[allowed:] {
 		s.metrics.RateLimited.Inc()
-		out[i].err = &wire.Error{Code: wire.CodeRateLimited, Message: "sending too fast; retry after the hint", RetryAfterMs: max(retry.Milliseconds(), 1)}
+		out[i].Err = &wire.Error{Code: wire.CodeRateLimited, Message: "sending too fast; retry after the hint", RetryAfterMs: max(retry.Milliseconds(), 1)}
 	}
 	return valid[:allowed]
 }
@@ -224,7 +225,7 @@ func (s *Service) limitSends(ctx context.Context, userID string, valid []int, ou
 // lock, then hands them to the members' connections before releasing the lock,
 // so every connection sees a conversation's messages in seq order. The answer
 // to reqs[i] goes in out[i].
-func (s *Service) storeMany(ctx context.Context, userID, convID string, members []string, reqs []wire.SendRequest, from *Conn, out []sendResult) {
+func (s *Service) storeMany(ctx context.Context, userID, convID string, members []string, reqs []wire.SendRequest, from *conn.Conn, out []SendResult) {
 	mu := s.locks.lock(convID)
 	defer mu.Unlock()
 	receivers := make([]string, 0, len(members)-1)
@@ -253,7 +254,7 @@ func (s *Service) storeMany(ctx context.Context, userID, convID string, members 
 			batched, err := s.appendBatch(ctx, ba, chunk, receivers, res)
 			if err != nil {
 				for i := start - n; i < len(out); i++ {
-					out[i].err = err
+					out[i].Err = err
 				}
 				break // what earlier chunks stored is still fanned out below
 			}
@@ -265,7 +266,7 @@ func (s *Service) storeMany(ctx context.Context, userID, convID string, members 
 		}
 		for i := range chunk {
 			m, created, err := s.storeOne(ctx, chunk[i], receivers)
-			res[i] = sendResult{resp: sendResponse(m), created: created, err: err}
+			res[i] = SendResult{Resp: sendResponse(m), Created: created, Err: err}
 			chunk[i] = m
 		}
 	}
@@ -274,9 +275,9 @@ func (s *Service) storeMany(ctx context.Context, userID, convID string, members 
 	fresh := msgs[:0]    // filtered in place: msgs is not read again
 	for i, r := range out {
 		switch {
-		case r.created:
+		case r.Created:
 			fresh = append(fresh, msgs[i])
-		case r.err == nil:
+		case r.Err == nil:
 			resent = append(resent, msgs[i])
 		}
 	}
@@ -289,7 +290,7 @@ func (s *Service) storeMany(ctx context.Context, userID, convID string, members 
 // appendBatch numbers msgs and stores them in one write. done is false when the
 // store refused the batch with ErrSeqTaken (a seq_no taken, or a batch it can
 // only write one message at a time) and nothing was stored.
-func (s *Service) appendBatch(ctx context.Context, ba BatchAppender, msgs []Message, receivers []string, out []sendResult) (done bool, err error) {
+func (s *Service) appendBatch(ctx context.Context, ba BatchAppender, msgs []Message, receivers []string, out []SendResult) (done bool, err error) {
 	if err := s.nextSeqs(ctx, msgs); err != nil {
 		return false, fmt.Errorf("%w: %w", ErrNotApplied, err)
 	}
@@ -304,10 +305,10 @@ func (s *Service) appendBatch(ctx context.Context, ba BatchAppender, msgs []Mess
 	var top int64
 	for i, m := range msgs {
 		if dups[i] != nil {
-			out[i] = sendResult{resp: sendResponse(dups[i].Original)}
+			out[i] = SendResult{Resp: sendResponse(dups[i].Original)}
 			continue
 		}
-		out[i] = sendResult{resp: sendResponse(m), created: true}
+		out[i] = SendResult{Resp: sendResponse(m), Created: true}
 		top = m.SeqNo
 	}
 	s.lastSeq.raise(convID, top)
@@ -395,7 +396,7 @@ func (s *Service) storeSeq(ctx context.Context, convID string, cause error) (int
 // fanout delivers stored messages, in order, to every connection of every
 // member, on this node and (through the registry and broker) on others; the
 // sending connection is skipped, since it gets the "sent" answers.
-func (s *Service) fanout(ctx context.Context, msgs []Message, members []string, from *Conn) {
+func (s *Service) fanout(ctx context.Context, msgs []Message, members []string, from *conn.Conn) {
 	if len(msgs) == 0 {
 		return
 	}
@@ -413,7 +414,7 @@ func (s *Service) fanout(ctx context.Context, msgs []Message, members []string, 
 			s.log.Error("encode frame", "type", f.Type, "err", err)
 			return
 		}
-		s.hub.deliver(members, OutFrame{Data: d, Queued: queued, Message: true, ConversationID: m.ConversationID, SeqNo: m.SeqNo}, from)
+		s.hub.Deliver(members, conn.Frame{Data: d, Queued: queued, Message: true, ConversationID: m.ConversationID, SeqNo: m.SeqNo}, from)
 		data = append(data, d)
 	}
 	s.publish(ctx, members, data)
@@ -436,13 +437,13 @@ func preview(content string) string {
 // is for frames other than messages (statuses, conversation changes): fanout
 // delivers messages, marked for the delivery metrics and catch-up's dedupe. It
 // returns the users known to be online (nil when the registry could not say).
-func (s *Service) push(ctx context.Context, users []string, f wire.Frame, skip *Conn) map[string]bool {
+func (s *Service) push(ctx context.Context, users []string, f wire.Frame, skip *conn.Conn) map[string]bool {
 	d, err := wire.EncodeFrame(f)
 	if err != nil {
 		s.log.Error("encode frame", "type", f.Type, "err", err)
 		return nil
 	}
-	s.hub.deliver(users, OutFrame{Data: d, Queued: time.Now()}, skip)
+	s.hub.Deliver(users, conn.Frame{Data: d, Queued: time.Now()}, skip)
 	return s.publish(ctx, users, [][]byte{d})
 }
 

@@ -1,7 +1,13 @@
-// Package server holds the chat domain: its types, the interfaces of the backing
-// roles (docs/architecture.md) (durable tables, sequence counters, rate limits, connection
-// registry, inbox index, profile cache, cross-node routing, blob storage), and the
-// Service that implements the send, delivery and read paths on top of them.
+// Package server is the chat domain: its types, the interfaces of the
+// backing roles (durable tables, sequence counters, rate limits, connection
+// registry, inbox index, profile cache, cross-node routing, blob storage), and
+// the Service that implements accounts, conversations, the send path,
+// boundaries, history, the inbox and the delivery worker on top of them.
+//
+// Frames in and out of a WebSocket are the protocol engine's
+// (server/protocol); a connection's queue and how it closes are the
+// connection runtime's (server/conn); the domain hands frames to users'
+// connections through the runtime's Hub. docs/architecture.md draws the layers.
 //
 // Implementations live in sub-packages that know nothing of each other:
 // server/sqlite and server/inmem (the embedded default, one node only),
@@ -108,3 +114,6 @@ type InboxEntry struct {
 	Conversation Conversation
 	Status       Status
 }
+
+// Wire is m as clients see it.
+func (m Message) Wire() wire.Message { return wireMessage(m) }

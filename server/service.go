@@ -13,7 +13,7 @@ import (
 
 	"golang.org/x/sync/singleflight"
 
-	"github.com/chatterm/chat/internal/gopool"
+	"github.com/chatterm/chat/server/conn"
 	"github.com/chatterm/chat/wire"
 	"runtime"
 )
@@ -122,14 +122,15 @@ func (c *Config) setDefaults() error {
 }
 
 // Service is the chat application: accounts, conversations, the send path,
-// delivery, boundaries and the local connection hub. Transport (HTTP, WebSocket)
-// lives in server/httpd.
+// delivery, boundaries and this node's connections (a conn.Hub). The protocol
+// engine (server/protocol) serves WebSocket frames over it; the transport
+// (HTTP, WebSocket) lives in server/httpd.
 type Service struct {
 	cfg       Config
 	store     Store
 	log       *slog.Logger
 	metrics   *Metrics
-	hub       *hub
+	hub       *conn.Hub
 	locks     stripedLocks
 	members   memberCache
 	lastSeq   lastSeqCache
@@ -138,6 +139,7 @@ type Service struct {
 	due       dueList     // messages the delivery worker checks (redeliver.go)
 	unsure    sync.Map    // sends answered maybe_stored, not yet fanned out (refanout.go)
 	resyncing atomic.Bool // a resyncSoon is pending
+	onLost    atomic.Pointer[func()]
 
 	admit    sync.RWMutex    // orders wg.Add against Shutdown's Wait
 	closing  atomic.Bool     // Shutdown has begun: no new work
@@ -146,7 +148,6 @@ type Service struct {
 	cancel   context.CancelFunc
 	wg       sync.WaitGroup // in-flight sends and per-connection workers
 	bg       sync.WaitGroup // background jobs that end with ctx
-	workers  *gopool.Pool   // runs connections' request workers
 }
 
 // New builds a Service and subscribes it to its node's broker channel.
@@ -157,9 +158,8 @@ func New(cfg Config) (*Service, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Service{
 		cfg: cfg, store: cfg.Store, log: cfg.Logger, metrics: cfg.Metrics,
-		hub: newHub(), ctx: ctx, cancel: cancel,
+		hub: conn.NewHub(), ctx: ctx, cancel: cancel,
 		members: newMemberCache(5 * time.Second), lastSeq: newLastSeqCache(),
-		workers: gopool.New(maxParkedWorkers),
 	}
 	s.pw = newPasswords(cfg.MaxHashing, s.passwordCost(), cfg.Metrics)
 	s.locks.seed = maphash.MakeSeed()
@@ -168,7 +168,6 @@ func New(cfg Config) (*Service, error) {
 		return nil, fmt.Errorf("subscribe node %s: %w", cfg.NodeID, err)
 	}
 	if k, ok := cfg.Registry.(NodeKeeper); ok {
-		live := s.hub.presences(cfg.NodeID)
 		// The keeper asks for the live connections only to put entries back that
 		// the registry lost; while they were missing, other nodes took this
 		// node's users for offline and published nothing here.
@@ -180,7 +179,12 @@ func New(cfg Config) (*Service, error) {
 			if !first.CompareAndSwap(true, false) {
 				s.resyncSoon()
 			}
-			return live()
+			conns := s.hub.All()
+			out := make([]Presence, len(conns))
+			for i, c := range conns {
+				out[i] = Presence{UserID: c.UserID, ConnID: c.ID, NodeID: cfg.NodeID}
+			}
+			return out
 		}
 		s.bg.Go(func() { k.Keep(ctx, cfg.NodeID, restored) })
 	}
@@ -201,7 +205,7 @@ func (s *Service) Shutdown(ctx context.Context) error {
 	s.admit.Lock()
 	s.closing.Store(true)
 	s.admit.Unlock()
-	s.hub.closeAll(CloseGoingAway, "server shutting down")
+	s.hub.CloseAll(conn.CloseGoingAway, "server shutting down")
 	done := make(chan struct{})
 	go func() { s.wg.Wait(); close(done) }()
 	var err error

@@ -13,7 +13,9 @@ import (
 
 	"github.com/chatterm/chat/internal/testenv"
 	"github.com/chatterm/chat/server"
+	"github.com/chatterm/chat/server/conn"
 	"github.com/chatterm/chat/server/inmem"
+	"github.com/chatterm/chat/server/protocol"
 	"github.com/chatterm/chat/server/sqlite"
 	"github.com/chatterm/chat/wire"
 )
@@ -50,6 +52,18 @@ func serviceOn(t *testing.T, store server.Store, cfg server.Config) *server.Serv
 	}
 	t.Cleanup(func() { svc.Shutdown(context.Background()) })
 	return svc
+}
+
+// engineOf starts the protocol engine over svc, as a node does: frames in,
+// frames out. It is closed after svc shuts down.
+func engineOf(t *testing.T, svc *server.Service) *protocol.Engine {
+	t.Helper()
+	eng := protocol.New(svc)
+	t.Cleanup(func() {
+		svc.Shutdown(context.Background())
+		eng.Close()
+	})
+	return eng
 }
 
 func TestOverloadedWhenTooManyInFlight(t *testing.T) {
@@ -175,7 +189,8 @@ func TestAckFoldedWhenQueueFull(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	bob, err := svc.Connect(ctx, "bob", "", "bob-1")
+	eng := engineOf(t, svc)
+	bob, err := eng.Connect(ctx, "bob", "", "bob-1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -183,7 +198,7 @@ func TestAckFoldedWhenQueueFull(t *testing.T) {
 	var errs []string
 	bob.SetWriter(func() { // a writer that takes what is queued and keeps the errors
 		go func() {
-			var frames []server.OutFrame
+			var frames []conn.Frame
 			for {
 				var closed bool
 				frames, closed = bob.Next(frames[:0])
@@ -203,13 +218,13 @@ func TestAckFoldedWhenQueueFull(t *testing.T) {
 	// Bob's first send waits on the conversation's lock, so his worker stops
 	// there and what he sends next stays queued.
 	unlock := svc.LockConversation(conv)
-	svc.HandleFrame(bob, wire.Frame{Type: wire.TypeSend, ID: "b0", ConversationID: conv, MessageID: "b0", Content: "held"})
+	eng.HandleFrame(bob, wire.Frame{Type: wire.TypeSend, ID: "b0", ConversationID: conv, MessageID: "b0", Content: "held"})
 	testenv.WaitFor(t, 5*time.Second, func() bool { return svc.InFlight() == 1 })
-	svc.HandleFrame(bob, wire.Frame{Type: wire.TypeAck, ConversationID: conv, SeqNo: 1})
+	eng.HandleFrame(bob, wire.Frame{Type: wire.TypeAck, ConversationID: conv, SeqNo: 1})
 	for i := 1; i <= 3; i++ { // the queue's bound is 4
-		svc.HandleFrame(bob, wire.Frame{Type: wire.TypeSend, ID: "b" + strconv.Itoa(i), ConversationID: conv, MessageID: "b" + strconv.Itoa(i), Content: "queued"})
+		eng.HandleFrame(bob, wire.Frame{Type: wire.TypeSend, ID: "b" + strconv.Itoa(i), ConversationID: conv, MessageID: "b" + strconv.Itoa(i), Content: "queued"})
 	}
-	svc.HandleFrame(bob, wire.Frame{Type: wire.TypeAck, ConversationID: conv, SeqNo: 3})
+	eng.HandleFrame(bob, wire.Frame{Type: wire.TypeAck, ConversationID: conv, SeqNo: 3})
 	unlock()
 	testenv.WaitFor(t, 5*time.Second, func() bool {
 		st, err := store.ListStatuses(ctx, conv, []string{"bob"})

@@ -14,6 +14,8 @@ import "sync/atomic"
 // value is not usable; call New.
 type Pool struct {
 	idle   chan func()
+	done   chan struct{} // closed by Close: parked goroutines exit
+	closed atomic.Bool
 	parked atomic.Int32
 	max    int32
 }
@@ -21,7 +23,7 @@ type Pool struct {
 // New returns a Pool that keeps at most maxIdle goroutines parked; a goroutine
 // that finishes while maxIdle are already parked exits.
 func New(maxIdle int) *Pool {
-	return &Pool{idle: make(chan func()), max: int32(maxIdle)}
+	return &Pool{idle: make(chan func()), done: make(chan struct{}), max: int32(maxIdle)}
 }
 
 // Go runs fn on a parked goroutine, or on a new one when none is parked. Like the
@@ -37,14 +39,31 @@ func (p *Pool) Go(fn func()) {
 // Parked says how many goroutines wait for work (for tests and metrics).
 func (p *Pool) Parked() int { return int(p.parked.Load()) }
 
+// Close lets the parked goroutines exit, and those still running exit when
+// their work is done instead of parking: the pool's owner calls it when it
+// has stopped handing out work (Go still works after it, without parking).
+func (p *Pool) Close() {
+	if p.closed.CompareAndSwap(false, true) {
+		close(p.done)
+	}
+}
+
 func (p *Pool) run(fn func()) {
 	for {
 		fn()
+		if p.closed.Load() {
+			return
+		}
 		if p.parked.Add(1) > p.max {
 			p.parked.Add(-1)
 			return
 		}
-		fn = <-p.idle
-		p.parked.Add(-1)
+		select {
+		case fn = <-p.idle:
+			p.parked.Add(-1)
+		case <-p.done:
+			p.parked.Add(-1)
+			return
+		}
 	}
 }

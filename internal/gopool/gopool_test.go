@@ -12,6 +12,7 @@ import (
 
 func TestRunsEveryFunctionOnce(t *testing.T) {
 	p := New(4)
+	t.Cleanup(p.Close)
 	var ran atomic.Int64
 	var wg sync.WaitGroup
 	for range 10_000 {
@@ -30,6 +31,7 @@ func TestRunsEveryFunctionOnce(t *testing.T) {
 // Goroutines stay parked for later bursts, but never more than the bound.
 func TestKeepsAtMostMaxIdle(t *testing.T) {
 	p := New(3)
+	t.Cleanup(p.Close)
 	release := make(chan struct{})
 	var wg sync.WaitGroup
 	for range 8 { // 8 at once: 8 goroutines, of which 3 may stay
@@ -83,4 +85,34 @@ func deep(depth, n int) int {
 		return int(buf[0])
 	}
 	return deep(depth-1, n) + int(buf[n%len(buf)])
+}
+
+// Close ends the parked goroutines, and one still working ends when its work
+// is done; Go still runs work afterwards.
+func TestCloseEndsTheGoroutines(t *testing.T) {
+	p := New(4)
+	t.Cleanup(p.Close)
+	release := make(chan struct{})
+	var wg sync.WaitGroup
+	for range 3 {
+		wg.Add(1)
+		p.Go(func() { wg.Done() })
+	}
+	wg.Wait()
+	testenv.WaitFor(t, 5*time.Second, func() bool { return p.Parked() == 3 })
+	wg.Add(4)
+	for range 4 { // three take the parked goroutines, one is new
+		p.Go(func() { defer wg.Done(); <-release })
+	}
+	p.Close()
+	close(release)
+	wg.Wait()
+	testenv.NoGoroutinesIn(t, 5*time.Second, "github.com/chatterm/chat/internal/gopool.(*Pool)")
+	ran := make(chan struct{})
+	p.Go(func() { close(ran) })
+	<-ran
+	testenv.NoGoroutinesIn(t, 5*time.Second, "github.com/chatterm/chat/internal/gopool.(*Pool)")
+	if n := p.Parked(); n != 0 {
+		t.Fatalf("%d goroutines parked after Close", n)
+	}
 }

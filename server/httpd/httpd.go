@@ -16,6 +16,7 @@ import (
 	"crypto/subtle"
 	"github.com/chatterm/chat/internal/gopool"
 	"github.com/chatterm/chat/server"
+	"github.com/chatterm/chat/server/protocol"
 	"github.com/chatterm/chat/wire"
 	"net/url"
 	"unicode/utf8"
@@ -27,6 +28,7 @@ const maxBodyBytes = 1 << 20
 // Handler serves the API.
 type Handler struct {
 	svc     *server.Service
+	engine  *protocol.Engine // serves the WebSockets' frames
 	log     *slog.Logger
 	mux     *http.ServeMux
 	writers *gopool.Pool // runs sockets' writers, which start with each burst of frames
@@ -50,14 +52,14 @@ type Options struct {
 const maxParkedWriters = 128
 
 // New returns the handler for every route.
-func New(svc *server.Service, log *slog.Logger, opts Options) *Handler {
+func New(svc *server.Service, engine *protocol.Engine, log *slog.Logger, opts Options) *Handler {
 	capOr := func(v, def int) int {
 		if v == 0 {
 			return def
 		}
 		return max(v, 0)
 	}
-	h := &Handler{svc: svc, log: log, mux: http.NewServeMux(), writers: gopool.New(maxParkedWriters),
+	h := &Handler{svc: svc, engine: engine, log: log, mux: http.NewServeMux(), writers: gopool.New(maxParkedWriters),
 		sockets: newSockets(capOr(opts.SocketsPerUser, DefaultSocketsPerUser), capOr(opts.SocketsPerAddr, DefaultSocketsPerAddr), capOr(opts.MaxSockets, 0))}
 	m := h.mux
 	m.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok\n") })
@@ -125,7 +127,11 @@ func (h *Handler) otherMethodMatches(r *http.Request) bool {
 // ctx ends. The Service's Shutdown closes them; the backends may be closed
 // only after this returns.
 func (h *Handler) Shutdown(ctx context.Context) error {
-	return h.sockets.closeAndWait(ctx)
+	if err := h.sockets.closeAndWait(ctx); err != nil {
+		return err
+	}
+	h.writers.Close() // every socket's writers have returned: let the parked ones go
+	return nil
 }
 
 // Sockets is the number of live WebSockets.

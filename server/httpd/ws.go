@@ -17,7 +17,8 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/chatterm/chat/internal/slicepool"
-	"github.com/chatterm/chat/server"
+	"github.com/chatterm/chat/server/conn"
+	"github.com/chatterm/chat/server/protocol"
 	"github.com/chatterm/chat/wire"
 )
 
@@ -60,7 +61,7 @@ func (h *Handler) ws(w http.ResponseWriter, r *http.Request) {
 	}
 	sock.SetReadLimit(wire.MaxFrameBytes)
 	ctx, cancel := context.WithCancel(context.Background())
-	conn, err := h.svc.Connect(ctx, user, wsToken(r), rand.Text()[:12])
+	sess, err := h.engine.Connect(ctx, user, wsToken(r), rand.Text()[:12])
 	if err != nil {
 		cancel()
 		sock.Close(websocket.StatusInternalError, "connect failed")
@@ -72,7 +73,7 @@ func (h *Handler) ws(w http.ResponseWriter, r *http.Request) {
 	// would otherwise stay live for the life of the WebSocket.
 	go func() {
 		defer release()
-		h.serveSocket(&socket{sock: sock, raw: raw, conn: conn, ctx: ctx, cancel: cancel, io: context.WithoutCancel(ctx)})
+		h.serveSocket(&socket{sock: sock, raw: raw, conn: sess, ctx: ctx, cancel: cancel, io: context.WithoutCancel(ctx)})
 	}()
 }
 
@@ -87,7 +88,7 @@ func (h *Handler) ws(w http.ResponseWriter, r *http.Request) {
 type socket struct {
 	sock   *websocket.Conn
 	raw    net.Conn // the hijacked TCP connection under sock, for write deadlines
-	conn   *server.Conn
+	conn   *protocol.Session
 	ctx    context.Context // ends when the connection is done
 	cancel context.CancelFunc
 	io     context.Context // ctx without its end: for reads and writes
@@ -124,7 +125,7 @@ func (h *Handler) serveSocket(s *socket) {
 	for h.readMessage(s.io, s.sock, s.conn) {
 	}
 	s.cancel()
-	h.svc.Disconnect(s.conn) // closes conn: its last writer closes the socket
+	h.engine.Disconnect(s.conn) // closes conn: its last writer closes the socket
 	wmu.Lock()
 	ended = true
 	wmu.Unlock()
@@ -139,7 +140,7 @@ var readBufs = slicepool.New[byte](4<<10, 64<<10)
 
 // readMessage reads one message and hands its frames to the Service, in order;
 // false when the socket is done.
-func (h *Handler) readMessage(ctx context.Context, sock *websocket.Conn, conn *server.Conn) bool {
+func (h *Handler) readMessage(ctx context.Context, sock *websocket.Conn, sess *protocol.Session) bool {
 	typ, r, err := sock.Reader(ctx)
 	if err != nil {
 		return false
@@ -150,7 +151,7 @@ func (h *Handler) readMessage(ctx context.Context, sock *websocket.Conn, conn *s
 		return false
 	}
 	if typ != websocket.MessageText {
-		h.svc.Reject(conn, "", wire.Errorf(wire.CodeInvalid, "frames must be JSON text, not binary"))
+		h.engine.Reject(sess, "", wire.Errorf(wire.CodeInvalid, "frames must be JSON text, not binary"))
 		return true
 	}
 	// One frame per line; each line stands alone, so a bad one is answered with
@@ -159,10 +160,10 @@ func (h *Handler) readMessage(ctx context.Context, sock *websocket.Conn, conn *s
 	for line := range wire.Frames(data) {
 		f, err := wire.DecodeFrame(line)
 		if err != nil {
-			h.svc.Reject(conn, f.ID, err)
+			h.engine.Reject(sess, f.ID, err)
 			continue
 		}
-		h.svc.HandleFrame(conn, f)
+		h.engine.HandleFrame(sess, f)
 	}
 	return true
 }
@@ -182,15 +183,15 @@ var batchBufs = slicepool.New[byte](maxBatchBytes, maxBatchBytes)
 // docs/protocol.md): one WebSocket header, one flush and one write system call
 // for many frames.
 func (h *Handler) writeFrames(s *socket) {
-	sock, conn, ioCtx := s.sock, s.conn, s.io
+	sock, c, ioCtx := s.sock, s.conn, s.io
 	m := h.svc.Metrics()
-	var frames []server.OutFrame
+	var frames []conn.Frame
 	var buf []byte
 	defer func() { batchBufs.Put(buf[:0]) }()
 	for {
 		clear(frames)
 		var closed bool
-		frames, closed = conn.Next(frames)
+		frames, closed = c.Next(frames)
 		if len(frames) == 0 && !closed {
 			return
 		}
@@ -233,7 +234,7 @@ func (h *Handler) writeFrames(s *socket) {
 		}
 		s.raw.SetWriteDeadline(time.Time{})
 		if closed {
-			code, reason := conn.CloseStatus()
+			code, reason := c.CloseStatus()
 			sock.Close(websocket.StatusCode(code), reason)
 			return
 		}
@@ -242,7 +243,7 @@ func (h *Handler) writeFrames(s *socket) {
 
 // batchLen says how many of frames (at least one) go into the next message: as
 // many as fit in limit bytes joined, or the first alone when it is bigger.
-func batchLen(frames []server.OutFrame, limit int) int {
+func batchLen(frames []conn.Frame, limit int) int {
 	n, size := 1, len(frames[0].Data)
 	for n < len(frames) && size+1+len(frames[n].Data) <= limit {
 		size += 1 + len(frames[n].Data)

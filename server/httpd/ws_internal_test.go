@@ -4,14 +4,14 @@ import (
 	"bytes"
 	"testing"
 
-	"github.com/chatterm/chat/server"
+	"github.com/chatterm/chat/server/conn"
 )
 
 func TestBatchLen(t *testing.T) {
-	frames := func(sizes ...int) []server.OutFrame {
-		var out []server.OutFrame
+	frames := func(sizes ...int) []conn.Frame {
+		var out []conn.Frame
 		for _, n := range sizes {
-			out = append(out, server.OutFrame{Data: bytes.Repeat([]byte("x"), n)})
+			out = append(out, conn.Frame{Data: bytes.Repeat([]byte("x"), n)})
 		}
 		return out
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/chatterm/chat/server"
 	"github.com/chatterm/chat/server/files"
 	"github.com/chatterm/chat/server/httpd"
+	"github.com/chatterm/chat/server/protocol"
 	"github.com/chatterm/chat/server/webhook"
 )
 
@@ -99,6 +100,7 @@ type Node struct {
 	metrics *http.Server // on MetricsAddr; nil when not set
 	mln     net.Listener
 	svc     *server.Service
+	engine  *protocol.Engine
 	closers []io.Closer
 	done    chan error
 }
@@ -165,7 +167,8 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 	if maxSockets == 0 {
 		maxSockets = socketBudget(cfg.Logger)
 	}
-	handler := httpd.New(n.svc, cfg.Logger, httpd.Options{Metrics: metrics, MetricsToken: cfg.MetricsToken,
+	n.engine = protocol.New(n.svc)
+	handler := httpd.New(n.svc, n.engine, cfg.Logger, httpd.Options{Metrics: metrics, MetricsToken: cfg.MetricsToken,
 		SocketsPerUser: cfg.SocketsPerUser, SocketsPerAddr: cfg.SocketsPerAddr, MaxSockets: maxSockets})
 	n.api = handler
 	if cfg.MetricsAddr != "" {
@@ -230,6 +233,9 @@ func (n *Node) Close() error {
 	go func() { shutdownHTTP <- n.srv.Shutdown(ctx) }()
 	if err := n.svc.Shutdown(ctx); err != nil {
 		errs = append(errs, err)
+	}
+	if n.engine != nil {
+		n.engine.Close() // its sweeps end with the Service
 	}
 	// In-flight sends are done. Give other requests a moment, then drop what is
 	// left: Shutdown alone waits up to 5 s on connections that never sent a request.

@@ -1,4 +1,4 @@
-package server
+package conn
 
 import (
 	"slices"
@@ -7,19 +7,19 @@ import (
 	"time"
 )
 
-func frame(s string) OutFrame { return OutFrame{Data: []byte(s), Queued: time.Now()} }
+func frame(s string) Frame { return Frame{Data: []byte(s), Queued: time.Now()} }
 
 // An idle connection has no writer: the hook runs when frames arrive, once while
 // a writer runs, and again after the writer found the queue empty.
 func TestConnWriterRunsOnlyWhileFramesAreQueued(t *testing.T) {
-	c := newConn("c1", "alice", 4)
+	c := New("c1", "alice", "", 4)
 	starts := 0
 	c.SetWriter(func() { starts++ })
 	if starts != 0 {
 		t.Fatalf("writer started with nothing queued")
 	}
-	c.trySend(frame("a"))
-	c.trySend(frame("b"))
+	c.TrySend(frame("a"))
+	c.TrySend(frame("b"))
 	if starts != 1 {
 		t.Fatalf("writer started %d times for two frames, want 1", starts)
 	}
@@ -30,7 +30,7 @@ func TestConnWriterRunsOnlyWhileFramesAreQueued(t *testing.T) {
 	if frames, closed = c.Next(frames); frames != nil || closed {
 		t.Fatalf("Next on an empty queue = %d frames, closed %v; want none (the writer ends)", len(frames), closed)
 	}
-	c.trySend(frame("c"))
+	c.TrySend(frame("c"))
 	if starts != 2 {
 		t.Fatalf("no new writer for a frame after the last one ended (starts %d)", starts)
 	}
@@ -38,8 +38,8 @@ func TestConnWriterRunsOnlyWhileFramesAreQueued(t *testing.T) {
 
 // Frames queued before the transport registers its writer are written then.
 func TestConnSetWriterStartsForQueuedFrames(t *testing.T) {
-	c := newConn("c1", "alice", 4)
-	c.trySend(frame("hello"))
+	c := New("c1", "alice", "", 4)
+	c.TrySend(frame("hello"))
 	starts := 0
 	c.SetWriter(func() { starts++ })
 	if starts != 1 {
@@ -49,10 +49,10 @@ func TestConnSetWriterStartsForQueuedFrames(t *testing.T) {
 
 // A full queue closes the connection as a slow consumer instead of growing.
 func TestConnSlowConsumerIsClosed(t *testing.T) {
-	c := newConn("c1", "alice", 2)
+	c := New("c1", "alice", "", 2)
 	c.SetWriter(func() {}) // a writer that never drains
 	for _, s := range []string{"a", "b", "c"} {
-		c.trySend(frame(s))
+		c.TrySend(frame(s))
 	}
 	select {
 	case <-c.Closed():
@@ -70,13 +70,13 @@ func TestConnSlowConsumerIsClosed(t *testing.T) {
 
 // sendWait waits for the writer to make room, and gives up when the connection closes.
 func TestConnSendWaitWaitsForRoom(t *testing.T) {
-	c := newConn("c1", "alice", 1)
+	c := New("c1", "alice", "", 1)
 	c.SetWriter(func() {})
-	if !c.sendWait(frame("a")) {
+	if !c.SendWait(frame("a")) {
 		t.Fatal("sendWait on an empty queue failed")
 	}
 	done := make(chan bool)
-	go func() { done <- c.sendWait(frame("b")) }()
+	go func() { done <- c.SendWait(frame("b")) }()
 	select {
 	case <-done:
 		t.Fatal("sendWait did not wait on a full queue")
@@ -91,10 +91,10 @@ func TestConnSendWaitWaitsForRoom(t *testing.T) {
 	if frames, _ := c.Next(nil); len(frames) != 1 || string(frames[0].Data) != "b" {
 		t.Fatalf("Next = %v, want b", frames)
 	}
-	c.sendWait(frame("c"))
-	go func() { done <- c.sendWait(frame("d")) }()
+	c.SendWait(frame("c"))
+	go func() { done <- c.SendWait(frame("d")) }()
 	time.Sleep(20 * time.Millisecond)
-	c.close(CloseGoingAway, "bye")
+	c.Close(CloseGoingAway, "bye")
 	if ok := <-done; ok {
 		t.Fatal("sendWait succeeded on a closed connection")
 	}
@@ -102,17 +102,17 @@ func TestConnSendWaitWaitsForRoom(t *testing.T) {
 
 // Closing starts a writer even when nothing is queued, so the socket gets closed.
 func TestConnCloseStartsWriter(t *testing.T) {
-	c := newConn("c1", "alice", 4)
+	c := New("c1", "alice", "", 4)
 	starts := 0
 	c.SetWriter(func() { starts++ })
-	c.close(CloseGoingAway, "shutdown")
+	c.Close(CloseGoingAway, "shutdown")
 	if starts != 1 {
 		t.Fatalf("close started %d writers, want 1", starts)
 	}
 	if frames, closed := c.Next(nil); len(frames) != 0 || !closed {
 		t.Fatalf("Next after close = %d frames, closed %v; want none, closed", len(frames), closed)
 	}
-	c.trySend(frame("late"))
+	c.TrySend(frame("late"))
 	if frames, _ := c.Next(nil); len(frames) != 0 {
 		t.Fatal("a frame was queued after close")
 	}
@@ -121,18 +121,18 @@ func TestConnCloseStartsWriter(t *testing.T) {
 // A message stored just after a device connected is both pending (catch-up sends
 // it) and pushed live (held until catch-up ends): it goes out once.
 func TestCatchUpDropsHeldCopiesOfWhatItSent(t *testing.T) {
-	c := newConn("c1", "alice", 16)
+	c := New("c1", "alice", "", 16)
 	c.SetWriter(func() {})
-	msg := func(conv string, seq int64) OutFrame {
-		return OutFrame{Data: []byte(conv + "#" + strconv.FormatInt(seq, 10)), Queued: time.Now(), Message: true, ConversationID: conv, SeqNo: seq}
+	msg := func(conv string, seq int64) Frame {
+		return Frame{Data: []byte(conv + "#" + strconv.FormatInt(seq, 10)), Queued: time.Now(), Message: true, ConversationID: conv, SeqNo: seq}
 	}
-	c.live(msg("dm:a:b", 5))
-	c.live(msg("dm:a:b", 6))
-	c.live(msg("g:x", 1))
-	c.live(frame("status")) // no place: always released
-	c.sendWait(msg("dm:a:b", 5))
-	c.caughtUpTo("dm:a:b", 5)
-	c.endCatchUp()
+	c.Live(msg("dm:a:b", 5))
+	c.Live(msg("dm:a:b", 6))
+	c.Live(msg("g:x", 1))
+	c.Live(frame("status")) // no place: always released
+	c.SendWait(msg("dm:a:b", 5))
+	c.CaughtUpTo("dm:a:b", 5)
+	c.EndCatchUp()
 	frames, _ := c.Next(nil)
 	var got []string
 	for _, f := range frames {
@@ -142,7 +142,7 @@ func TestCatchUpDropsHeldCopiesOfWhatItSent(t *testing.T) {
 		t.Fatalf("queued %q, want %q", got, want)
 	}
 	// After catch-up, live frames go straight out, and nothing is filtered.
-	c.live(msg("dm:a:b", 5))
+	c.Live(msg("dm:a:b", 5))
 	if frames, _ := c.Next(nil); len(frames) != 1 {
 		t.Fatalf("a live frame after catch-up: %d queued, want 1", len(frames))
 	}

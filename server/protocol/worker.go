@@ -1,4 +1,4 @@
-package server
+package protocol
 
 import (
 	"context"
@@ -34,13 +34,13 @@ const maxParkedWorkers = 128
 // arrival order (so a device's sends keep their order) without ever blocking the
 // socket's read loop. The worker runs only while there is work (on a pooled
 // goroutine), so idle connections cost no goroutine for it.
-func (s *Service) enqueue(c *Conn, r request) bool {
+func (e *Engine) enqueue(c *Session, r request) bool {
 	c.mu.Lock()
-	if s.closing.Load() {
+	if e.svc.Closing() {
 		c.mu.Unlock()
 		return false
 	}
-	if len(c.work) >= c.limit {
+	if len(c.work) >= c.Limit() {
 		folded := foldBoundary(c.work, r.frame)
 		c.mu.Unlock()
 		return folded
@@ -55,13 +55,13 @@ func (s *Service) enqueue(c *Conn, r request) bool {
 	}
 	c.working = true
 	c.mu.Unlock()
-	if !s.begin() {
+	if !e.svc.BeginWork() {
 		c.mu.Lock()
 		c.working, c.work = false, nil
 		c.mu.Unlock()
 		return false
 	}
-	s.workers.Go(func() { s.work(c) })
+	e.workers.Go(func() { e.work(c) })
 	return true
 }
 
@@ -87,8 +87,8 @@ func foldBoundary(work []request, f wire.Frame) bool {
 // work serves c's queue until it is empty. Consecutive sends (or consecutive
 // acks, or reads) are taken together: what queued while the last durable write
 // ran is served as one batch, the way the store commits in groups.
-func (s *Service) work(c *Conn) {
-	defer s.wg.Done()
+func (e *Engine) work(c *Session) {
+	defer e.svc.EndWork()
 	batch := workQueues.Get()
 	defer func() { workQueues.Put(batch) }()
 	for {
@@ -114,7 +114,7 @@ func (s *Service) work(c *Conn) {
 			c.work = c.work[n:]
 		}
 		c.mu.Unlock()
-		s.serve(c, batch)
+		e.serve(c, batch)
 		clear(batch)
 	}
 }
@@ -125,42 +125,42 @@ func batchable(typ string) bool {
 
 // serve runs one batch taken by work: a function, a sync, or frames of one
 // type (sends, acks or reads) under one bound for their store calls.
-func (s *Service) serve(c *Conn, batch []request) {
+func (e *Engine) serve(c *Session, batch []request) {
 	f := batch[0].frame
 	switch {
 	case batch[0].run != nil:
 		batch[0].run()
 		return
 	case f.Type == wire.TypeSync:
-		s.sync(c, f)
+		e.sync(c, f)
 		return
 	}
-	ctx, cancel := context.WithTimeout(s.ctx, 10*time.Second)
+	ctx, cancel := context.WithTimeout(e.svc.Context(), 10*time.Second)
 	defer cancel()
 	if f.Type == wire.TypeSend {
-		s.sendFrames(ctx, c, batch)
+		e.sendFrames(ctx, c, batch)
 	} else {
-		s.boundaryFrames(ctx, c, batch)
+		e.boundaryFrames(ctx, c, batch)
 	}
 }
 
 // sendFrames stores a connection's queued sends, one durable write per
 // conversation, and answers each with "sent" or an error.
-func (s *Service) sendFrames(ctx context.Context, c *Conn, batch []request) {
+func (e *Engine) sendFrames(ctx context.Context, c *Session, batch []request) {
 	for convID, idx := range groupByConversation(batch) {
 		reqs := make([]wire.SendRequest, len(idx))
 		for i, k := range idx {
 			f := &batch[k].frame
 			reqs[i] = wire.SendRequest{MessageID: f.MessageID, Content: f.Content, Attachment: f.Attachment}
 		}
-		for i, r := range s.sendMany(ctx, c.UserID, convID, reqs, c) {
+		for i, r := range e.svc.SendMany(ctx, c.UserID, convID, reqs, c.Conn) {
 			f := &batch[idx[i]].frame
-			if r.err != nil {
-				s.reply(c, wire.ErrorFrame(f.ID, r.err))
+			if r.Err != nil {
+				e.reply(c, wire.ErrorFrame(f.ID, r.Err))
 				continue
 			}
-			s.reply(c, wire.Frame{Type: wire.TypeSent, ID: f.ID, ConversationID: r.resp.ConversationID, SeqNo: r.resp.SeqNo,
-				MessageID: r.resp.MessageID, Timestamp: r.resp.Timestamp})
+			e.reply(c, wire.Frame{Type: wire.TypeSent, ID: f.ID, ConversationID: r.Resp.ConversationID, SeqNo: r.Resp.SeqNo,
+				MessageID: r.Resp.MessageID, Timestamp: r.Resp.Timestamp})
 		}
 	}
 }
@@ -168,7 +168,7 @@ func (s *Service) sendFrames(ctx context.Context, c *Conn, batch []request) {
 // boundaryFrames serves queued acks or reads (all of one type). They are
 // cumulative, so those of one conversation fold into one boundary move; an
 // error goes to the last frame of that conversation.
-func (s *Service) boundaryFrames(ctx context.Context, c *Conn, batch []request) {
+func (e *Engine) boundaryFrames(ctx context.Context, c *Session, batch []request) {
 	for convID, idx := range groupByConversation(batch) {
 		top := &batch[idx[len(idx)-1]].frame
 		seq := top.SeqNo
@@ -178,12 +178,12 @@ func (s *Service) boundaryFrames(ctx context.Context, c *Conn, batch []request) 
 		var err error
 		if top.Type == wire.TypeAck {
 			// The acking device knows what it acked: it gets no status frame for it.
-			_, err = s.advance(ctx, c.UserID, convID, seq, 0, c)
+			_, err = e.svc.Advance(ctx, c.UserID, convID, seq, 0, c.Conn)
 		} else {
-			_, err = s.MarkRead(ctx, c.UserID, convID, seq)
+			_, err = e.svc.MarkRead(ctx, c.UserID, convID, seq)
 		}
 		if err != nil {
-			s.reply(c, wire.ErrorFrame(top.ID, err))
+			e.reply(c, wire.ErrorFrame(top.ID, err))
 		}
 	}
 }

@@ -1,4 +1,11 @@
-package server
+// Package conn is the connection runtime: a live connection's queue of
+// encoded frames, the hook that starts its writer, how it is closed (close
+// codes, slow consumers), the frames held while its catch-up runs, and the
+// hub that finds a node's connections by user. It knows nothing of the chat
+// domain or the protocol: the transport (server/httpd) runs the writers, the
+// protocol engine (server/protocol) queues answers and catch-up, and the
+// domain (server) hands frames to users' connections through the Hub.
+package conn
 
 import (
 	"sync"
@@ -8,7 +15,7 @@ import (
 	"github.com/chatterm/chat/internal/slicepool"
 )
 
-// Close codes the transport uses when the Service ends a connection (see
+// Close codes the transport uses when the server ends a connection (see
 // docs/protocol.md): the code tells the client whether to reconnect.
 const (
 	CloseGoingAway    = 1001 // server shutting down: reconnect with backoff
@@ -16,9 +23,9 @@ const (
 	CloseTokenRevoked = 4001 // log in again before reconnecting
 )
 
-// OutFrame is an encoded frame waiting for a connection's writer, with the time it
+// Frame is an encoded frame waiting for a connection's writer, with the time it
 // was queued (delivery latency is measured from there to the socket write).
-type OutFrame struct {
+type Frame struct {
 	Data    []byte
 	Queued  time.Time
 	Message bool // a message delivery (counts toward the delivery latency histogram)
@@ -29,7 +36,8 @@ type OutFrame struct {
 	SeqNo          int64
 }
 
-// Conn is one live client connection as the Service sees it. Frames wait in a
+// Conn is one live client connection: the frames waiting for its socket and
+// how it ends. Frames wait in a
 // queue that grows only as needed (an idle connection holds none); the transport
 // registers a hook with SetWriter that the Conn calls to start a writer when
 // frames arrive or the connection is closed, and the writer takes them with Next
@@ -38,7 +46,7 @@ type OutFrame struct {
 type Conn struct {
 	ID        string
 	UserID    string
-	tokenHash string // the login it was opened with: logging out closes it
+	TokenHash string // the login it was opened with: logging out closes it
 
 	limit  int // frames queued before the connection counts as a slow consumer
 	closed chan struct{}
@@ -47,23 +55,25 @@ type Conn struct {
 	reason atomic.Value // string
 
 	mu       sync.Mutex
-	queue    []OutFrame       // frames waiting for the writer
+	queue    []Frame          // frames waiting for the writer
 	room     chan struct{}    // closed when the writer takes frames (made by a waiting sendWait)
 	writing  bool             // a writer is running (or has ended the connection)
 	start    func()           // the transport's hook: start a writer
 	ended    bool             // close was called: no more frames are queued
 	catching bool             // initial catch-up running: live frames are held
-	held     []OutFrame       // live frames that arrived during catch-up
+	held     []Frame          // live frames that arrived during catch-up
 	caughtUp map[string]int64 // during catch-up: the highest seq_no it sent per conversation
-	work     []request        // queued requests (sends, acks, syncs) run in order by one worker
-	working  bool
-
-	nextSweep atomic.Int64 // unix nanoseconds: when the delivery worker next checks its pending rows
 }
 
-func newConn(id, userID string, buffer int) *Conn {
-	return &Conn{ID: id, UserID: userID, limit: buffer, closed: make(chan struct{}), catching: true}
+// New makes the Conn of a connection that starts with its catch-up (live
+// frames are held until EndCatchUp). buffer is how many frames may wait
+// before it is closed as a slow consumer.
+func New(id, userID, tokenHash string, buffer int) *Conn {
+	return &Conn{ID: id, UserID: userID, TokenHash: tokenHash, limit: buffer, closed: make(chan struct{}), catching: true}
 }
+
+// Limit is how many frames may wait for the socket.
+func (c *Conn) Limit() int { return c.limit }
 
 // SetWriter registers the transport's hook that starts a writer; it is called
 // (never twice at once) when frames are queued or the connection is closed while
@@ -94,7 +104,7 @@ func (c *Conn) startLocked(needed bool) func() {
 // queued and it is not closed, the writer is done: it must return without
 // touching spare again (its storage goes back to a pool), and the next frame
 // starts a new one.
-func (c *Conn) Next(spare []OutFrame) (frames []OutFrame, closed bool) {
+func (c *Conn) Next(spare []Frame) (frames []Frame, closed bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	frames = c.queue
@@ -113,7 +123,7 @@ func (c *Conn) Next(spare []OutFrame) (frames []OutFrame, closed bool) {
 	return frames, c.ended
 }
 
-// Closed is closed when the Service wants the connection ended.
+// Closed is closed when the server wants the connection ended.
 func (c *Conn) Closed() <-chan struct{} { return c.closed }
 
 // CloseStatus is the code and reason to close the socket with, once Closed.
@@ -122,7 +132,9 @@ func (c *Conn) CloseStatus() (int, string) {
 	return int(c.code.Load()), r
 }
 
-func (c *Conn) close(code int, reason string) {
+// Close ends the connection with code and reason: nothing more is queued, and
+// the writer writes what is and closes the socket.
+func (c *Conn) Close(code int, reason string) {
 	c.once.Do(func() {
 		c.code.Store(int32(code))
 		c.reason.Store(reason)
@@ -138,7 +150,7 @@ func (c *Conn) close(code int, reason string) {
 }
 
 // push queues a frame unless the queue is full or the connection closed.
-func (c *Conn) push(f OutFrame) (ok, full bool) {
+func (c *Conn) push(f Frame) (ok, full bool) {
 	c.mu.Lock()
 	if c.ended {
 		c.mu.Unlock()
@@ -161,28 +173,29 @@ func (c *Conn) push(f OutFrame) (ok, full bool) {
 // burst queues tens of frames, and growing a fresh queue for each one was a
 // tenth of the server's allocated bytes under load. An idle connection holds
 // none.
-var outQueues = slicepool.New[OutFrame](16, 256)
+var outQueues = slicepool.New[Frame](16, 256)
 
 // queueFrame appends f to the queue (c.mu held), taking a recycled queue when
 // there is none.
-func (c *Conn) queueFrame(f OutFrame) {
+func (c *Conn) queueFrame(f Frame) {
 	if c.queue == nil {
 		c.queue = outQueues.Get()
 	}
 	c.queue = append(c.queue, f)
 }
 
-// trySend queues a frame without waiting; a connection whose queue is full is a
+// TrySend queues a frame without waiting; a connection whose queue is full is a
 // slow consumer and is closed rather than waited on.
-func (c *Conn) trySend(f OutFrame) {
+func (c *Conn) TrySend(f Frame) {
 	if _, full := c.push(f); full {
-		c.close(ClosePolicy, "slow consumer: send buffer full")
+		c.Close(ClosePolicy, "slow consumer: send buffer full")
 	}
 }
 
-// sendWait queues a frame, waiting for room: used by catch-up, whose volume is
-// bounded by pages and which runs on the connection's own worker.
-func (c *Conn) sendWait(f OutFrame) bool {
+// SendWait queues a frame, waiting for room; false when the connection ended
+// first. For answers and catch-up, whose volume is bounded and which run on
+// the connection's own worker.
+func (c *Conn) SendWait(f Frame) bool {
 	for {
 		c.mu.Lock()
 		if c.ended {
@@ -212,14 +225,14 @@ func (c *Conn) sendWait(f OutFrame) bool {
 	}
 }
 
-// live delivers a pushed frame, or holds it while the initial catch-up runs so the
+// Live delivers a pushed frame, or holds it while the initial catch-up runs so the
 // device sees its backlog before anything newer.
-func (c *Conn) live(f OutFrame) {
+func (c *Conn) Live(f Frame) {
 	c.mu.Lock()
 	if c.catching {
 		if len(c.held) >= c.limit*4 {
 			c.mu.Unlock()
-			c.close(ClosePolicy, "slow consumer: backlog too large during catch-up")
+			c.Close(ClosePolicy, "slow consumer: backlog too large during catch-up")
 			return
 		}
 		c.held = append(c.held, f)
@@ -227,11 +240,11 @@ func (c *Conn) live(f OutFrame) {
 		return
 	}
 	c.mu.Unlock()
-	c.trySend(f)
+	c.TrySend(f)
 }
 
-// caughtUpTo notes that catch-up sent convID's message seq (while it runs).
-func (c *Conn) caughtUpTo(convID string, seq int64) {
+// CaughtUpTo notes that catch-up sent convID's message seq (while it runs).
+func (c *Conn) CaughtUpTo(convID string, seq int64) {
 	c.mu.Lock()
 	if c.catching {
 		if c.caughtUp == nil {
@@ -242,7 +255,7 @@ func (c *Conn) caughtUpTo(convID string, seq int64) {
 	c.mu.Unlock()
 }
 
-// endCatchUp releases the frames held during catch-up, less the messages the
+// EndCatchUp releases the frames held during catch-up, less the messages the
 // catch-up itself sent (a message stored just after the device connected is
 // both pending and pushed live). Frames from other nodes carry no place and may
 // still come twice; clients dedupe by conversation_id and seq_no.
@@ -250,7 +263,7 @@ func (c *Conn) caughtUpTo(convID string, seq int64) {
 // Live frames keep being held while the held ones are queued, and catching ends
 // only when none are left, under the lock: a frame arriving meanwhile can never
 // overtake one held before it.
-func (c *Conn) endCatchUp() {
+func (c *Conn) EndCatchUp() {
 	for {
 		c.mu.Lock()
 		held := c.held
@@ -267,116 +280,9 @@ func (c *Conn) endCatchUp() {
 			if f.SeqNo > 0 && f.SeqNo <= sent[f.ConversationID] {
 				continue
 			}
-			if !c.sendWait(f) {
+			if !c.SendWait(f) {
 				return
 			}
 		}
-	}
-}
-
-// hub is this node's connections by user.
-type hub struct {
-	mu    sync.RWMutex
-	users map[string]map[*Conn]struct{}
-	count atomic.Int64
-}
-
-func newHub() *hub { return &hub{users: map[string]map[*Conn]struct{}{}} }
-
-func (h *hub) add(c *Conn) {
-	h.mu.Lock()
-	set := h.users[c.UserID]
-	if set == nil {
-		set = map[*Conn]struct{}{}
-		h.users[c.UserID] = set
-	}
-	set[c] = struct{}{}
-	h.mu.Unlock()
-	h.count.Add(1)
-}
-
-func (h *hub) remove(c *Conn) {
-	h.mu.Lock()
-	if set := h.users[c.UserID]; set != nil {
-		if _, ok := set[c]; ok {
-			delete(set, c)
-			h.count.Add(-1)
-		}
-		if len(set) == 0 {
-			delete(h.users, c.UserID)
-		}
-	}
-	h.mu.Unlock()
-}
-
-// deliver hands f to every local connection of the users, except skip.
-func (h *hub) deliver(users []string, f OutFrame, skip *Conn) {
-	h.mu.RLock()
-	var targets []*Conn
-	for _, u := range users {
-		for c := range h.users[u] {
-			if c != skip {
-				targets = append(targets, c)
-			}
-		}
-	}
-	h.mu.RUnlock()
-	for _, c := range targets {
-		c.live(f)
-	}
-}
-
-// presences lists, when called, this node's connections as registry entries.
-func (h *hub) presences(nodeID string) func() []Presence {
-	return func() []Presence {
-		h.mu.RLock()
-		defer h.mu.RUnlock()
-		out := make([]Presence, 0, h.count.Load())
-		for u, set := range h.users {
-			for c := range set {
-				out = append(out, Presence{UserID: u, ConnID: c.ID, NodeID: nodeID})
-			}
-		}
-		return out
-	}
-}
-
-// online reports whether the user has a connection on this node.
-func (h *hub) online(user string) bool {
-	h.mu.RLock()
-	defer h.mu.RUnlock()
-	return len(h.users[user]) > 0
-}
-
-func (h *hub) deliverEnvelope(env Envelope) {
-	h.deliver(env.UserIDs, OutFrame{Data: env.Frame, Queued: time.Now(), Message: true}, nil)
-}
-
-// closeToken closes this node's connections opened with the token.
-func (h *hub) closeToken(userID, tokenHash string, code int, reason string) {
-	h.mu.RLock()
-	var hit []*Conn
-	for c := range h.users[userID] {
-		if c.tokenHash == tokenHash {
-			hit = append(hit, c)
-		}
-	}
-	h.mu.RUnlock()
-	for _, c := range hit {
-		c.close(code, reason)
-	}
-}
-
-func (h *hub) closeAll(code int, reason string) {
-	h.mu.RLock()
-	var all []*Conn
-	for _, set := range h.users {
-		for c := range set {
-			all = append(all, c)
-		}
-	}
-	h.mu.RUnlock()
-	for _, c := range all {
-		c.close(code, reason)
 	}
 }

@@ -1,0 +1,139 @@
+// Package protocol is the WebSocket protocol engine: frames in, frames out.
+// It serves each connection's frames in order on a worker of its own (sends
+// batched into one durable write per conversation, acks folded), answers
+// them, runs the catch-up of a new connection and the syncs a client asks
+// for, and sweeps live connections for what the live path missed. It works
+// over the domain (server.Service) and the connection runtime (server/conn);
+// the transport (server/httpd) reads sockets into HandleFrame and writes what
+// the Conn queues.
+package protocol
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/chatterm/chat/internal/gopool"
+	"github.com/chatterm/chat/server"
+	"github.com/chatterm/chat/server/conn"
+	"github.com/chatterm/chat/wire"
+)
+
+// Engine serves the connections of one node.
+type Engine struct {
+	svc     *server.Service
+	hub     *conn.Hub
+	log     *slog.Logger
+	metrics *server.Metrics
+	cfg     server.Config
+	workers *gopool.Pool // runs connections' request workers
+
+	mu       sync.Mutex
+	sessions map[*Session]struct{}
+	bg       sync.WaitGroup // the sweep loop
+}
+
+// Session is one connection as the engine serves it: the runtime's Conn (its
+// queue of frames out) and the engine's queue of requests in.
+type Session struct {
+	*conn.Conn
+
+	mu        sync.Mutex
+	work      []request // queued requests (sends, acks, syncs) run in order by one worker
+	working   bool
+	nextSweep atomic.Int64 // unix nanoseconds: when the sweep next checks its pending rows
+}
+
+// New makes the engine of svc's node and starts its sweeps; they end when
+// svc shuts down, and Close waits for them.
+func New(svc *server.Service) *Engine {
+	cfg := svc.Config()
+	e := &Engine{svc: svc, hub: svc.Hub(), log: cfg.Logger, metrics: svc.Metrics(), cfg: cfg,
+		workers: gopool.New(maxParkedWorkers), sessions: map[*Session]struct{}{}}
+	svc.OnPublicationsLost(e.resyncAll)
+	e.bg.Go(e.runSweeps)
+	return e
+}
+
+// Close waits for the engine's background work and lets its parked workers
+// go; call it after the Service's Shutdown, which ends that work (Shutdown
+// waits for the connections' workers, and ends the sweeps).
+func (e *Engine) Close() {
+	e.bg.Wait()
+	e.workers.Close()
+}
+
+// Connect registers a new connection of userID, opened with token, and starts
+// its catch-up: the hello frame, then every pending message in seq order per
+// conversation. Live messages that arrive meanwhile are held and follow the
+// backlog.
+func (e *Engine) Connect(ctx context.Context, userID, token, connID string) (*Session, error) {
+	c := &Session{Conn: conn.New(connID, userID, server.HashSecret(token), e.cfg.SendBuffer)}
+	e.mu.Lock()
+	e.sessions[c] = struct{}{}
+	e.mu.Unlock()
+	e.svc.AddConn(ctx, c.Conn)
+	period := sweepEvery * e.cfg.RedeliverAfter
+	c.nextSweep.Store(time.Now().Add(time.Duration(rand.Int64N(int64(period))) + period/sweepEvery).UnixNano())
+	hello, _ := wire.EncodeFrame(wire.Frame{Type: wire.TypeHello, UserID: userID})
+	c.TrySend(conn.Frame{Data: hello, Queued: time.Now()})
+	e.enqueue(c, request{run: func() {
+		if err := e.catchUpPending(c); err != nil && !errors.Is(err, errConnEnded) {
+			e.catchUpLater(c, 1)
+		}
+		c.EndCatchUp()
+	}})
+	return c, nil
+}
+
+// Disconnect forgets a connection (the transport calls it when the socket ends).
+func (e *Engine) Disconnect(c *Session) {
+	c.Close(1000, "")
+	e.mu.Lock()
+	delete(e.sessions, c)
+	e.mu.Unlock()
+	e.svc.RemoveConn(c.Conn)
+}
+
+// HandleFrame serves one decoded frame from a connection. Answers and errors go to
+// the connection; nothing here blocks the read loop for long.
+func (e *Engine) HandleFrame(c *Session, f wire.Frame) {
+	e.metrics.FramesIn.WithLabelValues(f.Type).Inc()
+	switch f.Type {
+	case wire.TypeSend, wire.TypeAck, wire.TypeRead, wire.TypeSync:
+		// Boundaries and syncs run on the worker too: after the sends queued before them.
+		if !e.enqueue(c, request{frame: f}) {
+			msg := "too many requests in flight; retry"
+			if f.Type == wire.TypeSend {
+				msg = "too many requests in flight on this connection; retry after the hint"
+			}
+			e.reply(c, wire.Frame{Type: wire.TypeError, ID: f.ID, Error: &wire.Error{Code: wire.CodeOverloaded, Message: msg, RetryAfterMs: 200}})
+		}
+	case wire.TypePing:
+		e.reply(c, wire.Frame{Type: wire.TypePong, ID: f.ID})
+	default:
+		e.reply(c, wire.ErrorFrame(f.ID, wire.Errorf(wire.CodeInvalid, "a client cannot send %q frames", f.Type)))
+	}
+}
+
+// reply queues an answer to a request; answers wait for room rather than drop.
+func (e *Engine) reply(c *Session, f wire.Frame) {
+	data, err := wire.EncodeFrame(f)
+	if err != nil {
+		e.log.Error("encode reply", "type", f.Type, "err", err)
+		return
+	}
+	c.SendWait(conn.Frame{Data: data, Queued: time.Now()})
+}
+
+// Reject answers a frame the transport could not decode.
+func (e *Engine) Reject(c *Session, id string, err error) {
+	e.metrics.FramesIn.WithLabelValues("invalid").Inc()
+	e.reply(c, wire.ErrorFrame(id, err))
+}
+
+func ptr[T any](v T) *T { return &v }

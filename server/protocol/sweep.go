@@ -1,0 +1,107 @@
+package protocol
+
+import (
+	"errors"
+	"time"
+
+	"github.com/chatterm/chat/server/conn"
+	"github.com/chatterm/chat/wire"
+)
+
+// sweepEvery is the sweep period in grace periods: each live connection's
+// pending rows are read once per sweepEvery × RedeliverAfter (30 s by
+// default), so a message whose every other path was lost still arrives within
+// that time, for one read per connection per period.
+const sweepEvery = 10
+
+// runSweeps checks the live connections' sweep times until the Service's
+// context ends.
+func (e *Engine) runSweeps() {
+	every := max(e.cfg.RedeliverAfter/4, 10*time.Millisecond)
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-e.svc.Context().Done():
+			return
+		case now := <-t.C:
+			e.sweepLocal(now)
+		}
+	}
+}
+
+// live lists the connections served now.
+func (e *Engine) live() []*Session {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	out := make([]*Session, 0, len(e.sessions))
+	for c := range e.sessions {
+		out = append(out, c)
+	}
+	return out
+}
+
+// sweepLocal catches up the live connections whose sweep time has come. A new
+// connection's first sweep is a random time into the period (set in Connect),
+// so the reads spread evenly over it rather than come in bursts.
+func (e *Engine) sweepLocal(now time.Time) {
+	period := sweepEvery * e.cfg.RedeliverAfter
+	var due []*Session
+	for _, c := range e.live() {
+		if next := c.nextSweep.Load(); next != 0 && next <= now.UnixNano() {
+			due = append(due, c)
+		}
+	}
+	cutoff := now.Add(-e.cfg.RedeliverAfter)
+	for _, c := range due {
+		c.nextSweep.Store(now.Add(period).UnixNano())
+		e.enqueue(c, request{run: func() { e.sweepPending(c, cutoff) }})
+	}
+}
+
+// sweepPending sends c what is pending for its user and was stored before
+// cutoff: younger messages are on their way and will be acked, and sending
+// them now would only make a duplicate of every message in flight.
+func (e *Engine) sweepPending(c *Session, cutoff time.Time) {
+	pend, err := e.svc.PendingFor(e.svc.Context(), c.UserID)
+	if err != nil {
+		e.log.Debug("sweep: list pending", "user", c.UserID, "err", err)
+		return
+	}
+	for _, p := range pend {
+		msgs, err := e.svc.MessagesAfter(e.svc.Context(), p.ConversationID, p.FirstUndeliveredSeq-1, catchUpPage)
+		if err != nil {
+			e.log.Debug("sweep: read messages", "conversation", p.ConversationID, "err", err)
+			continue
+		}
+		for _, m := range msgs {
+			if !m.Timestamp.Before(cutoff) {
+				break
+			}
+			e.metrics.Redelivered.Inc()
+			data, _ := wire.EncodeFrame(wire.Frame{Type: wire.TypeMessage, Message: ptr(m.Wire())})
+			if !c.SendWait(conn.Frame{Data: data, Queued: time.Now(), Message: true, ConversationID: m.ConversationID, SeqNo: m.SeqNo}) {
+				return
+			}
+		}
+	}
+}
+
+// resyncAll re-runs catch-up for every live connection of this node: called
+// when publications to it may have been lost (the broker's subscription came
+// back, the registry keeper restored this node's entries). Each connection
+// gets what is pending for it, in seq order; what it had already, its client
+// drops as a duplicate.
+func (e *Engine) resyncAll() {
+	conns := e.live()
+	for _, c := range conns {
+		queued := e.enqueue(c, request{run: func() {
+			if err := e.catchUpPending(c); err != nil && !errors.Is(err, errConnEnded) {
+				e.catchUpLater(c, 1)
+			}
+		}})
+		if !queued && !e.svc.Closing() {
+			e.catchUpLater(c, 1) // the connection's queue is full: later
+		}
+	}
+}
