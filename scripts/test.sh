@@ -71,7 +71,7 @@ echo "== fuzz the HTTP handlers and the terminal sanitiser"
 go test -run '^$' -fuzz '^FuzzHTTPAPI$' -fuzztime 15s ./server/httpd/
 go test -run '^$' -fuzz '^FuzzClean$' -fuzztime 5s ./internal/termtext/
 
-for extra in scripts/bench-smoke.sh scripts/tmux-e2e.sh; do
+for extra in scripts/bench-smoke.sh scripts/tmux-e2e.sh scripts/quickstart.sh; do
 	if [ -x "$extra" ]; then
 		echo "== $extra"
 		"$extra"
