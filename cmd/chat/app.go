@@ -207,6 +207,10 @@ func exitCode(err error) int {
 			return exitAuth
 		case wire.CodeNotFound:
 			return exitUnknown
+		case wire.CodeInvalid:
+			// The server refused an argument (a too-short password, a bad
+			// name): the command line was wrong, as with a bad flag.
+			return exitUsage
 		case wire.CodeRateLimited, wire.CodeOverloaded:
 			return exitRateLimited
 		}

@@ -163,6 +163,13 @@ func TestAccount(t *testing.T) {
 			t.Fatalf("exit %d %q", code, errOut)
 		}
 	})
+	t.Run("ErrPasswordTooShort", func(t *testing.T) {
+		other := &user{t: t, name: "dave", srv: srv, home: t.TempDir()}
+		_, errOut, code := other.run("short\n", "register", "dave", "--password-stdin")
+		if code != exitUsage || !strings.Contains(errOut, "password must be") {
+			t.Fatalf("exit %d %q, want 2 and the server's reason", code, errOut)
+		}
+	})
 	t.Run("ErrNoTerminal", func(t *testing.T) {
 		other := &user{t: t, name: "alice", srv: srv, home: t.TempDir()}
 		// Standard input is a pipe: chat must not prompt.
@@ -292,6 +299,7 @@ func TestExitCodes(t *testing.T) {
 		{"ErrUsageBadWait", alice, []string{"send", "--to", "bob", "--wait", "soon", "hi"}, exitUsage, "--wait"},
 		{"ErrNotLoggedIn", nobody, []string{"send", "--to", "bob", "hi"}, exitAuth, "chat login"},
 		{"ErrTokenRefused", badToken, []string{"send", "--group", "g:abc", "hi"}, exitAuth, "chat login"},
+		{"ErrUsageRefusedByServer", alice, []string{"group", "create", "team\u202e", "--members", "bob"}, exitUsage, "name"},
 		{"ErrUnknownUser", alice, []string{"send", "--to", "carol", "hi"}, exitUnknown, "carol"},
 		{"ErrUnknownGroup", alice, []string{"send", "--group", "g:doesnotexist", "hi"}, exitUnknown, "g:doesnotexist"},
 		{"ErrUnknownHistory", alice, []string{"history", "--group", "g:doesnotexist"}, exitUnknown, "g:doesnotexist"},
