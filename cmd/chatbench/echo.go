@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"time"
@@ -57,7 +58,9 @@ func startEcho() (url string, stop func(), err error) {
 }
 
 // echo drives the echo server exactly as throughput drives the chat server: the
-// same users, window and send frames, each answered by its own echo.
+// same users, window and send frames, each answered by its own echo; once
+// with one frame per WebSocket message, and once with frames joined as
+// --client-batch joins them, so each chat rate has a like-for-like baseline.
 func (b *bench) echo(ctx context.Context) error {
 	url, stop, err := startEcho()
 	if err != nil {
@@ -78,6 +81,19 @@ func (b *bench) echo(ctx context.Context) error {
 	b.row("echo", "round trip p99", r.Latency.P99, "ms")
 	if err := echoErr(r); err != nil {
 		return err
+	}
+	// Frames joined as the throughput scenario joins them (--client-batch):
+	// the like-for-like baseline of its batched rate.
+	if b.batch > 1 {
+		if err := b.connect(ctx, &target{url: url}, peers); err != nil {
+			return err
+		}
+		rb := runChat(ctx, peers, chatOpts{window: b.window, size: b.size, duration: b.duration, ackInterval: -1, batch: b.batch})
+		b.report.Scenarios["echo_joined"] = rb
+		b.row("echo", joinedMetric(b.batch), rb.Rate, "msg/s")
+		if err := echoErr(rb); err != nil {
+			return err
+		}
 	}
 	// The same with one message in flight per user: what the machine can do when
 	// nothing can be batched, as in the latency scenario, where each chat message
@@ -101,4 +117,10 @@ func echoErr(r ChatResult) error {
 		return errors.New("no echo came back")
 	}
 	return nil
+}
+
+// joinedMetric names the rate of a run whose clients join up to batch frames
+// into one WebSocket message.
+func joinedMetric(batch int) string {
+	return fmt.Sprintf("messages/s, frames joined up to %d", batch)
 }

@@ -35,8 +35,18 @@ func TestScenariosRunInProcess(t *testing.T) {
 	if thr.Delivered == 0 || thr.Lost != 0 || thr.Disorder != 0 || thr.Acked < thr.Delivered {
 		t.Errorf("throughput: %+v: want deliveries, all acked, none lost or out of order", thr)
 	}
-	if !strings.Contains(stdout.String(), "share of echo rate") {
-		t.Errorf("table lacks the echo ratio:\n%s", stdout.String())
+	for _, ratio := range []string{"share of echo rate, one frame per message", "share of echo rate, frames joined up to"} {
+		if !strings.Contains(stdout.String(), ratio) {
+			t.Errorf("table lacks %q:\n%s", ratio, stdout.String())
+		}
+	}
+	for _, s := range []string{"echo_joined", "throughput_unjoined"} {
+		var r ChatResult
+		raw, _ := json.Marshal(rep.Scenarios[s])
+		json.Unmarshal(raw, &r)
+		if r.Delivered == 0 || r.Lost != 0 {
+			t.Errorf("%s: %+v: want deliveries, none lost (the like-for-like runs)", s, r)
+		}
 	}
 }
 

@@ -122,9 +122,32 @@ func (b *bench) throughput(ctx context.Context) error {
 		b.chatRows("throughput", r)
 		b.row("throughput", "send→delivered p99", r.Latency.P99, "ms")
 		b.cpuRows("throughput", before, after, r.Delivered)
-		return checkChat(r)
+		if err := checkChat(r); err != nil {
+			return err
+		}
+		if b.batch <= 1 {
+			return nil
+		}
+		// Again with one frame per WebSocket message, as an interactive
+		// client sends: the headline share of the echo compares this one.
+		peers, err = b.pairs(ctx, t, "t1", b.users)
+		if err != nil {
+			return err
+		}
+		if err := b.connect(ctx, t, peers); err != nil {
+			return err
+		}
+		r1 := runChat(ctx, peers, chatOpts{window: b.window, size: b.size, duration: b.duration, ackInterval: b.ackInterval, batch: 1})
+		b.report.Scenarios["throughput_unjoined"] = r1
+		b.row("throughput", unjoinedMetric, r1.Rate, "msg/s")
+		b.row("throughput", "send→delivered p99, one frame per message", r1.Latency.P99, "ms")
+		return checkChat(r1)
 	})
 }
+
+// unjoinedMetric names the rate of a run whose clients send one frame per
+// WebSocket message.
+const unjoinedMetric = "messages/s, one frame per message"
 
 // latency offers fixed rates (open loop) and reports the percentiles at each.
 func (b *bench) latency(ctx context.Context) error {
