@@ -44,6 +44,14 @@ type ConversationEvent struct{ Conversation wire.Conversation }
 // connect); re-read Session.Inbox.
 type InboxEvent struct{}
 
+// TypingEvent: another member is typing in the conversation (show it for
+// TypingShownFor after At, unless a message from them arrives first).
+type TypingEvent struct {
+	ConversationID string
+	UserID         string
+	At             time.Time
+}
+
 // StateEvent: the connection state changed. State events are never queued
 // behind a full channel (the newest wins; Session.State is always current).
 type StateEvent struct{ State State }
@@ -55,6 +63,7 @@ func (StatusEvent) event()       {}
 func (ConversationEvent) event() {}
 func (InboxEvent) event()        {}
 func (StateEvent) event()        {}
+func (TypingEvent) event()       {}
 
 // ConnStatus is the state of the connection to the server.
 type ConnStatus int

@@ -334,6 +334,15 @@ func (s *Session) handleOther(ctx context.Context, l *link, f wire.Frame) error 
 		s.emit(ctx, ConversationEvent{Conversation: *f.Conv})
 	case wire.TypeError:
 		s.handleError(ctx, l, f)
+	case wire.TypeTyping:
+		if f.UserID == "" || f.UserID == s.self || (s.cfg.Filter != nil && !s.cfg.Filter(f.ConversationID)) {
+			return nil
+		}
+		// A hint that is stale in seconds: never hold up the session for it.
+		select {
+		case s.events <- TypingEvent{ConversationID: f.ConversationID, UserID: f.UserID, At: time.Now()}:
+		default:
+		}
 	case wire.TypePong, wire.TypeHello:
 	default:
 		s.log.Debug("ignoring frame", "type", f.Type)

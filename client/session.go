@@ -76,6 +76,7 @@ type Session struct {
 	reads   map[string]int64             // read boundaries not yet told to the server
 	state   State
 	syncSeq int
+	typing  typingSent
 }
 
 // NewSession makes a session; nothing happens on the network until Run.

@@ -11,14 +11,19 @@ import (
 	"github.com/mailru/easyjson/jwriter"
 )
 
-// Frame types. Client → server: send, ack, read, sync, ping. Server → client: hello,
-// sent, message, status, synced, conversation, error, pong.
+// Frame types. Client → server: send, ack, read, sync, ping, typing. Server →
+// client: hello, sent, message, status, synced, conversation, error, pong,
+// typing.
 const (
 	TypeSend = "send" // store a message; answered by "sent" or "error" with the same id
 	TypeAck  = "ack"  // cumulative delivery ack: every message up to seq_no is stored on the device
 	TypeRead = "read" // the user has read up to seq_no
 	TypeSync = "sync" // catch up after cursors; answered by messages then "synced"
 	TypePing = "ping" // answered by "pong"
+	// TypeTyping: the user is composing in conversation_id (client → server, at
+	// most every few seconds while typing); the server passes it to the other
+	// members' devices with user_id set. Never stored, never answered.
+	TypeTyping = "typing"
 
 	TypeHello        = "hello"        // first frame from the server: who you are
 	TypeSent         = "sent"         // a send was stored durably: seq_no assigned
@@ -157,6 +162,10 @@ func (f Frame) Validate() error {
 			if c.SeqNo < 0 {
 				return Errorf(CodeInvalid, "sync: seq_no must not be negative")
 			}
+		}
+	case TypeTyping:
+		if err := ValidateConversationID(f.ConversationID); err != nil {
+			return err
 		}
 	case TypePing, TypePong, TypeSynced:
 	case TypeHello:

@@ -17,6 +17,8 @@ func sampleFrames() []Frame {
 		{Type: TypeSync, ID: "s1", Cursors: []Cursor{{ConversationID: "dm:alice:bob", SeqNo: 3}, {ConversationID: "g:x", SeqNo: 0}}},
 		{Type: TypePing, ID: "p"},
 		{Type: TypePong, ID: "p"},
+		{Type: TypeTyping, ConversationID: "g:abc"},
+		{Type: TypeTyping, ConversationID: "g:abc", UserID: "bob"},
 		{Type: TypeHello, UserID: "alice"},
 		{Type: TypeSent, ID: "r1", ConversationID: "dm:alice:bob", SeqNo: 7, MessageID: "m1", Timestamp: ts},
 		{Type: TypeMessage, Message: &Message{ConversationID: "dm:alice:bob", SeqNo: 7, MessageID: "m1", SenderID: "alice", Content: "hi", Attachment: "media/alice/abcdefghijklmnop0123", Timestamp: ts}},
@@ -47,7 +49,7 @@ func TestFrameRoundTrip(t *testing.T) {
 		seen[f.Type] = true
 	}
 	for _, typ := range []string{TypeSend, TypeAck, TypeRead, TypeSync, TypePing, TypeHello, TypeSent, TypeMessage,
-		TypeStatus, TypeSynced, TypeConversation, TypeError, TypePong} {
+		TypeStatus, TypeSynced, TypeConversation, TypeError, TypePong, TypeTyping} {
 		if !seen[typ] {
 			t.Errorf("frame type %q has no round-trip case", typ)
 		}
@@ -68,6 +70,7 @@ func TestDecodeFrameErrors(t *testing.T) {
 		"ErrReadNegative":  `{"type":"read","conversation_id":"dm:a:b","seq_no":-3}`,
 		"ErrSeqNotNumber":  `{"type":"ack","conversation_id":"dm:a:b","seq_no":"7"}`,
 		"ErrSyncBadCursor": `{"type":"sync","cursors":[{"conversation_id":"","seq_no":1}]}`,
+		"ErrTypingNoConv":  `{"type":"typing"}`,
 		"ErrTooLarge":      `{"type":"send","content":"` + strings.Repeat("x", MaxFrameBytes) + `"}`,
 	}
 	for name, in := range cases {

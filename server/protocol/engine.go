@@ -113,6 +113,10 @@ func (e *Engine) HandleFrame(c *Session, f wire.Frame) {
 			}
 			e.reply(c, wire.Frame{Type: wire.TypeError, ID: f.ID, Error: &wire.Error{Code: wire.CodeOverloaded, Message: msg, RetryAfterMs: 200}})
 		}
+	case wire.TypeTyping:
+		// Behind the connection's sends (a typing frame comes before the
+		// message it announces); dropped, unanswered, when the queue is full.
+		e.enqueue(c, request{frame: f})
 	case wire.TypePing:
 		e.reply(c, wire.Frame{Type: wire.TypePong, ID: f.ID})
 	default:

@@ -134,6 +134,13 @@ func (e *Engine) serve(c *Session, batch []request) {
 	case f.Type == wire.TypeSync:
 		e.sync(c, f)
 		return
+	case f.Type == wire.TypeTyping:
+		ctx, cancel := context.WithTimeout(e.svc.Context(), time.Second)
+		defer cancel()
+		if err := e.svc.Typing(ctx, c.UserID, f.ConversationID, c.Conn); err != nil {
+			e.log.Debug("typing dropped", "user", c.UserID, "conversation", f.ConversationID, "err", err)
+		}
+		return
 	}
 	ctx, cancel := context.WithTimeout(e.svc.Context(), 10*time.Second)
 	defer cancel()
