@@ -84,7 +84,15 @@ type Registry interface {
 	Nodes(ctx context.Context, userIDs []string) (map[string][]string, error)
 	// DropNode removes every entry of a node (it died or is shutting down).
 	DropNode(ctx context.Context, nodeID string) error
+	// LastSeen returns, for each user one of whose connections was ever
+	// removed (a Remove, or the DropNode of its node), when that last
+	// happened; users with no such record are absent. It is what "last seen"
+	// shows for a user who is offline now; kept for LastSeenTTL.
+	LastSeen(ctx context.Context, userIDs []string) (map[string]time.Time, error)
 }
+
+// LastSeenTTL is how long a registry keeps a user's last-seen time.
+const LastSeenTTL = 90 * 24 * time.Hour
 
 // Envelope is what one node hands another: a frame for some of its users.
 // Frame is the encoded wire frame, so it is encoded once however many receive it.

@@ -176,6 +176,21 @@ type StatusResponse struct {
 	Members        []MemberStatus `json:"members"`
 }
 
+// PresenceResponse is GET /v1/conversations/{id}/presence: whether each other
+// member has a live connection now, and if not, when one last went away.
+type PresenceResponse struct {
+	ConversationID string           `json:"conversation_id"`
+	Members        []MemberPresence `json:"members"`
+}
+
+// MemberPresence is one member's presence. LastSeen is zero when online, or
+// when the server has no record (never connected, or longer ago than it keeps).
+type MemberPresence struct {
+	UserID   string    `json:"user_id"`
+	Online   bool      `json:"online"`
+	LastSeen time.Time `json:"last_seen,omitzero"`
+}
+
 // InboxEntry is one conversation in the inbox.
 type InboxEntry struct {
 	ConversationID    string    `json:"conversation_id"`

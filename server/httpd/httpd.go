@@ -82,6 +82,7 @@ func New(svc *server.Service, engine *protocol.Engine, log *slog.Logger, opts Op
 	m.HandleFunc("POST /v1/conversations/{id}/delivered", h.authed(h.delivered))
 	m.HandleFunc("POST /v1/conversations/{id}/read", h.authed(h.read))
 	m.HandleFunc("GET /v1/conversations/{id}/status", h.authed(h.status))
+	m.HandleFunc("GET /v1/conversations/{id}/presence", h.authed(h.presence))
 	m.HandleFunc("GET /v1/inbox", h.authed(h.inbox))
 	m.HandleFunc("POST /v1/media", h.authed(h.createMedia))
 	m.HandleFunc("GET /v1/media/{id...}", h.authed(h.media))

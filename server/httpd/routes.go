@@ -171,6 +171,11 @@ func (h *Handler) status(w http.ResponseWriter, r *http.Request, user string) {
 	h.answer(w, r, http.StatusOK, resp, err)
 }
 
+func (h *Handler) presence(w http.ResponseWriter, r *http.Request, user string) {
+	resp, err := h.svc.Presence(r.Context(), user, r.PathValue("id"))
+	h.answer(w, r, http.StatusOK, resp, err)
+}
+
 func (h *Handler) inbox(w http.ResponseWriter, r *http.Request, user string) {
 	limit, err := queryInt(r, "limit")
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/chatterm/chat/server"
 )
@@ -20,6 +21,9 @@ type Registry struct {
 	// lock (never the other way round); Nodes, the hot call, never takes it.
 	nodeMu sync.Mutex
 	nodes  map[string]map[connKey]struct{}
+
+	seenMu sync.Mutex
+	seen   map[string]time.Time // user → when a connection of theirs last went away
 }
 
 type regShard struct {
@@ -101,6 +105,7 @@ func (r *Registry) Remove(_ context.Context, p server.Presence) error {
 	if err := checkPresence(p); err != nil {
 		return err
 	}
+	r.sawLast(p.UserID, time.Now())
 	sh := &r.shards[shardOf(p.UserID)]
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
@@ -154,6 +159,7 @@ func (r *Registry) DropNode(_ context.Context, nodeID string) error {
 		sh.mu.Lock()
 		// The connection may have been re-added on another node meanwhile.
 		if u := sh.users[k.user]; u != nil && u.conns[k.conn] == nodeID {
+			r.sawLast(k.user, time.Now())
 			delete(u.conns, k.conn)
 			if len(u.conns) == 0 {
 				delete(sh.users, k.user)
@@ -164,4 +170,29 @@ func (r *Registry) DropNode(_ context.Context, nodeID string) error {
 		sh.mu.Unlock()
 	}
 	return nil
+}
+
+// sawLast records that a connection of user went away at t.
+func (r *Registry) sawLast(user string, t time.Time) {
+	r.seenMu.Lock()
+	defer r.seenMu.Unlock()
+	if r.seen == nil {
+		r.seen = make(map[string]time.Time)
+	}
+	r.seen[user] = t
+}
+
+// LastSeen returns when a connection of each user last went away. The map
+// lives as long as the process, one entry per user who ever connected (this
+// registry is one node's, which restarts empty): no expiry is needed.
+func (r *Registry) LastSeen(_ context.Context, userIDs []string) (map[string]time.Time, error) {
+	r.seenMu.Lock()
+	defer r.seenMu.Unlock()
+	out := make(map[string]time.Time, len(userIDs))
+	for _, u := range userIDs {
+		if t, ok := r.seen[u]; ok {
+			out[u] = t
+		}
+	}
+	return out, nil
 }

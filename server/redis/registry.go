@@ -2,10 +2,12 @@ package redis
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	goredis "github.com/redis/go-redis/v9"
 
@@ -71,6 +73,7 @@ func (r *Registry) Remove(ctx context.Context, p server.Presence) error {
 		_, err := r.c.rdb.Pipelined(ctx, func(pl goredis.Pipeliner) error {
 			pl.HDel(ctx, r.c.key("reg", p.UserID), p.ConnID)
 			pl.SRem(ctx, r.c.key("node", p.NodeID), member(p))
+			r.sawLast(ctx, pl, p.UserID)
 			return nil
 		})
 		return err
@@ -144,6 +147,7 @@ func (r *Registry) DropNode(ctx context.Context, nodeID string) error {
 					continue
 				}
 				dropIf.Eval(ctx, pl, []string{r.c.key("reg", user)}, conn, nodeID)
+				r.sawLast(ctx, pl, user)
 			}
 			pl.SRem(ctx, setKey, stringsToAny(members)...)
 			return nil
@@ -158,4 +162,41 @@ func stringsToAny(ss []string) []any {
 		out[i] = s
 	}
 	return out
+}
+
+// sawLast queues the user's last-seen time (now, in unix milliseconds) on pl:
+// a string key seen:{user} that expires after server.LastSeenTTL.
+func (r *Registry) sawLast(ctx context.Context, pl goredis.Pipeliner, user string) {
+	pl.Set(ctx, r.c.key("seen", user), time.Now().UnixMilli(), server.LastSeenTTL)
+}
+
+// LastSeen is one MGET-like pipeline of GETs (the keys may be in different
+// Cluster slots).
+func (r *Registry) LastSeen(ctx context.Context, userIDs []string) (map[string]time.Time, error) {
+	out := make(map[string]time.Time, len(userIDs))
+	if len(userIDs) == 0 {
+		return out, nil
+	}
+	cmds := make([]*goredis.StringCmd, len(userIDs))
+	err := r.c.do(ctx, "registry last seen", func(ctx context.Context) error {
+		_, err := r.c.rdb.Pipelined(ctx, func(pl goredis.Pipeliner) error {
+			for i, u := range userIDs {
+				cmds[i] = pl.Get(ctx, r.c.key("seen", u))
+			}
+			return nil
+		})
+		if errors.Is(err, goredis.Nil) {
+			return nil // some users have no record
+		}
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	for i, u := range userIDs {
+		if ms, err := cmds[i].Int64(); err == nil {
+			out[u] = time.UnixMilli(ms)
+		}
+	}
+	return out, nil
 }

@@ -4,6 +4,7 @@ import (
 	"maps"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/chatterm/chat/server"
 )
@@ -102,5 +103,41 @@ func Registry(t *testing.T, newReg func(t *testing.T) server.Registry) {
 			}
 		}
 		nodes(t, r, []string{u}, map[string][]string{})
+	})
+	// "Last seen" is when a user's connection last went away, by Remove or
+	// with its node; a user never seen leaving is absent.
+	t.Run("LastSeen", func(t *testing.T) {
+		r, c := newReg(t), ctx(t)
+		ann, bob, cat := id(t, "ann"), id(t, "bob"), id(t, "cat")
+		n1, n2 := id(t, "n1"), id(t, "n2")
+		add(t, r,
+			server.Presence{UserID: ann, ConnID: "c1", NodeID: n1},
+			server.Presence{UserID: bob, ConnID: "c1", NodeID: n2},
+			server.Presence{UserID: cat, ConnID: "c1", NodeID: n1},
+		)
+		seen, err := r.LastSeen(c, []string{ann, bob, cat})
+		if err != nil || len(seen) != 0 {
+			t.Fatalf("LastSeen before anyone left = %v, %v; want none", seen, err)
+		}
+		before := time.Now().Add(-time.Second) // Redis stores milliseconds
+		if err := r.Remove(c, server.Presence{UserID: ann, ConnID: "c1", NodeID: n1}); err != nil {
+			t.Fatal(err)
+		}
+		if err := r.DropNode(c, n2); err != nil {
+			t.Fatal(err)
+		}
+		after := time.Now().Add(time.Second)
+		seen, err = r.LastSeen(c, []string{ann, bob, cat})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, u := range []string{ann, bob} {
+			if at, ok := seen[u]; !ok || at.Before(before) || at.After(after) {
+				t.Errorf("LastSeen[%s] = %v (present %v), want a time between %v and %v", u, at, ok, before, after)
+			}
+		}
+		if at, ok := seen[cat]; ok {
+			t.Errorf("LastSeen[cat] = %v: cat is still connected and never left", at)
+		}
 	})
 }

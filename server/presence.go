@@ -1,0 +1,47 @@
+package server
+
+import (
+	"context"
+
+	"github.com/chatterm/chat/wire"
+)
+
+// Presence says, for each other member of convID, whether they have a live
+// connection on any node, and if not when one last went away. Only members
+// may ask: presence is visible to the people one shares a conversation with.
+// A registry that does not answer is an error (a stale "offline" would be a
+// wrong answer, not a degraded one).
+func (s *Service) Presence(ctx context.Context, userID, convID string) (wire.PresenceResponse, error) {
+	if _, err := s.requireMember(ctx, userID, convID); err != nil {
+		return wire.PresenceResponse{}, err
+	}
+	members, err := s.memberIDs(ctx, convID)
+	if err != nil {
+		return wire.PresenceResponse{}, err
+	}
+	others := make([]string, 0, len(members))
+	for _, m := range members {
+		if m != userID {
+			others = append(others, m)
+		}
+	}
+	nodes, err := s.cfg.Registry.Nodes(ctx, others)
+	if err != nil {
+		return wire.PresenceResponse{}, s.internal("read presence", err)
+	}
+	seen, err := s.cfg.Registry.LastSeen(ctx, others)
+	if err != nil {
+		return wire.PresenceResponse{}, s.internal("read last seen", err)
+	}
+	resp := wire.PresenceResponse{ConversationID: convID, Members: make([]wire.MemberPresence, 0, len(others))}
+	for _, u := range others {
+		// This node's own connections count even if their registry entry is
+		// missing for a moment (an Add that failed, put back by the keeper).
+		p := wire.MemberPresence{UserID: u, Online: len(nodes[u]) > 0 || s.hub.Online(u)}
+		if !p.Online {
+			p.LastSeen = seen[u].UTC()
+		}
+		resp.Members = append(resp.Members, p)
+	}
+	return resp, nil
+}
