@@ -584,7 +584,101 @@ func (v Profile) MarshalEasyJSON(w *jwriter.Writer) {
 func (v *Profile) UnmarshalEasyJSON(l *jlexer.Lexer) {
 	easyjsonC1cedd36DecodeGithubComChattermChatWire6(l, v)
 }
-func easyjsonC1cedd36DecodeGithubComChattermChatWire7(in *jlexer.Lexer, out *Participant) {
+func easyjsonC1cedd36DecodeGithubComChattermChatWire7(in *jlexer.Lexer, out *PresenceResponse) {
+	isTopLevel := in.IsStart()
+	if in.IsNull() {
+		if isTopLevel {
+			in.Consumed()
+		}
+		in.Skip()
+		return
+	}
+	in.Delim('{')
+	for !in.IsDelim('}') {
+		key := in.UnsafeFieldName(false)
+		in.WantColon()
+		switch key {
+		case "conversation_id":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.ConversationID = string(in.String())
+			}
+		case "members":
+			if in.IsNull() {
+				in.Skip()
+				out.Members = nil
+			} else {
+				in.Delim('[')
+				if out.Members == nil {
+					if !in.IsDelim(']') {
+						out.Members = make([]MemberPresence, 0, 1)
+					} else {
+						out.Members = []MemberPresence{}
+					}
+				} else {
+					out.Members = (out.Members)[:0]
+				}
+				for !in.IsDelim(']') {
+					var v4 MemberPresence
+					if in.IsNull() {
+						in.Skip()
+					} else {
+						(v4).UnmarshalEasyJSON(in)
+					}
+					out.Members = append(out.Members, v4)
+					in.WantComma()
+				}
+				in.Delim(']')
+			}
+		default:
+			in.SkipRecursive()
+		}
+		in.WantComma()
+	}
+	in.Delim('}')
+	if isTopLevel {
+		in.Consumed()
+	}
+}
+func easyjsonC1cedd36EncodeGithubComChattermChatWire7(out *jwriter.Writer, in PresenceResponse) {
+	out.RawByte('{')
+	first := true
+	_ = first
+	{
+		const prefix string = ",\"conversation_id\":"
+		out.RawString(prefix[1:])
+		out.String(string(in.ConversationID))
+	}
+	{
+		const prefix string = ",\"members\":"
+		out.RawString(prefix)
+		if in.Members == nil && (out.Flags&jwriter.NilSliceAsEmpty) == 0 {
+			out.RawString("null")
+		} else {
+			out.RawByte('[')
+			for v5, v6 := range in.Members {
+				if v5 > 0 {
+					out.RawByte(',')
+				}
+				(v6).MarshalEasyJSON(out)
+			}
+			out.RawByte(']')
+		}
+	}
+	out.RawByte('}')
+}
+
+// MarshalEasyJSON supports easyjson.Marshaler interface
+func (v PresenceResponse) MarshalEasyJSON(w *jwriter.Writer) {
+	easyjsonC1cedd36EncodeGithubComChattermChatWire7(w, v)
+}
+
+// UnmarshalEasyJSON supports easyjson.Unmarshaler interface
+func (v *PresenceResponse) UnmarshalEasyJSON(l *jlexer.Lexer) {
+	easyjsonC1cedd36DecodeGithubComChattermChatWire7(l, v)
+}
+func easyjsonC1cedd36DecodeGithubComChattermChatWire8(in *jlexer.Lexer, out *Participant) {
 	isTopLevel := in.IsStart()
 	if in.IsNull() {
 		if isTopLevel {
@@ -628,7 +722,7 @@ func easyjsonC1cedd36DecodeGithubComChattermChatWire7(in *jlexer.Lexer, out *Par
 		in.Consumed()
 	}
 }
-func easyjsonC1cedd36EncodeGithubComChattermChatWire7(out *jwriter.Writer, in Participant) {
+func easyjsonC1cedd36EncodeGithubComChattermChatWire8(out *jwriter.Writer, in Participant) {
 	out.RawByte('{')
 	first := true
 	_ = first
@@ -652,14 +746,14 @@ func easyjsonC1cedd36EncodeGithubComChattermChatWire7(out *jwriter.Writer, in Pa
 
 // MarshalEasyJSON supports easyjson.Marshaler interface
 func (v Participant) MarshalEasyJSON(w *jwriter.Writer) {
-	easyjsonC1cedd36EncodeGithubComChattermChatWire7(w, v)
+	easyjsonC1cedd36EncodeGithubComChattermChatWire8(w, v)
 }
 
 // UnmarshalEasyJSON supports easyjson.Unmarshaler interface
 func (v *Participant) UnmarshalEasyJSON(l *jlexer.Lexer) {
-	easyjsonC1cedd36DecodeGithubComChattermChatWire7(l, v)
+	easyjsonC1cedd36DecodeGithubComChattermChatWire8(l, v)
 }
-func easyjsonC1cedd36DecodeGithubComChattermChatWire8(in *jlexer.Lexer, out *Message) {
+func easyjsonC1cedd36DecodeGithubComChattermChatWire9(in *jlexer.Lexer, out *Message) {
 	isTopLevel := in.IsStart()
 	if in.IsNull() {
 		if isTopLevel {
@@ -727,7 +821,7 @@ func easyjsonC1cedd36DecodeGithubComChattermChatWire8(in *jlexer.Lexer, out *Mes
 		in.Consumed()
 	}
 }
-func easyjsonC1cedd36EncodeGithubComChattermChatWire8(out *jwriter.Writer, in Message) {
+func easyjsonC1cedd36EncodeGithubComChattermChatWire9(out *jwriter.Writer, in Message) {
 	out.RawByte('{')
 	first := true
 	_ = first
@@ -771,14 +865,14 @@ func easyjsonC1cedd36EncodeGithubComChattermChatWire8(out *jwriter.Writer, in Me
 
 // MarshalEasyJSON supports easyjson.Marshaler interface
 func (v Message) MarshalEasyJSON(w *jwriter.Writer) {
-	easyjsonC1cedd36EncodeGithubComChattermChatWire8(w, v)
+	easyjsonC1cedd36EncodeGithubComChattermChatWire9(w, v)
 }
 
 // UnmarshalEasyJSON supports easyjson.Unmarshaler interface
 func (v *Message) UnmarshalEasyJSON(l *jlexer.Lexer) {
-	easyjsonC1cedd36DecodeGithubComChattermChatWire8(l, v)
+	easyjsonC1cedd36DecodeGithubComChattermChatWire9(l, v)
 }
-func easyjsonC1cedd36DecodeGithubComChattermChatWire9(in *jlexer.Lexer, out *MembersRequest) {
+func easyjsonC1cedd36DecodeGithubComChattermChatWire10(in *jlexer.Lexer, out *MembersRequest) {
 	isTopLevel := in.IsStart()
 	if in.IsNull() {
 		if isTopLevel {
@@ -808,13 +902,13 @@ func easyjsonC1cedd36DecodeGithubComChattermChatWire9(in *jlexer.Lexer, out *Mem
 					out.Members = (out.Members)[:0]
 				}
 				for !in.IsDelim(']') {
-					var v4 string
+					var v7 string
 					if in.IsNull() {
 						in.Skip()
 					} else {
-						v4 = string(in.String())
+						v7 = string(in.String())
 					}
-					out.Members = append(out.Members, v4)
+					out.Members = append(out.Members, v7)
 					in.WantComma()
 				}
 				in.Delim(']')
@@ -829,7 +923,7 @@ func easyjsonC1cedd36DecodeGithubComChattermChatWire9(in *jlexer.Lexer, out *Mem
 		in.Consumed()
 	}
 }
-func easyjsonC1cedd36EncodeGithubComChattermChatWire9(out *jwriter.Writer, in MembersRequest) {
+func easyjsonC1cedd36EncodeGithubComChattermChatWire10(out *jwriter.Writer, in MembersRequest) {
 	out.RawByte('{')
 	first := true
 	_ = first
@@ -840,11 +934,11 @@ func easyjsonC1cedd36EncodeGithubComChattermChatWire9(out *jwriter.Writer, in Me
 			out.RawString("null")
 		} else {
 			out.RawByte('[')
-			for v5, v6 := range in.Members {
-				if v5 > 0 {
+			for v8, v9 := range in.Members {
+				if v8 > 0 {
 					out.RawByte(',')
 				}
-				out.String(string(v6))
+				out.String(string(v9))
 			}
 			out.RawByte(']')
 		}
@@ -854,14 +948,14 @@ func easyjsonC1cedd36EncodeGithubComChattermChatWire9(out *jwriter.Writer, in Me
 
 // MarshalEasyJSON supports easyjson.Marshaler interface
 func (v MembersRequest) MarshalEasyJSON(w *jwriter.Writer) {
-	easyjsonC1cedd36EncodeGithubComChattermChatWire9(w, v)
+	easyjsonC1cedd36EncodeGithubComChattermChatWire10(w, v)
 }
 
 // UnmarshalEasyJSON supports easyjson.Unmarshaler interface
 func (v *MembersRequest) UnmarshalEasyJSON(l *jlexer.Lexer) {
-	easyjsonC1cedd36DecodeGithubComChattermChatWire9(l, v)
+	easyjsonC1cedd36DecodeGithubComChattermChatWire10(l, v)
 }
-func easyjsonC1cedd36DecodeGithubComChattermChatWire10(in *jlexer.Lexer, out *MemberStatus) {
+func easyjsonC1cedd36DecodeGithubComChattermChatWire11(in *jlexer.Lexer, out *MemberStatus) {
 	isTopLevel := in.IsStart()
 	if in.IsNull() {
 		if isTopLevel {
@@ -903,7 +997,7 @@ func easyjsonC1cedd36DecodeGithubComChattermChatWire10(in *jlexer.Lexer, out *Me
 		in.Consumed()
 	}
 }
-func easyjsonC1cedd36EncodeGithubComChattermChatWire10(out *jwriter.Writer, in MemberStatus) {
+func easyjsonC1cedd36EncodeGithubComChattermChatWire11(out *jwriter.Writer, in MemberStatus) {
 	out.RawByte('{')
 	first := true
 	_ = first
@@ -927,14 +1021,89 @@ func easyjsonC1cedd36EncodeGithubComChattermChatWire10(out *jwriter.Writer, in M
 
 // MarshalEasyJSON supports easyjson.Marshaler interface
 func (v MemberStatus) MarshalEasyJSON(w *jwriter.Writer) {
-	easyjsonC1cedd36EncodeGithubComChattermChatWire10(w, v)
+	easyjsonC1cedd36EncodeGithubComChattermChatWire11(w, v)
 }
 
 // UnmarshalEasyJSON supports easyjson.Unmarshaler interface
 func (v *MemberStatus) UnmarshalEasyJSON(l *jlexer.Lexer) {
-	easyjsonC1cedd36DecodeGithubComChattermChatWire10(l, v)
+	easyjsonC1cedd36DecodeGithubComChattermChatWire11(l, v)
 }
-func easyjsonC1cedd36DecodeGithubComChattermChatWire11(in *jlexer.Lexer, out *MediaResponse) {
+func easyjsonC1cedd36DecodeGithubComChattermChatWire12(in *jlexer.Lexer, out *MemberPresence) {
+	isTopLevel := in.IsStart()
+	if in.IsNull() {
+		if isTopLevel {
+			in.Consumed()
+		}
+		in.Skip()
+		return
+	}
+	in.Delim('{')
+	for !in.IsDelim('}') {
+		key := in.UnsafeFieldName(false)
+		in.WantColon()
+		switch key {
+		case "user_id":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.UserID = string(in.String())
+			}
+		case "online":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.Online = bool(in.Bool())
+			}
+		case "last_seen":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				if data := in.Raw(); in.Ok() {
+					in.AddError((out.LastSeen).UnmarshalJSON(data))
+				}
+			}
+		default:
+			in.SkipRecursive()
+		}
+		in.WantComma()
+	}
+	in.Delim('}')
+	if isTopLevel {
+		in.Consumed()
+	}
+}
+func easyjsonC1cedd36EncodeGithubComChattermChatWire12(out *jwriter.Writer, in MemberPresence) {
+	out.RawByte('{')
+	first := true
+	_ = first
+	{
+		const prefix string = ",\"user_id\":"
+		out.RawString(prefix[1:])
+		out.String(string(in.UserID))
+	}
+	{
+		const prefix string = ",\"online\":"
+		out.RawString(prefix)
+		out.Bool(bool(in.Online))
+	}
+	if !(in.LastSeen).IsZero() {
+		const prefix string = ",\"last_seen\":"
+		out.RawString(prefix)
+		out.Raw((in.LastSeen).MarshalJSON())
+	}
+	out.RawByte('}')
+}
+
+// MarshalEasyJSON supports easyjson.Marshaler interface
+func (v MemberPresence) MarshalEasyJSON(w *jwriter.Writer) {
+	easyjsonC1cedd36EncodeGithubComChattermChatWire12(w, v)
+}
+
+// UnmarshalEasyJSON supports easyjson.Unmarshaler interface
+func (v *MemberPresence) UnmarshalEasyJSON(l *jlexer.Lexer) {
+	easyjsonC1cedd36DecodeGithubComChattermChatWire12(l, v)
+}
+func easyjsonC1cedd36DecodeGithubComChattermChatWire13(in *jlexer.Lexer, out *MediaResponse) {
 	isTopLevel := in.IsStart()
 	if in.IsNull() {
 		if isTopLevel {
@@ -978,7 +1147,7 @@ func easyjsonC1cedd36DecodeGithubComChattermChatWire11(in *jlexer.Lexer, out *Me
 		in.Consumed()
 	}
 }
-func easyjsonC1cedd36EncodeGithubComChattermChatWire11(out *jwriter.Writer, in MediaResponse) {
+func easyjsonC1cedd36EncodeGithubComChattermChatWire13(out *jwriter.Writer, in MediaResponse) {
 	out.RawByte('{')
 	first := true
 	_ = first
@@ -1002,14 +1171,14 @@ func easyjsonC1cedd36EncodeGithubComChattermChatWire11(out *jwriter.Writer, in M
 
 // MarshalEasyJSON supports easyjson.Marshaler interface
 func (v MediaResponse) MarshalEasyJSON(w *jwriter.Writer) {
-	easyjsonC1cedd36EncodeGithubComChattermChatWire11(w, v)
+	easyjsonC1cedd36EncodeGithubComChattermChatWire13(w, v)
 }
 
 // UnmarshalEasyJSON supports easyjson.Unmarshaler interface
 func (v *MediaResponse) UnmarshalEasyJSON(l *jlexer.Lexer) {
-	easyjsonC1cedd36DecodeGithubComChattermChatWire11(l, v)
+	easyjsonC1cedd36DecodeGithubComChattermChatWire13(l, v)
 }
-func easyjsonC1cedd36DecodeGithubComChattermChatWire12(in *jlexer.Lexer, out *MediaRequest) {
+func easyjsonC1cedd36DecodeGithubComChattermChatWire14(in *jlexer.Lexer, out *MediaRequest) {
 	isTopLevel := in.IsStart()
 	if in.IsNull() {
 		if isTopLevel {
@@ -1039,7 +1208,7 @@ func easyjsonC1cedd36DecodeGithubComChattermChatWire12(in *jlexer.Lexer, out *Me
 		in.Consumed()
 	}
 }
-func easyjsonC1cedd36EncodeGithubComChattermChatWire12(out *jwriter.Writer, in MediaRequest) {
+func easyjsonC1cedd36EncodeGithubComChattermChatWire14(out *jwriter.Writer, in MediaRequest) {
 	out.RawByte('{')
 	first := true
 	_ = first
@@ -1053,14 +1222,14 @@ func easyjsonC1cedd36EncodeGithubComChattermChatWire12(out *jwriter.Writer, in M
 
 // MarshalEasyJSON supports easyjson.Marshaler interface
 func (v MediaRequest) MarshalEasyJSON(w *jwriter.Writer) {
-	easyjsonC1cedd36EncodeGithubComChattermChatWire12(w, v)
+	easyjsonC1cedd36EncodeGithubComChattermChatWire14(w, v)
 }
 
 // UnmarshalEasyJSON supports easyjson.Unmarshaler interface
 func (v *MediaRequest) UnmarshalEasyJSON(l *jlexer.Lexer) {
-	easyjsonC1cedd36DecodeGithubComChattermChatWire12(l, v)
+	easyjsonC1cedd36DecodeGithubComChattermChatWire14(l, v)
 }
-func easyjsonC1cedd36DecodeGithubComChattermChatWire13(in *jlexer.Lexer, out *LoginRequest) {
+func easyjsonC1cedd36DecodeGithubComChattermChatWire15(in *jlexer.Lexer, out *LoginRequest) {
 	isTopLevel := in.IsStart()
 	if in.IsNull() {
 		if isTopLevel {
@@ -1096,7 +1265,7 @@ func easyjsonC1cedd36DecodeGithubComChattermChatWire13(in *jlexer.Lexer, out *Lo
 		in.Consumed()
 	}
 }
-func easyjsonC1cedd36EncodeGithubComChattermChatWire13(out *jwriter.Writer, in LoginRequest) {
+func easyjsonC1cedd36EncodeGithubComChattermChatWire15(out *jwriter.Writer, in LoginRequest) {
 	out.RawByte('{')
 	first := true
 	_ = first
@@ -1115,14 +1284,14 @@ func easyjsonC1cedd36EncodeGithubComChattermChatWire13(out *jwriter.Writer, in L
 
 // MarshalEasyJSON supports easyjson.Marshaler interface
 func (v LoginRequest) MarshalEasyJSON(w *jwriter.Writer) {
-	easyjsonC1cedd36EncodeGithubComChattermChatWire13(w, v)
+	easyjsonC1cedd36EncodeGithubComChattermChatWire15(w, v)
 }
 
 // UnmarshalEasyJSON supports easyjson.Unmarshaler interface
 func (v *LoginRequest) UnmarshalEasyJSON(l *jlexer.Lexer) {
-	easyjsonC1cedd36DecodeGithubComChattermChatWire13(l, v)
+	easyjsonC1cedd36DecodeGithubComChattermChatWire15(l, v)
 }
-func easyjsonC1cedd36DecodeGithubComChattermChatWire14(in *jlexer.Lexer, out *InviteResponse) {
+func easyjsonC1cedd36DecodeGithubComChattermChatWire16(in *jlexer.Lexer, out *InviteResponse) {
 	isTopLevel := in.IsStart()
 	if in.IsNull() {
 		if isTopLevel {
@@ -1160,7 +1329,7 @@ func easyjsonC1cedd36DecodeGithubComChattermChatWire14(in *jlexer.Lexer, out *In
 		in.Consumed()
 	}
 }
-func easyjsonC1cedd36EncodeGithubComChattermChatWire14(out *jwriter.Writer, in InviteResponse) {
+func easyjsonC1cedd36EncodeGithubComChattermChatWire16(out *jwriter.Writer, in InviteResponse) {
 	out.RawByte('{')
 	first := true
 	_ = first
@@ -1179,14 +1348,14 @@ func easyjsonC1cedd36EncodeGithubComChattermChatWire14(out *jwriter.Writer, in I
 
 // MarshalEasyJSON supports easyjson.Marshaler interface
 func (v InviteResponse) MarshalEasyJSON(w *jwriter.Writer) {
-	easyjsonC1cedd36EncodeGithubComChattermChatWire14(w, v)
+	easyjsonC1cedd36EncodeGithubComChattermChatWire16(w, v)
 }
 
 // UnmarshalEasyJSON supports easyjson.Unmarshaler interface
 func (v *InviteResponse) UnmarshalEasyJSON(l *jlexer.Lexer) {
-	easyjsonC1cedd36DecodeGithubComChattermChatWire14(l, v)
+	easyjsonC1cedd36DecodeGithubComChattermChatWire16(l, v)
 }
-func easyjsonC1cedd36DecodeGithubComChattermChatWire15(in *jlexer.Lexer, out *InboxResponse) {
+func easyjsonC1cedd36DecodeGithubComChattermChatWire17(in *jlexer.Lexer, out *InboxResponse) {
 	isTopLevel := in.IsStart()
 	if in.IsNull() {
 		if isTopLevel {
@@ -1216,13 +1385,13 @@ func easyjsonC1cedd36DecodeGithubComChattermChatWire15(in *jlexer.Lexer, out *In
 					out.Conversations = (out.Conversations)[:0]
 				}
 				for !in.IsDelim(']') {
-					var v7 InboxEntry
+					var v10 InboxEntry
 					if in.IsNull() {
 						in.Skip()
 					} else {
-						(v7).UnmarshalEasyJSON(in)
+						(v10).UnmarshalEasyJSON(in)
 					}
-					out.Conversations = append(out.Conversations, v7)
+					out.Conversations = append(out.Conversations, v10)
 					in.WantComma()
 				}
 				in.Delim(']')
@@ -1237,7 +1406,7 @@ func easyjsonC1cedd36DecodeGithubComChattermChatWire15(in *jlexer.Lexer, out *In
 		in.Consumed()
 	}
 }
-func easyjsonC1cedd36EncodeGithubComChattermChatWire15(out *jwriter.Writer, in InboxResponse) {
+func easyjsonC1cedd36EncodeGithubComChattermChatWire17(out *jwriter.Writer, in InboxResponse) {
 	out.RawByte('{')
 	first := true
 	_ = first
@@ -1248,11 +1417,11 @@ func easyjsonC1cedd36EncodeGithubComChattermChatWire15(out *jwriter.Writer, in I
 			out.RawString("null")
 		} else {
 			out.RawByte('[')
-			for v8, v9 := range in.Conversations {
-				if v8 > 0 {
+			for v11, v12 := range in.Conversations {
+				if v11 > 0 {
 					out.RawByte(',')
 				}
-				(v9).MarshalEasyJSON(out)
+				(v12).MarshalEasyJSON(out)
 			}
 			out.RawByte(']')
 		}
@@ -1262,14 +1431,14 @@ func easyjsonC1cedd36EncodeGithubComChattermChatWire15(out *jwriter.Writer, in I
 
 // MarshalEasyJSON supports easyjson.Marshaler interface
 func (v InboxResponse) MarshalEasyJSON(w *jwriter.Writer) {
-	easyjsonC1cedd36EncodeGithubComChattermChatWire15(w, v)
+	easyjsonC1cedd36EncodeGithubComChattermChatWire17(w, v)
 }
 
 // UnmarshalEasyJSON supports easyjson.Unmarshaler interface
 func (v *InboxResponse) UnmarshalEasyJSON(l *jlexer.Lexer) {
-	easyjsonC1cedd36DecodeGithubComChattermChatWire15(l, v)
+	easyjsonC1cedd36DecodeGithubComChattermChatWire17(l, v)
 }
-func easyjsonC1cedd36DecodeGithubComChattermChatWire16(in *jlexer.Lexer, out *InboxEntry) {
+func easyjsonC1cedd36DecodeGithubComChattermChatWire18(in *jlexer.Lexer, out *InboxEntry) {
 	isTopLevel := in.IsStart()
 	if in.IsNull() {
 		if isTopLevel {
@@ -1361,7 +1530,7 @@ func easyjsonC1cedd36DecodeGithubComChattermChatWire16(in *jlexer.Lexer, out *In
 		in.Consumed()
 	}
 }
-func easyjsonC1cedd36EncodeGithubComChattermChatWire16(out *jwriter.Writer, in InboxEntry) {
+func easyjsonC1cedd36EncodeGithubComChattermChatWire18(out *jwriter.Writer, in InboxEntry) {
 	out.RawByte('{')
 	first := true
 	_ = first
@@ -1425,14 +1594,14 @@ func easyjsonC1cedd36EncodeGithubComChattermChatWire16(out *jwriter.Writer, in I
 
 // MarshalEasyJSON supports easyjson.Marshaler interface
 func (v InboxEntry) MarshalEasyJSON(w *jwriter.Writer) {
-	easyjsonC1cedd36EncodeGithubComChattermChatWire16(w, v)
+	easyjsonC1cedd36EncodeGithubComChattermChatWire18(w, v)
 }
 
 // UnmarshalEasyJSON supports easyjson.Unmarshaler interface
 func (v *InboxEntry) UnmarshalEasyJSON(l *jlexer.Lexer) {
-	easyjsonC1cedd36DecodeGithubComChattermChatWire16(l, v)
+	easyjsonC1cedd36DecodeGithubComChattermChatWire18(l, v)
 }
-func easyjsonC1cedd36DecodeGithubComChattermChatWire17(in *jlexer.Lexer, out *HistoryResponse) {
+func easyjsonC1cedd36DecodeGithubComChattermChatWire19(in *jlexer.Lexer, out *HistoryResponse) {
 	isTopLevel := in.IsStart()
 	if in.IsNull() {
 		if isTopLevel {
@@ -1468,13 +1637,13 @@ func easyjsonC1cedd36DecodeGithubComChattermChatWire17(in *jlexer.Lexer, out *Hi
 					out.Messages = (out.Messages)[:0]
 				}
 				for !in.IsDelim(']') {
-					var v10 Message
+					var v13 Message
 					if in.IsNull() {
 						in.Skip()
 					} else {
-						(v10).UnmarshalEasyJSON(in)
+						(v13).UnmarshalEasyJSON(in)
 					}
-					out.Messages = append(out.Messages, v10)
+					out.Messages = append(out.Messages, v13)
 					in.WantComma()
 				}
 				in.Delim(']')
@@ -1495,7 +1664,7 @@ func easyjsonC1cedd36DecodeGithubComChattermChatWire17(in *jlexer.Lexer, out *Hi
 		in.Consumed()
 	}
 }
-func easyjsonC1cedd36EncodeGithubComChattermChatWire17(out *jwriter.Writer, in HistoryResponse) {
+func easyjsonC1cedd36EncodeGithubComChattermChatWire19(out *jwriter.Writer, in HistoryResponse) {
 	out.RawByte('{')
 	first := true
 	_ = first
@@ -1511,11 +1680,11 @@ func easyjsonC1cedd36EncodeGithubComChattermChatWire17(out *jwriter.Writer, in H
 			out.RawString("null")
 		} else {
 			out.RawByte('[')
-			for v11, v12 := range in.Messages {
-				if v11 > 0 {
+			for v14, v15 := range in.Messages {
+				if v14 > 0 {
 					out.RawByte(',')
 				}
-				(v12).MarshalEasyJSON(out)
+				(v15).MarshalEasyJSON(out)
 			}
 			out.RawByte(']')
 		}
@@ -1530,14 +1699,14 @@ func easyjsonC1cedd36EncodeGithubComChattermChatWire17(out *jwriter.Writer, in H
 
 // MarshalEasyJSON supports easyjson.Marshaler interface
 func (v HistoryResponse) MarshalEasyJSON(w *jwriter.Writer) {
-	easyjsonC1cedd36EncodeGithubComChattermChatWire17(w, v)
+	easyjsonC1cedd36EncodeGithubComChattermChatWire19(w, v)
 }
 
 // UnmarshalEasyJSON supports easyjson.Unmarshaler interface
 func (v *HistoryResponse) UnmarshalEasyJSON(l *jlexer.Lexer) {
-	easyjsonC1cedd36DecodeGithubComChattermChatWire17(l, v)
+	easyjsonC1cedd36DecodeGithubComChattermChatWire19(l, v)
 }
-func easyjsonC1cedd36DecodeGithubComChattermChatWire18(in *jlexer.Lexer, out *CreateConversationRequest) {
+func easyjsonC1cedd36DecodeGithubComChattermChatWire20(in *jlexer.Lexer, out *CreateConversationRequest) {
 	isTopLevel := in.IsStart()
 	if in.IsNull() {
 		if isTopLevel {
@@ -1579,13 +1748,13 @@ func easyjsonC1cedd36DecodeGithubComChattermChatWire18(in *jlexer.Lexer, out *Cr
 					out.Members = (out.Members)[:0]
 				}
 				for !in.IsDelim(']') {
-					var v13 string
+					var v16 string
 					if in.IsNull() {
 						in.Skip()
 					} else {
-						v13 = string(in.String())
+						v16 = string(in.String())
 					}
-					out.Members = append(out.Members, v13)
+					out.Members = append(out.Members, v16)
 					in.WantComma()
 				}
 				in.Delim(']')
@@ -1600,7 +1769,7 @@ func easyjsonC1cedd36DecodeGithubComChattermChatWire18(in *jlexer.Lexer, out *Cr
 		in.Consumed()
 	}
 }
-func easyjsonC1cedd36EncodeGithubComChattermChatWire18(out *jwriter.Writer, in CreateConversationRequest) {
+func easyjsonC1cedd36EncodeGithubComChattermChatWire20(out *jwriter.Writer, in CreateConversationRequest) {
 	out.RawByte('{')
 	first := true
 	_ = first
@@ -1621,11 +1790,11 @@ func easyjsonC1cedd36EncodeGithubComChattermChatWire18(out *jwriter.Writer, in C
 			out.RawString("null")
 		} else {
 			out.RawByte('[')
-			for v14, v15 := range in.Members {
-				if v14 > 0 {
+			for v17, v18 := range in.Members {
+				if v17 > 0 {
 					out.RawByte(',')
 				}
-				out.String(string(v15))
+				out.String(string(v18))
 			}
 			out.RawByte(']')
 		}
@@ -1635,14 +1804,14 @@ func easyjsonC1cedd36EncodeGithubComChattermChatWire18(out *jwriter.Writer, in C
 
 // MarshalEasyJSON supports easyjson.Marshaler interface
 func (v CreateConversationRequest) MarshalEasyJSON(w *jwriter.Writer) {
-	easyjsonC1cedd36EncodeGithubComChattermChatWire18(w, v)
+	easyjsonC1cedd36EncodeGithubComChattermChatWire20(w, v)
 }
 
 // UnmarshalEasyJSON supports easyjson.Unmarshaler interface
 func (v *CreateConversationRequest) UnmarshalEasyJSON(l *jlexer.Lexer) {
-	easyjsonC1cedd36DecodeGithubComChattermChatWire18(l, v)
+	easyjsonC1cedd36DecodeGithubComChattermChatWire20(l, v)
 }
-func easyjsonC1cedd36DecodeGithubComChattermChatWire19(in *jlexer.Lexer, out *Conversation) {
+func easyjsonC1cedd36DecodeGithubComChattermChatWire21(in *jlexer.Lexer, out *Conversation) {
 	isTopLevel := in.IsStart()
 	if in.IsNull() {
 		if isTopLevel {
@@ -1724,13 +1893,13 @@ func easyjsonC1cedd36DecodeGithubComChattermChatWire19(in *jlexer.Lexer, out *Co
 					out.Participants = (out.Participants)[:0]
 				}
 				for !in.IsDelim(']') {
-					var v16 Participant
+					var v19 Participant
 					if in.IsNull() {
 						in.Skip()
 					} else {
-						(v16).UnmarshalEasyJSON(in)
+						(v19).UnmarshalEasyJSON(in)
 					}
-					out.Participants = append(out.Participants, v16)
+					out.Participants = append(out.Participants, v19)
 					in.WantComma()
 				}
 				in.Delim(']')
@@ -1745,7 +1914,7 @@ func easyjsonC1cedd36DecodeGithubComChattermChatWire19(in *jlexer.Lexer, out *Co
 		in.Consumed()
 	}
 }
-func easyjsonC1cedd36EncodeGithubComChattermChatWire19(out *jwriter.Writer, in Conversation) {
+func easyjsonC1cedd36EncodeGithubComChattermChatWire21(out *jwriter.Writer, in Conversation) {
 	out.RawByte('{')
 	first := true
 	_ = first
@@ -1794,11 +1963,11 @@ func easyjsonC1cedd36EncodeGithubComChattermChatWire19(out *jwriter.Writer, in C
 		out.RawString(prefix)
 		{
 			out.RawByte('[')
-			for v17, v18 := range in.Participants {
-				if v17 > 0 {
+			for v20, v21 := range in.Participants {
+				if v20 > 0 {
 					out.RawByte(',')
 				}
-				(v18).MarshalEasyJSON(out)
+				(v21).MarshalEasyJSON(out)
 			}
 			out.RawByte(']')
 		}
@@ -1808,14 +1977,14 @@ func easyjsonC1cedd36EncodeGithubComChattermChatWire19(out *jwriter.Writer, in C
 
 // MarshalEasyJSON supports easyjson.Marshaler interface
 func (v Conversation) MarshalEasyJSON(w *jwriter.Writer) {
-	easyjsonC1cedd36EncodeGithubComChattermChatWire19(w, v)
+	easyjsonC1cedd36EncodeGithubComChattermChatWire21(w, v)
 }
 
 // UnmarshalEasyJSON supports easyjson.Unmarshaler interface
 func (v *Conversation) UnmarshalEasyJSON(l *jlexer.Lexer) {
-	easyjsonC1cedd36DecodeGithubComChattermChatWire19(l, v)
+	easyjsonC1cedd36DecodeGithubComChattermChatWire21(l, v)
 }
-func easyjsonC1cedd36DecodeGithubComChattermChatWire20(in *jlexer.Lexer, out *AuthResponse) {
+func easyjsonC1cedd36DecodeGithubComChattermChatWire22(in *jlexer.Lexer, out *AuthResponse) {
 	isTopLevel := in.IsStart()
 	if in.IsNull() {
 		if isTopLevel {
@@ -1865,7 +2034,7 @@ func easyjsonC1cedd36DecodeGithubComChattermChatWire20(in *jlexer.Lexer, out *Au
 		in.Consumed()
 	}
 }
-func easyjsonC1cedd36EncodeGithubComChattermChatWire20(out *jwriter.Writer, in AuthResponse) {
+func easyjsonC1cedd36EncodeGithubComChattermChatWire22(out *jwriter.Writer, in AuthResponse) {
 	out.RawByte('{')
 	first := true
 	_ = first
@@ -1894,10 +2063,10 @@ func easyjsonC1cedd36EncodeGithubComChattermChatWire20(out *jwriter.Writer, in A
 
 // MarshalEasyJSON supports easyjson.Marshaler interface
 func (v AuthResponse) MarshalEasyJSON(w *jwriter.Writer) {
-	easyjsonC1cedd36EncodeGithubComChattermChatWire20(w, v)
+	easyjsonC1cedd36EncodeGithubComChattermChatWire22(w, v)
 }
 
 // UnmarshalEasyJSON supports easyjson.Unmarshaler interface
 func (v *AuthResponse) UnmarshalEasyJSON(l *jlexer.Lexer) {
-	easyjsonC1cedd36DecodeGithubComChattermChatWire20(l, v)
+	easyjsonC1cedd36DecodeGithubComChattermChatWire22(l, v)
 }
