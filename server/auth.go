@@ -194,11 +194,24 @@ func (s *Service) CreateInvite(ctx context.Context, userID string) (wire.InviteR
 // Profile returns a user's public profile through the profile cache; concurrent
 // misses for one user share a single store read (request coalescing).
 func (s *Service) Profile(ctx context.Context, userID string) (wire.Profile, error) {
+	p, err := s.profile(ctx, userID)
+	return wireProfile(p), err
+}
+
+// Me is the caller's own profile: the public one and the caller's settings.
+func (s *Service) Me(ctx context.Context, userID string) (wire.Profile, error) {
+	p, err := s.profile(ctx, userID)
+	me := wireProfile(p)
+	me.HidePresence = p.HidePresence
+	return me, err
+}
+
+func (s *Service) profile(ctx context.Context, userID string) (Profile, error) {
 	if err := wire.ValidateUserID(userID); err != nil {
-		return wire.Profile{}, err
+		return Profile{}, err
 	}
 	if p, ok, err := s.cfg.Profiles.Get(ctx, userID); err == nil && ok {
-		return wireProfile(p), nil
+		return p, nil
 	} else if err != nil {
 		s.metrics.Fallbacks.WithLabelValues("profile_cache").Inc()
 	}
@@ -207,27 +220,31 @@ func (s *Service) Profile(ctx context.Context, userID string) (wire.Profile, err
 		if err != nil {
 			return nil, err
 		}
-		p := Profile{UserID: u.ID, DisplayName: u.DisplayName, Status: u.Status, Admin: u.Admin}
+		p := profileOf(u)
 		if err := s.cfg.Profiles.Set(ctx, p); err != nil {
 			s.log.Debug("profile cache set", "err", err)
 		}
 		return p, nil
 	})
 	if errors.Is(err, ErrNotFound) {
-		return wire.Profile{}, wire.Errorf(wire.CodeNotFound, "no user %q", userID)
+		return Profile{}, wire.Errorf(wire.CodeNotFound, "no user %q", userID)
 	}
 	if err != nil {
-		return wire.Profile{}, s.internal("load profile", err)
+		return Profile{}, s.internal("load profile", err)
 	}
-	return wireProfile(v.(Profile)), nil
+	return v.(Profile), nil
+}
+
+func profileOf(u User) Profile {
+	return Profile{UserID: u.ID, DisplayName: u.DisplayName, Status: u.Status, Admin: u.Admin, HidePresence: u.HidePresence}
 }
 
 func wireProfile(p Profile) wire.Profile {
 	return wire.Profile{UserID: p.UserID, DisplayName: p.DisplayName, Status: p.Status, Admin: p.Admin}
 }
 
-// UpdateProfile changes the caller's display name or status; the cached profile is
-// deleted synchronously.
+// UpdateProfile changes the caller's display name, status or presence
+// setting; the cached profile is deleted synchronously.
 func (s *Service) UpdateProfile(ctx context.Context, userID string, upd wire.ProfileUpdate) (wire.Profile, error) {
 	if upd.DisplayName != nil {
 		if *upd.DisplayName == "" {
@@ -242,12 +259,14 @@ func (s *Service) UpdateProfile(ctx context.Context, userID string, upd wire.Pro
 			return wire.Profile{}, err
 		}
 	}
-	u, err := s.store.UpdateProfile(ctx, userID, upd.DisplayName, upd.Status)
+	u, err := s.store.UpdateProfile(ctx, userID, ProfileChange{DisplayName: upd.DisplayName, Status: upd.Status, HidePresence: upd.HidePresence})
 	if err != nil {
 		return wire.Profile{}, s.internal("update profile", err)
 	}
 	if err := s.cfg.Profiles.Delete(ctx, userID); err != nil {
 		s.log.Warn("profile cache delete", "user", userID, "err", err)
 	}
-	return wire.Profile{UserID: u.ID, DisplayName: u.DisplayName, Status: u.Status, Admin: u.Admin}, nil
+	me := wireProfile(profileOf(u))
+	me.HidePresence = u.HidePresence
+	return me, nil
 }

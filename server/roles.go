@@ -61,10 +61,11 @@ type ProfileCache interface {
 
 // Profile is the public part of a user.
 type Profile struct {
-	UserID      string
-	DisplayName string
-	Status      string
-	Admin       bool
+	UserID       string
+	DisplayName  string
+	Status       string
+	Admin        bool
+	HidePresence bool
 }
 
 // Presence is one live connection of a user on a node.

@@ -27,7 +27,15 @@ type User struct {
 	Status       string
 	PasswordHash []byte
 	Admin        bool
+	HidePresence bool // others see neither online nor last seen (and neither does the user)
 	CreatedAt    time.Time
+}
+
+// ProfileChange is what UpdateProfile changes: the fields that are not nil.
+type ProfileChange struct {
+	DisplayName  *string
+	Status       *string
+	HidePresence *bool
 }
 
 // Token is a login session, stored by the hash of the bearer token.

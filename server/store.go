@@ -31,7 +31,7 @@ type AccountStore interface {
 	CreateUser(ctx context.Context, u User, claim Claim) error
 	GetUser(ctx context.Context, id string) (User, error) // ErrNotFound
 	// UpdateProfile changes the non-nil fields and returns the user as stored.
-	UpdateProfile(ctx context.Context, id string, displayName, status *string) (User, error)
+	UpdateProfile(ctx context.Context, id string, change ProfileChange) (User, error)
 	PutInvite(ctx context.Context, inv Invite) error
 	PutToken(ctx context.Context, t Token) error
 	GetToken(ctx context.Context, hash string) (Token, error) // ErrNotFound, also when expired

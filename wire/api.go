@@ -100,12 +100,16 @@ type Profile struct {
 	DisplayName string `json:"display_name"`
 	Status      string `json:"status,omitempty"`
 	Admin       bool   `json:"admin,omitempty"`
+	// HidePresence: the user shows no presence (online, last seen) to others,
+	// and sees none of theirs. Only in the user's own profile (GET /v1/me).
+	HidePresence bool `json:"hide_presence,omitempty"`
 }
 
 // ProfileUpdate is PATCH /v1/me; nil fields stay as they are.
 type ProfileUpdate struct {
-	DisplayName *string `json:"display_name,omitempty"`
-	Status      *string `json:"status,omitempty"`
+	DisplayName  *string `json:"display_name,omitempty"`
+	Status       *string `json:"status,omitempty"`
+	HidePresence *bool   `json:"hide_presence,omitempty"`
 }
 
 // InviteResponse is POST /v1/invites (admins only).
@@ -189,6 +193,9 @@ type MemberPresence struct {
 	UserID   string    `json:"user_id"`
 	Online   bool      `json:"online"`
 	LastSeen time.Time `json:"last_seen,omitzero"`
+	// Hidden: the member hides their presence, or the asker hides theirs (who
+	// hides is not shown others' either); Online and LastSeen say nothing then.
+	Hidden bool `json:"hidden,omitempty"`
 }
 
 // InboxEntry is one conversation in the inbox.

@@ -458,6 +458,20 @@ func easyjsonC1cedd36DecodeGithubComChattermChatWire5(in *jlexer.Lexer, out *Pro
 					*out.Status = string(in.String())
 				}
 			}
+		case "hide_presence":
+			if in.IsNull() {
+				in.Skip()
+				out.HidePresence = nil
+			} else {
+				if out.HidePresence == nil {
+					out.HidePresence = new(bool)
+				}
+				if in.IsNull() {
+					in.Skip()
+				} else {
+					*out.HidePresence = bool(in.Bool())
+				}
+			}
 		default:
 			in.SkipRecursive()
 		}
@@ -487,6 +501,16 @@ func easyjsonC1cedd36EncodeGithubComChattermChatWire5(out *jwriter.Writer, in Pr
 			out.RawString(prefix)
 		}
 		out.String(string(*in.Status))
+	}
+	if in.HidePresence != nil {
+		const prefix string = ",\"hide_presence\":"
+		if first {
+			first = false
+			out.RawString(prefix[1:])
+		} else {
+			out.RawString(prefix)
+		}
+		out.Bool(bool(*in.HidePresence))
 	}
 	out.RawByte('}')
 }
@@ -538,6 +562,12 @@ func easyjsonC1cedd36DecodeGithubComChattermChatWire6(in *jlexer.Lexer, out *Pro
 			} else {
 				out.Admin = bool(in.Bool())
 			}
+		case "hide_presence":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.HidePresence = bool(in.Bool())
+			}
 		default:
 			in.SkipRecursive()
 		}
@@ -571,6 +601,11 @@ func easyjsonC1cedd36EncodeGithubComChattermChatWire6(out *jwriter.Writer, in Pr
 		const prefix string = ",\"admin\":"
 		out.RawString(prefix)
 		out.Bool(bool(in.Admin))
+	}
+	if in.HidePresence {
+		const prefix string = ",\"hide_presence\":"
+		out.RawString(prefix)
+		out.Bool(bool(in.HidePresence))
 	}
 	out.RawByte('}')
 }
@@ -1062,6 +1097,12 @@ func easyjsonC1cedd36DecodeGithubComChattermChatWire12(in *jlexer.Lexer, out *Me
 					in.AddError((out.LastSeen).UnmarshalJSON(data))
 				}
 			}
+		case "hidden":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.Hidden = bool(in.Bool())
+			}
 		default:
 			in.SkipRecursive()
 		}
@@ -1090,6 +1131,11 @@ func easyjsonC1cedd36EncodeGithubComChattermChatWire12(out *jwriter.Writer, in M
 		const prefix string = ",\"last_seen\":"
 		out.RawString(prefix)
 		out.Raw((in.LastSeen).MarshalJSON())
+	}
+	if in.Hidden {
+		const prefix string = ",\"hidden\":"
+		out.RawString(prefix)
+		out.Bool(bool(in.Hidden))
 	}
 	out.RawByte('}')
 }

@@ -24,6 +24,7 @@ func (s *Store) CreateUser(ctx context.Context, u server.User, claim server.Clai
 		"status":        sv(u.Status),
 		"password_hash": &types.AttributeValueMemberB{Value: u.PasswordHash},
 		"admin":         bv(u.Admin),
+		"hide_presence": bv(u.HidePresence),
 		"created_at":    tv(u.CreatedAt),
 	}
 	if len(u.PasswordHash) == 0 {
@@ -99,13 +100,15 @@ func userFrom(it item) server.User {
 		Status:       getS(it, "status"),
 		PasswordHash: getB(it, "password_hash"),
 		Admin:        getBool(it, "admin"),
+		HidePresence: getBool(it, "hide_presence"), // absent on users made before it existed: false
 		CreatedAt:    getT(it, "created_at"),
 	}
 }
 
 // UpdateProfile is one conditional UpdateItem returning the new item.
-func (s *Store) UpdateProfile(ctx context.Context, id string, displayName, status *string) (server.User, error) {
-	if displayName == nil && status == nil {
+func (s *Store) UpdateProfile(ctx context.Context, id string, ch server.ProfileChange) (server.User, error) {
+	displayName, status := ch.DisplayName, ch.Status
+	if displayName == nil && status == nil && ch.HidePresence == nil {
 		return s.GetUser(ctx, id)
 	}
 	var u server.User
@@ -124,6 +127,13 @@ func (s *Store) UpdateProfile(ctx context.Context, id string, displayName, statu
 			}
 			expr += " #st = :s"
 			vals[":s"] = sv(*status)
+		}
+		if ch.HidePresence != nil {
+			if len(vals) > 0 {
+				expr += ","
+			}
+			expr += " hide_presence = :h"
+			vals[":h"] = bv(*ch.HidePresence)
 		}
 		in := &dynamodb.UpdateItemInput{
 			TableName:                 aws.String(s.t.users),

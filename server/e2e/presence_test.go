@@ -46,3 +46,52 @@ func TestPresenceOfMembers(t *testing.T) {
 		t.Fatalf("an outsider asked for presence: %d %+v, want 403 or 404", st, e)
 	}
 }
+
+// A member who hides their presence shows neither online nor last seen to
+// anyone, and sees no one's; the setting is in their own profile only.
+func TestPresenceHidden(t *testing.T) {
+	srv := servertest.Start(t)
+	alice, bob := register(t, srv, "alice"), register(t, srv, "bob")
+	conv := alice.direct("bob")
+	dial(t, alice)
+	dial(t, bob)
+	presenceOf := func(asker *api, user string) wire.MemberPresence {
+		t.Helper()
+		var resp wire.PresenceResponse
+		if st := asker.do("GET", "/v1/conversations/"+conv+"/presence", nil, &resp); st != http.StatusOK {
+			t.Fatalf("presence: %d", st)
+		}
+		for _, m := range resp.Members {
+			if m.UserID == user {
+				return m
+			}
+		}
+		t.Fatalf("no %s in %+v", user, resp.Members)
+		return wire.MemberPresence{}
+	}
+	testenv.WaitFor(t, wait, func() bool { return presenceOf(alice, "bob").Online })
+	hide := func(a *api, on bool) {
+		t.Helper()
+		var me wire.Profile
+		if st := a.do("PATCH", "/v1/me", wire.ProfileUpdate{HidePresence: &on}, &me); st != http.StatusOK || me.HidePresence != on {
+			t.Fatalf("PATCH /v1/me hide_presence=%v: %d %+v", on, st, me)
+		}
+	}
+	hide(bob, true)
+	if p := presenceOf(alice, "bob"); !p.Hidden || p.Online || !p.LastSeen.IsZero() {
+		t.Fatalf("bob hides his presence, alice sees %+v", p)
+	}
+	var me, seen wire.Profile
+	bob.do("GET", "/v1/me", nil, &me)
+	alice.do("GET", "/v1/users/bob", nil, &seen)
+	if !me.HidePresence || seen.HidePresence {
+		t.Fatalf("bob's own profile %+v (want hide_presence), as alice sees it %+v (want none)", me, seen)
+	}
+	if p := presenceOf(bob, "alice"); !p.Hidden || p.Online {
+		t.Fatalf("bob hides his presence but sees alice's: %+v", p)
+	}
+	hide(bob, false)
+	if p := presenceOf(alice, "bob"); p.Hidden || !p.Online {
+		t.Fatalf("bob shows his presence again, alice sees %+v", p)
+	}
+}

@@ -64,7 +64,7 @@ func (h *Handler) logout(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *Handler) me(w http.ResponseWriter, r *http.Request, user string) {
-	p, err := h.svc.Profile(r.Context(), user)
+	p, err := h.svc.Me(r.Context(), user)
 	h.answer(w, r, http.StatusOK, p, err)
 }
 

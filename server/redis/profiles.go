@@ -26,6 +26,7 @@ type cachedProfile struct {
 	Name   string `json:"n,omitempty"`
 	Status string `json:"s,omitempty"`
 	Admin  bool   `json:"a,omitempty"`
+	Hide   bool   `json:"h,omitempty"` // HidePresence
 }
 
 func (pc *ProfileCache) Get(ctx context.Context, userID string) (server.Profile, bool, error) {
@@ -45,14 +46,14 @@ func (pc *ProfileCache) Get(ctx context.Context, userID string) (server.Profile,
 		// A corrupt entry is a miss: the caller loads and overwrites it.
 		return server.Profile{}, false, nil
 	}
-	return server.Profile{UserID: userID, DisplayName: cp.Name, Status: cp.Status, Admin: cp.Admin}, true, nil
+	return server.Profile{UserID: userID, DisplayName: cp.Name, Status: cp.Status, Admin: cp.Admin, HidePresence: cp.Hide}, true, nil
 }
 
 func (pc *ProfileCache) Set(ctx context.Context, p server.Profile) error {
 	if p.UserID == "" {
 		return errEmpty
 	}
-	b, err := json.Marshal(cachedProfile{Name: p.DisplayName, Status: p.Status, Admin: p.Admin})
+	b, err := json.Marshal(cachedProfile{Name: p.DisplayName, Status: p.Status, Admin: p.Admin, Hide: p.HidePresence})
 	if err != nil {
 		return fmt.Errorf("redis profile set: %w", err)
 	}

@@ -15,7 +15,7 @@ func ProfileCache(t *testing.T, newCache func(t *testing.T) server.ProfileCache)
 		if _, ok, err := pc.Get(c, u); err != nil || ok {
 			t.Fatalf("Get before Set = %v, %v; want miss", ok, err)
 		}
-		p := server.Profile{UserID: u, DisplayName: "Ann Lee", Status: "on call ☎", Admin: true}
+		p := server.Profile{UserID: u, DisplayName: "Ann Lee", Status: "on call ☎", Admin: true, HidePresence: true}
 		if err := pc.Set(c, p); err != nil {
 			t.Fatal(err)
 		}

@@ -29,8 +29,8 @@ func (s *Store) CreateUser(ctx context.Context, u server.User, claim server.Clai
 				return server.ErrBadInvite
 			}
 		}
-		_, err := tx.Exec(`INSERT INTO users (user_id, display_name, status, password_hash, admin, created_at) VALUES (?, ?, ?, ?, ?, ?)`,
-			u.ID, u.DisplayName, u.Status, u.PasswordHash, u.Admin, ns(u.CreatedAt))
+		_, err := tx.Exec(`INSERT INTO users (user_id, display_name, status, password_hash, admin, hide_presence, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+			u.ID, u.DisplayName, u.Status, u.PasswordHash, u.Admin, u.HidePresence, ns(u.CreatedAt))
 		if isUnique(err) {
 			return server.ErrExists
 		}
@@ -42,13 +42,15 @@ func (s *Store) CreateUser(ctx context.Context, u server.User, claim server.Clai
 }
 
 func (s *Store) GetUser(ctx context.Context, id string) (server.User, error) {
-	return scanUser(s.r.QueryRowContext(ctx, `SELECT user_id, display_name, status, password_hash, admin, created_at FROM users WHERE user_id = ?`, id))
+	return scanUser(s.r.QueryRowContext(ctx, selectUser, id))
 }
+
+const selectUser = `SELECT user_id, display_name, status, password_hash, admin, hide_presence, created_at FROM users WHERE user_id = ?`
 
 func scanUser(row *sql.Row) (server.User, error) {
 	var u server.User
 	var created int64
-	err := row.Scan(&u.ID, &u.DisplayName, &u.Status, &u.PasswordHash, &u.Admin, &created)
+	err := row.Scan(&u.ID, &u.DisplayName, &u.Status, &u.PasswordHash, &u.Admin, &u.HidePresence, &created)
 	if errors.Is(err, sql.ErrNoRows) {
 		return u, server.ErrNotFound
 	}
@@ -59,18 +61,19 @@ func scanUser(row *sql.Row) (server.User, error) {
 	return u, nil
 }
 
-func (s *Store) UpdateProfile(ctx context.Context, id string, displayName, status *string) (server.User, error) {
+func (s *Store) UpdateProfile(ctx context.Context, id string, ch server.ProfileChange) (server.User, error) {
 	var u server.User
 	err := s.write(ctx, func(tx *sql.Tx) error {
-		res, err := tx.Exec(`UPDATE users SET display_name = COALESCE(?, display_name), status = COALESCE(?, status) WHERE user_id = ?`,
-			displayName, status, id)
+		res, err := tx.Exec(`UPDATE users SET display_name = COALESCE(?, display_name), status = COALESCE(?, status),
+			hide_presence = COALESCE(?, hide_presence) WHERE user_id = ?`,
+			ch.DisplayName, ch.Status, ch.HidePresence, id)
 		if err != nil {
 			return fmt.Errorf("update profile: %w", err)
 		}
 		if n, _ := res.RowsAffected(); n == 0 {
 			return server.ErrNotFound
 		}
-		u, err = scanUser(tx.QueryRow(`SELECT user_id, display_name, status, password_hash, admin, created_at FROM users WHERE user_id = ?`, id))
+		u, err = scanUser(tx.QueryRow(selectUser, id))
 		return err
 	})
 	return u, err

@@ -171,15 +171,27 @@ func testUsers(t *testing.T, s server.Store) {
 			t.Fatalf("got %+v", got)
 		}
 		name, status := "Alice A.", "busy"
-		got, err = s.UpdateProfile(ctx, "alice", &name, nil)
+		got, err = s.UpdateProfile(ctx, "alice", server.ProfileChange{DisplayName: &name})
 		must(t, err)
-		if got.DisplayName != name || got.Status != "" {
+		if got.DisplayName != name || got.Status != "" || got.HidePresence {
 			t.Fatalf("after name update: %+v", got)
 		}
-		got, err = s.UpdateProfile(ctx, "alice", nil, &status)
+		got, err = s.UpdateProfile(ctx, "alice", server.ProfileChange{Status: &status})
 		must(t, err)
 		if got.DisplayName != name || got.Status != status {
 			t.Fatalf("after status update: %+v", got)
+		}
+		// The presence setting, on and off again, leaves the rest alone and is
+		// what a later read finds.
+		for _, hide := range []bool{true, false} {
+			got, err = s.UpdateProfile(ctx, "alice", server.ProfileChange{HidePresence: &hide})
+			must(t, err)
+			if got.HidePresence != hide || got.DisplayName != name || got.Status != status {
+				t.Fatalf("after hide_presence %v: %+v", hide, got)
+			}
+			if got, err = s.GetUser(ctx, "alice"); err != nil || got.HidePresence != hide {
+				t.Fatalf("GetUser after hide_presence %v: %+v, %v", hide, got, err)
+			}
 		}
 		must(t, s.CreateUser(ctx, user("open"), server.Claim{Now: t0}))
 	})
@@ -211,7 +223,7 @@ func testUsers(t *testing.T, s server.Store) {
 		_, err := s.GetUser(ctx, "nobody")
 		wantErr(t, err, server.ErrNotFound)
 		name := "x"
-		_, err = s.UpdateProfile(ctx, "nobody", &name, nil)
+		_, err = s.UpdateProfile(ctx, "nobody", server.ProfileChange{DisplayName: &name})
 		wantErr(t, err, server.ErrNotFound)
 	})
 }
