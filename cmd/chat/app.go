@@ -44,6 +44,8 @@ Commands:
   group                 create a group, add or remove members, show one
   invite                make an invite code (admins)
   media MEDIA_ID        print an attachment's download URL, or save it (-o)
+  presence              who in a conversation is online, or when last seen
+  profile               show or change your name, status and presence setting
 
 Run "chat COMMAND --help" for a command's flags and examples.
 
@@ -103,6 +105,8 @@ func init() {
 		{"group", "manage groups", (*app).runGroup},
 		{"invite", "make an invite code", (*app).runInvite},
 		{"media", "fetch an attachment", (*app).runMedia},
+		{"presence", "who is online in a conversation", (*app).runPresence},
+		{"profile", "show or change your profile and settings", (*app).runProfile},
 	}
 }
 
