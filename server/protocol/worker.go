@@ -126,6 +126,14 @@ func batchable(typ string) bool {
 // serve runs one batch taken by work: a function, a sync, or frames of one
 // type (sends, acks or reads) under one bound for their store calls.
 func (e *Engine) serve(c *Session, batch []request) {
+	if e.svc.Closing() {
+		// Shutting down: the sockets are being closed, and what is still
+		// queued was never answered, so dropping it loses nothing — clients
+		// send it again after they reconnect (a send keeps its message_id,
+		// acks and syncs are repeated). Serving it would hold Shutdown for as
+		// long as a full queue of writes takes.
+		return
+	}
 	f := batch[0].frame
 	switch {
 	case batch[0].run != nil:
