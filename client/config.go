@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -31,20 +32,33 @@ type Config struct {
 	Token string
 	// Logger receives the client's diagnostics. Nil: discarded.
 	Logger *slog.Logger
-	// HTTPClient makes the API requests. Nil: a client with dial and TLS timeouts.
+	// HTTPClient makes the API requests and WebSocket dials. Nil: a client
+	// with dial and TLS timeouts (WithTLS makes one from CAFile and Insecure).
 	HTTPClient *http.Client
+	// CAFile is a PEM file of CA certificates trusted besides the system's,
+	// for a server whose certificate a private CA signed (--ca-file,
+	// CHAT_CA_FILE). Insecure skips verifying the server's certificate
+	// altogether (--insecure, CHAT_INSECURE=1). Both take effect through
+	// WithTLS, which builds HTTPClient from them.
+	CAFile   string
+	Insecure bool
 	// Events, when set, is where sessions Open makes report
 	// (SessionConfig.Events). Nil: each has a channel of its own.
 	Events chan Event
 }
 
-// ConfigFromEnv reads CHAT_SERVER, CHAT_HOME and CHAT_TOKEN through getenv
-// (os.Getenv in a program, a map in a test).
+// ConfigFromEnv reads CHAT_SERVER, CHAT_HOME, CHAT_TOKEN, CHAT_CA_FILE and
+// CHAT_INSECURE through getenv (os.Getenv in a program, a map in a test).
+// CHAT_INSECURE counts only when it says true (1, true): verification is
+// skipped only when asked for.
 func ConfigFromEnv(getenv func(string) string) Config {
+	insecure, _ := strconv.ParseBool(getenv("CHAT_INSECURE"))
 	return Config{
-		Server: getenv("CHAT_SERVER"),
-		Home:   getenv("CHAT_HOME"),
-		Token:  getenv("CHAT_TOKEN"),
+		Server:   getenv("CHAT_SERVER"),
+		Home:     getenv("CHAT_HOME"),
+		Token:    getenv("CHAT_TOKEN"),
+		CAFile:   getenv("CHAT_CA_FILE"),
+		Insecure: insecure,
 	}
 }
 

@@ -53,6 +53,8 @@ Configuration, first match wins:
   --server URL    CHAT_SERVER    the server; default: the server of the last login
   --home DIR      CHAT_HOME      logins and caches; default: $XDG_CONFIG_HOME/chat
                   CHAT_TOKEN     a token to use instead of the stored login
+  --ca-file FILE  CHAT_CA_FILE   also trust the CA certificates in FILE (a private CA)
+  --insecure      CHAT_INSECURE  do not verify the server's certificate (testing only)
 chat never prompts when standard input is not a terminal: pipe passwords with
 --password-stdin.
 
@@ -81,6 +83,8 @@ type app struct {
 	cmd    string // for messages: "send", "group add"
 	server string // --server
 	home   string // --home
+
+	tls tlsOptions // --ca-file, --insecure (tls.go)
 }
 
 type command struct {
@@ -115,12 +119,19 @@ func (a *app) main(ctx context.Context, args []string) int {
 	fs.SetOutput(io.Discard)
 	fs.StringVar(&a.server, "server", "", "server URL")
 	fs.StringVar(&a.home, "home", "", "home directory")
+	a.tlsFlags(fs)
+	if err := a.tlsFromEnv(); err != nil {
+		return a.fail(err)
+	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fmt.Fprint(a.stdout, mainUsage)
 			return exitOK
 		}
 		return a.fail(usagef("%v", err))
+	}
+	if err := a.buildTLS(); err != nil {
+		return a.fail(usagef("--ca-file or CHAT_CA_FILE: %v", err))
 	}
 	args = fs.Args()
 	if len(args) == 0 {
@@ -157,6 +168,7 @@ func (a *app) main(ctx context.Context, args []string) int {
 // config applies flags over the environment.
 func (a *app) config() client.Config {
 	cfg := client.ConfigFromEnv(a.getenv)
+	a.applyTLS(&cfg)
 	if a.server != "" {
 		cfg.Server = a.server
 	}
@@ -260,6 +272,9 @@ func (a *app) describe(err error) string {
 		}
 		return we.Message
 	}
+	if hint, ok := certHint(err); ok {
+		return hint
+	}
 	if client.IsNetError(err) {
 		return err.Error() + ": check --server or CHAT_SERVER, and that the server is running"
 	}
@@ -273,6 +288,7 @@ func (a *app) flags(name, usage string) *flag.FlagSet {
 	fs.SetOutput(io.Discard)
 	fs.StringVar(&a.server, "server", a.server, "server `URL` (CHAT_SERVER)")
 	fs.StringVar(&a.home, "home", a.home, "home `DIR` for logins and caches (CHAT_HOME)")
+	a.tlsFlags(fs)
 	fs.Usage = func() {
 		fmt.Fprint(a.stdout, strings.TrimLeft(usage, "\n"))
 		fmt.Fprintln(a.stdout, "\nFlags:")
@@ -337,14 +353,15 @@ func (a *app) stdinTerminal() (uintptr, bool) {
 
 // login loads the stored login and returns an API client for it.
 func (a *app) login() (*client.API, client.Account, error) {
-	acct, err := a.config().LoadAccount()
+	cfg := a.config()
+	acct, err := cfg.LoadAccount()
 	if errors.Is(err, client.ErrNoServer) {
 		return nil, client.Account{}, fmt.Errorf("%w: no server given and none logged in to: run chat --server URL login USER", client.ErrNotLoggedIn)
 	}
 	if err != nil {
 		return nil, client.Account{}, err
 	}
-	return client.NewAPI(acct.Server, acct.Token, nil), acct, nil
+	return client.NewAPI(acct.Server, acct.Token, cfg.HTTPClient), acct, nil
 }
 
 // self returns the logged-in user id, asking the server when only a token is

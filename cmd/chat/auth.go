@@ -45,7 +45,7 @@ func (a *app) runRegister(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	resp, err := client.NewAPI(c.server, "", nil).Register(ctx, wire.RegisterRequest{
+	resp, err := client.NewAPI(c.server, "", c.cfg.HTTPClient).Register(ctx, wire.RegisterRequest{
 		UserID: c.user, Password: c.password, DisplayName: *name, InviteCode: *invite})
 	if err != nil {
 		return err
@@ -58,7 +58,7 @@ func (a *app) runLogin(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	resp, err := client.NewAPI(c.server, "", nil).Login(ctx, wire.LoginRequest{UserID: c.user, Password: c.password})
+	resp, err := client.NewAPI(c.server, "", c.cfg.HTTPClient).Login(ctx, wire.LoginRequest{UserID: c.user, Password: c.password})
 	if wire.ErrorCode(err) == wire.CodeUnauthorized {
 		// Here unauthorized means the password, not the token.
 		return &wire.Error{Code: wire.CodeUnauthorized, Message: "wrong user or password for " + c.user}

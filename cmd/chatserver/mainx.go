@@ -24,6 +24,10 @@ type Main struct {
 
 	logLevel  string
 	logFormat string
+
+	// Stdout is where --version prints; nil: os.Stdout.
+	Stdout io.Writer
+	tls    tlsSetup // tls.go
 }
 
 // NewMain returns a Main with the defaults.
@@ -121,6 +125,7 @@ func (m *Main) ParseFlags(args []string, getenv func(string) string) error {
 		{"s3-region", "CHATSERVER_S3_REGION", "AWS region of the bucket", str(&p.S3Region), ""},
 		{"s3-path-style", "CHATSERVER_S3_PATH_STYLE", "path-style S3 addressing (S3-compatible servers)", boolean(&p.S3PathStyle), "false"},
 	}
+	flags = append(flags, m.tls.flags()...)
 	for _, f := range flags {
 		if err := f.set(f.def); err != nil {
 			return err
@@ -133,6 +138,7 @@ func (m *Main) ParseFlags(args []string, getenv func(string) string) error {
 			fs.Func(f.name, usage, f.set)
 		}
 	}
+	versionAsked := versionFlag(fs)
 	fs.Usage = func() {
 		fmt.Fprintf(m.stderr, "Usage: chatserver [flags]\n\nServes the chat API on --addr. With no flags: the embedded backend under ./data.\n\nFlags:\n")
 		fs.PrintDefaults()
@@ -142,6 +148,10 @@ func (m *Main) ParseFlags(args []string, getenv func(string) string) error {
 			return errHelp
 		}
 		return err
+	}
+	if versionAsked() {
+		fmt.Fprint(m.stdout(), versionText())
+		return errHelp
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected argument %q; see chatserver --help", fs.Arg(0))
@@ -162,6 +172,9 @@ func (m *Main) ParseFlags(args []string, getenv func(string) string) error {
 	}
 	if c.MaxInFlight < 1 {
 		return fmt.Errorf("--max-in-flight must be at least 1, not %d", c.MaxInFlight)
+	}
+	if err := m.tls.check(); err != nil {
+		return err
 	}
 	return nil
 }
@@ -189,8 +202,16 @@ func (m *Main) Run(ctx context.Context) error {
 	}
 	m.Config.Logger = log
 	m.Config.ShutdownTimeout = 10 * time.Second
+	if err := m.tls.start(&m.Config, log); err != nil {
+		return err
+	}
 	m.node, err = node.Start(ctx, m.Config)
-	return err
+	if err != nil {
+		m.tls.close()
+		return err
+	}
+	m.tls.serve(m.node.Addr(), m.Config.PublicURL, log)
+	return nil
 }
 
 // Addr is the listening address (useful with --addr 127.0.0.1:0).
@@ -201,6 +222,7 @@ func (m *Main) Done() <-chan error { return m.node.Done() }
 
 // Close shuts the server down gracefully.
 func (m *Main) Close() error {
+	defer m.tls.close()
 	if m.node == nil {
 		return nil
 	}

@@ -5,6 +5,7 @@ package node
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -30,9 +31,13 @@ import (
 type Config struct {
 	Addr         string // listen address; default 127.0.0.1:8080 (":0" style picks a free port)
 	DataDir      string // embedded data (SQLite file, blobs); default ./data
-	PublicURL    string // how clients reach this node, for presigned blob URLs; default http://<listen addr>
+	PublicURL    string // how clients reach this node, for presigned blob URLs; default http(s)://<listen addr>
 	Registration string // open, invite (default) or closed
 	NodeID       string // default: random
+	// TLS, when set, makes the API listener serve HTTPS with it (through its
+	// GetCertificate, a CertFile's or an ACME manager's, or its Certificates);
+	// nil: plain HTTP, for a proxy or load balancer that terminates TLS.
+	TLS *tls.Config
 
 	MaxMessageBytes int           // default 16 KiB
 	SendRate        int           // sends per user per second; default 50; -1 disables
@@ -136,7 +141,7 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 		return nil, fmt.Errorf("listen on %s: %w", cfg.Addr, err)
 	}
 	if n.cfg.PublicURL == "" {
-		n.cfg.PublicURL = "http://" + n.ln.Addr().String()
+		n.cfg.PublicURL = n.URL()
 	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -199,8 +204,8 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 		n.jobs.Go(func() { n.svc.RunArchiver(jobCtx, cfg.ArchiveAfter, cfg.ArchiveInterval) })
 	}
 	n.srv = &http.Server{Handler: root, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelWarn)}
-	go func() { n.done <- n.srv.Serve(n.ln) }()
-	cfg.Logger.Info("chatserver listening", "addr", n.ln.Addr().String(), "node", n.svc.NodeID(),
+	go func() { n.done <- n.serve() }()
+	cfg.Logger.Info("chatserver listening", "addr", n.ln.Addr().String(), "url", n.URL(), "node", n.svc.NodeID(),
 		"backend", map[bool]string{true: "production", false: "embedded"}[cfg.Production.Enabled()], "data_dir", cfg.DataDir)
 	return n, nil
 }
@@ -208,8 +213,8 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 // Addr is the address the node listens on.
 func (n *Node) Addr() string { return n.ln.Addr().String() }
 
-// URL is the node's base URL, e.g. http://127.0.0.1:8080.
-func (n *Node) URL() string { return "http://" + n.ln.Addr().String() }
+// URL is the node's base URL, e.g. http://127.0.0.1:8080 (https:// with TLS).
+func (n *Node) URL() string { return n.scheme() + "://" + n.ln.Addr().String() }
 
 // Service is the node's chat service.
 func (n *Node) Service() *server.Service { return n.svc }
