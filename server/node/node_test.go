@@ -14,6 +14,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/chatterm/chat/internal/testenv"
+	"github.com/chatterm/chat/server/node"
 	"github.com/chatterm/chat/server/servertest"
 	"github.com/chatterm/chat/wire"
 )
@@ -105,4 +106,19 @@ func TestCloseEndsEverythingItStarted(t *testing.T) {
 	}
 	testenv.NoGoroutinesIn(t, 5*time.Second, serverPackages...)
 	clients.Wait() // every socket was closed by the server
+}
+
+// A node configured with an S3 bucket that does not exist refuses to start,
+// saying so, instead of failing the first upload as something else.
+func TestStartRefusesAMissingBucket(t *testing.T) {
+	endpoint := testenv.DynamoEndpoint(t) // moto serves S3 too
+	t.Setenv("AWS_ACCESS_KEY_ID", "test")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "test")
+	_, err := node.Start(context.Background(), node.Config{
+		Addr: "127.0.0.1:0", DataDir: t.TempDir(), PasswordCost: 4,
+		Production: node.Production{S3Bucket: "chat-test-no-such-bucket", S3Endpoint: endpoint, S3Region: "us-east-1", S3PathStyle: true},
+	})
+	if err == nil || !strings.Contains(err.Error(), "--s3-bucket chat-test-no-such-bucket: it does not exist") {
+		t.Fatalf("Start with a missing bucket: %v", err)
+	}
 }

@@ -2,6 +2,7 @@ package node
 
 import (
 	"context"
+	"errors"
 	"crypto/tls"
 	"fmt"
 	"os"
@@ -79,6 +80,14 @@ func (n *Node) openBackends(ctx context.Context, reg prometheus.Registerer) (ser
 			Registerer: reg, Logger: log})
 		if err != nil {
 			return b, fmt.Errorf("s3: %w", err)
+		}
+		// A bucket that is not there is a mistake to say at start, not at the
+		// first upload (which would fail as something else). S3 not answering
+		// is an outage: start, and let the breaker ride it out.
+		if err := bs.CheckBucket(ctx); errors.Is(err, s3.ErrNoBucket) {
+			return b, fmt.Errorf("--s3-bucket %s: it does not exist, or these credentials may not use it: create it, or fix --s3-region/--s3-endpoint: %w", p.S3Bucket, err)
+		} else if err != nil {
+			log.Warn("s3 is not answering; starting anyway (media and archived messages wait for it)", "err", err)
 		}
 		b.Blobs = bs
 	} else {

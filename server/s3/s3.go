@@ -170,6 +170,28 @@ func checkKey(k string) error {
 	return nil
 }
 
+// ErrNoBucket: the configured bucket does not exist, or these credentials may
+// not use it. A server must not start on it: the first upload would fail.
+var ErrNoBucket = errors.New("s3: the bucket does not exist or is not ours")
+
+// CheckBucket asks S3 whether the bucket is there for us (HeadBucket). A
+// missing or forbidden bucket is ErrNoBucket, a configuration error; S3 not
+// answering is another error, an outage the circuit breaker rides out.
+func (s *Store) CheckBucket(ctx context.Context) error {
+	_, err := s.c.HeadBucket(ctx, &awss3.HeadBucketInput{Bucket: aws.String(s.o.Bucket)})
+	if err == nil {
+		return nil
+	}
+	var notFound *types.NotFound
+	var noBucket *types.NoSuchBucket
+	var re *awshttp.ResponseError
+	if errors.As(err, &notFound) || errors.As(err, &noBucket) ||
+		errors.As(err, &re) && (re.HTTPStatusCode() == http.StatusNotFound || re.HTTPStatusCode() == http.StatusForbidden) {
+		return fmt.Errorf("%w: %s: %w", ErrNoBucket, s.o.Bucket, err)
+	}
+	return fmt.Errorf("s3: check bucket %s: %w", s.o.Bucket, err)
+}
+
 // CreateBucket creates the bucket if it does not exist (tests, first setup).
 func (s *Store) CreateBucket(ctx context.Context) error {
 	in := &awss3.CreateBucketInput{Bucket: aws.String(s.o.Bucket)}

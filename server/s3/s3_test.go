@@ -177,3 +177,20 @@ func (s *syncBuffer) String() string {
 	defer s.mu.Unlock()
 	return s.b.String()
 }
+
+// A bucket that is not there is found at start, as ErrNoBucket, not at the
+// first upload; one that is there passes.
+func TestCheckBucket(t *testing.T) {
+	ctx := context.Background()
+	if err := open(t).CheckBucket(ctx); err != nil {
+		t.Fatalf("CheckBucket on a created bucket: %v", err)
+	}
+	missing, err := s3.Open(ctx, s3.Options{Bucket: "chat-test-never-created", Region: "us-east-1",
+		Endpoint: endpoint(t), PathStyle: true, AccessKeyID: "test", SecretAccessKey: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := missing.CheckBucket(ctx); !errors.Is(err, s3.ErrNoBucket) {
+		t.Fatalf("CheckBucket on a missing bucket: %v, want ErrNoBucket", err)
+	}
+}
