@@ -2,8 +2,8 @@ package node
 
 import (
 	"context"
-	"errors"
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
