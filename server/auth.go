@@ -191,6 +191,10 @@ func (s *Service) CreateInvite(ctx context.Context, userID string) (wire.InviteR
 	return wire.InviteResponse{Code: code, ExpiresAt: inv.ExpiresAt.UTC()}, nil
 }
 
+// FirstUser returns the account that claimed the server (its first, the
+// admin), or ErrNotFound while nobody has registered.
+func (s *Service) FirstUser(ctx context.Context) (string, error) { return s.store.FirstUser(ctx) }
+
 // Profile returns a user's public profile through the profile cache; concurrent
 // misses for one user share a single store read (request coalescing).
 func (s *Service) Profile(ctx context.Context, userID string) (wire.Profile, error) {

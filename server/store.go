@@ -30,6 +30,9 @@ type AccountStore interface {
 	// its first account), ErrBadInvite.
 	CreateUser(ctx context.Context, u User, claim Claim) error
 	GetUser(ctx context.Context, id string) (User, error) // ErrNotFound
+	// FirstUser returns the id of the account that claimed the server (its
+	// first, made admin); ErrNotFound while there is none.
+	FirstUser(ctx context.Context) (string, error)
 	// UpdateProfile changes the non-nil fields and returns the user as stored.
 	UpdateProfile(ctx context.Context, id string, change ProfileChange) (User, error)
 	PutInvite(ctx context.Context, inv Invite) error

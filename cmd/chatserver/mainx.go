@@ -226,5 +226,17 @@ func (m *Main) Close() error {
 	if m.node == nil {
 		return nil
 	}
-	return m.node.Close()
+	// Said before and after: a shutdown waits for sends in flight and for
+	// sockets to close, and an operator watching the log should see it begin
+	// and end (a SIGTERM used to leave no line at all).
+	log := m.Config.Logger
+	log.Info("chatserver shutting down: finishing sends in flight, closing connections (clients reconnect)")
+	start := time.Now()
+	err := m.node.Close()
+	if err != nil {
+		log.Error("chatserver shutdown", "err", err, "took", time.Since(start).Round(time.Millisecond))
+		return err
+	}
+	log.Info("chatserver stopped", "took", time.Since(start).Round(time.Millisecond))
+	return nil
 }

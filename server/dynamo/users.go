@@ -93,6 +93,23 @@ func (s *Store) GetUser(ctx context.Context, id string) (server.User, error) {
 	return u, err
 }
 
+// FirstUser reads the first-account claim item.
+func (s *Store) FirstUser(ctx context.Context) (string, error) {
+	var id string
+	err := s.do(ctx, "first user", func(ctx context.Context) error {
+		out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(s.t.users), Key: item{"user_id": sv(firstUserKey)}, ConsistentRead: aws.Bool(true)})
+		if err != nil {
+			return err
+		}
+		if out.Item == nil {
+			return server.ErrNotFound
+		}
+		id = getS(out.Item, "claimed_by")
+		return nil
+	})
+	return id, err
+}
+
 func userFrom(it item) server.User {
 	return server.User{
 		ID:           getS(it, "user_id"),

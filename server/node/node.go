@@ -205,9 +205,36 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 	}
 	n.srv = &http.Server{Handler: root, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelWarn)}
 	go func() { n.done <- n.serve() }()
-	cfg.Logger.Info("chatserver listening", "addr", n.ln.Addr().String(), "url", n.URL(), "node", n.svc.NodeID(),
-		"backend", map[bool]string{true: "production", false: "embedded"}[cfg.Production.Enabled()], "data_dir", cfg.DataDir)
+	attrs := []any{"addr", n.ln.Addr().String(), "url", n.URL(), "node", n.svc.NodeID(),
+		"backend", map[bool]string{true: "production", false: "embedded"}[cfg.Production.Enabled()]}
+	// The data directory only when something is kept there: the SQLite store
+	// when DynamoDB is not used, the blobs when S3 is not.
+	if p := cfg.Production; p.DynamoRegion == "" && p.DynamoEndpoint == "" || p.S3Bucket == "" {
+		attrs = append(attrs, "data_dir", cfg.DataDir)
+	}
+	cfg.Logger.Info("chatserver listening", attrs...)
+	n.firstRunHint(ctx)
 	return n, nil
+}
+
+// firstRunHint says, on a server nobody has registered on yet, how its first
+// account (its admin) is made: a fresh server otherwise prints only where it
+// listens, and the default registration mode needs invites from an admin.
+func (n *Node) firstRunHint(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	if _, err := n.svc.FirstUser(ctx); !errors.Is(err, server.ErrNotFound) {
+		return // claimed, or the store cannot say: nothing to add
+	}
+	then := "the admin makes invites (chat invite) for the others (chat register NAME --invite CODE)"
+	switch n.svc.Config().Registration {
+	case server.RegistrationOpen:
+		then = "anyone may register after (--registration open)"
+	case server.RegistrationClosed:
+		then = "nobody else may register (--registration closed)"
+	}
+	n.cfg.Logger.Info("no account yet: the first to register becomes this server's admin",
+		"register", "chat --server "+n.URL()+" register NAME", "then", then)
 }
 
 // Addr is the address the node listens on.

@@ -45,6 +45,18 @@ func (s *Store) GetUser(ctx context.Context, id string) (server.User, error) {
 	return scanUser(s.r.QueryRowContext(ctx, selectUser, id))
 }
 
+func (s *Store) FirstUser(ctx context.Context) (string, error) {
+	var id string
+	err := s.r.QueryRowContext(ctx, `SELECT value FROM meta WHERE key = 'first_user'`).Scan(&id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", server.ErrNotFound
+	}
+	if err != nil {
+		return "", fmt.Errorf("first user: %w", err)
+	}
+	return id, nil
+}
+
 const selectUser = `SELECT user_id, display_name, status, password_hash, admin, hide_presence, created_at FROM users WHERE user_id = ?`
 
 func scanUser(row *sql.Row) (server.User, error) {

@@ -162,9 +162,15 @@ func user(id string) server.User {
 func testUsers(t *testing.T, s server.Store) {
 	ctx := context.Background()
 	t.Run("OK", func(t *testing.T) {
+		if id, err := s.FirstUser(ctx); !errors.Is(err, server.ErrNotFound) {
+			t.Fatalf("FirstUser of an empty store = %q, %v; want ErrNotFound", id, err)
+		}
 		u := user("alice")
 		u.Admin = true
 		must(t, s.CreateUser(ctx, u, server.Claim{First: true, Now: t0}))
+		if id, err := s.FirstUser(ctx); err != nil || id != "alice" {
+			t.Fatalf("FirstUser after alice claimed the server = %q, %v", id, err)
+		}
 		got, err := s.GetUser(ctx, "alice")
 		must(t, err)
 		if got.ID != "alice" || got.DisplayName != "User alice" || string(got.PasswordHash) != "hash-alice" || !got.Admin || !got.CreatedAt.Equal(t0) {
