@@ -3,7 +3,10 @@ package main
 import (
 	"bytes"
 	"context"
+	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -54,5 +57,25 @@ func TestFirstRunSaysHowToRegister(t *testing.T) {
 	defer m.Close()
 	if logs := buf.String(); strings.Contains(logs, "no account yet") {
 		t.Fatalf("a server with an admin still gives the first-run hint:\n%s", logs)
+	}
+}
+
+// A data directory that cannot be one is said as such, naming the flag.
+func TestDataDirThatIsAFile(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "not-a-dir")
+	if err := os.WriteFile(file, []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	m := NewMain(io.Discard)
+	if err := m.ParseFlags([]string{"--addr", "127.0.0.1:0", "--data-dir", file}, func(string) string { return "" }); err != nil {
+		t.Fatal(err)
+	}
+	err := m.Run(context.Background())
+	if err == nil {
+		m.Close()
+		t.Fatal("started on a data directory that is a file")
+	}
+	if !strings.Contains(err.Error(), "--data-dir "+file+": cannot make it a directory") {
+		t.Fatalf("error = %v", err)
 	}
 }

@@ -42,12 +42,12 @@ func (n *Node) openBackends(ctx context.Context, reg prometheus.Registerer) (ser
 		}
 		b.Store = st
 	} else {
-		if err := os.MkdirAll(n.cfg.DataDir, 0o750); err != nil {
-			return b, fmt.Errorf("data directory: %w", err)
+		if err := usableDir(n.cfg.DataDir); err != nil {
+			return b, err
 		}
 		st, err := sqlite.Open(filepath.Join(n.cfg.DataDir, "chat.db"), sqlite.Options{NoSync: n.cfg.NoSync})
 		if err != nil {
-			return b, err
+			return b, fmt.Errorf("open the database in %s: %w", n.cfg.DataDir, err)
 		}
 		n.closers = append(n.closers, st)
 		b.Store = st
@@ -99,4 +99,20 @@ func (n *Node) openBackends(ctx context.Context, reg prometheus.Registerer) (ser
 		b.Blobs = bs
 	}
 	return b, nil
+}
+
+// usableDir makes the data directory if needed and checks that a file can be
+// made in it, so that a directory that is a file, or one this user may not
+// write, is said as such (SQLite says "unable to open database file: no such
+// file or directory" for either).
+func usableDir(dir string) error {
+	if err := os.MkdirAll(dir, 0o750); err != nil {
+		return fmt.Errorf("--data-dir %s: cannot make it a directory: %w", dir, err)
+	}
+	f, err := os.CreateTemp(dir, ".write-check-*")
+	if err != nil {
+		return fmt.Errorf("--data-dir %s is not writable by this user (uid %d): %w", dir, os.Getuid(), err)
+	}
+	f.Close()
+	return os.Remove(f.Name())
 }
