@@ -89,6 +89,11 @@ func (m loginModel) Update(msg tea.Msg) (loginModel, tea.Cmd) {
 		m.busy = false
 		if msg.err != nil {
 			m.err = errText(msg.err)
+			// A registration refused for its invite keeps the password typed
+			// twice over: only the code needs fixing.
+			if m.register && strings.Contains(strings.ToLower(m.err), "invite") {
+				return m, m.setFocus(fieldInvite)
+			}
 			m.inputs[fieldPassword].Reset()
 			return m, m.setFocus(fieldPassword)
 		}
@@ -109,9 +114,12 @@ func (m loginModel) Update(msg tea.Msg) (loginModel, tea.Cmd) {
 			}
 			return m, nil
 		case matches(msg, k.Submit):
-			// Enter moves to the next empty field, and submits from the last.
+			// Enter moves to the next empty field, and submits from the last:
+			// registering, that is the invite, which a server in invite mode
+			// (the default) needs, so it is never skipped (Enter on it empty
+			// submits without one, for an open server).
 			for i := m.focus + 1; i < m.fields(); i++ {
-				if i != fieldInvite && strings.TrimSpace(m.inputs[i].Value()) == "" {
+				if strings.TrimSpace(m.inputs[i].Value()) == "" {
 					return m, m.setFocus(i)
 				}
 			}

@@ -509,6 +509,34 @@ func TestLoginFlow(t *testing.T) {
 	h.wantScreen("ping me when you are back")
 }
 
+// Typing the register form with Enter after each field, as people do, reaches
+// the invite field instead of submitting from the password; a refusal for the
+// invite keeps the password and puts the cursor on the code.
+func TestRegisterWithEnterReachesTheInvite(t *testing.T) {
+	be := fixture()
+	be.user, be.server = "", ""
+	be.loginErr = wire.Errorf(wire.CodeForbidden, "this server needs an invite code to register")
+	h := newHarness(t, be, 80, 24)
+	h.key("ctrl+r")
+	h.typeText("localhost:9000")
+	h.key("enter")
+	h.typeText("zoe")
+	h.key("enter")
+	h.typeText("longenough")
+	h.key("enter")
+	if len(be.logins) != 0 {
+		t.Fatalf("Enter in the password field submitted: %q", be.logins)
+	}
+	h.key("enter") // on the empty invite: submit (an open server needs none)
+	h.wantScreen("needs an invite code")
+	be.loginErr = nil
+	h.typeText("INV-9")
+	h.key("enter")
+	if want := "register http://localhost:9000 zoe longenough INV-9"; len(be.logins) != 2 || be.logins[1] != want {
+		t.Fatalf("logins = %q, want the password kept and the invite sent", be.logins)
+	}
+}
+
 func TestRegisterWithInvite(t *testing.T) {
 	be := fixture()
 	be.user, be.server = "", ""
