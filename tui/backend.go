@@ -43,6 +43,14 @@ type Backend interface {
 	// AddMembers adds users to a group (group admins only) and returns it.
 	AddMembers(ctx context.Context, conversationID string, members []string) (wire.Conversation, error)
 
+	// Typing tells the conversation's other members the user is typing. It
+	// must not block; it may drop the hint (the client sends at most one every
+	// few seconds).
+	Typing(conversationID string)
+	// Presence returns whether the other members are online, or when they
+	// were last seen.
+	Presence(ctx context.Context, conversationID string) (wire.PresenceResponse, error)
+
 	// RetryNow cuts a reconnect wait short. It must not block.
 	RetryNow()
 

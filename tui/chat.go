@@ -87,6 +87,10 @@ type chatModel struct {
 	lines   []string
 	width   int
 	height  int
+
+	// Who else is around (presence.go): typing hints by user, and presence.
+	typers   map[string]time.Time
+	presence map[string]wire.MemberPresence
 }
 
 const (
@@ -193,7 +197,7 @@ func (m *chatModel) open(e wire.InboxEntry) tea.Cmd {
 		cv, err := c.be.Conversation(ctx, id)
 		return convInfoMsg{conv: cv, err: err}
 	}
-	return tea.Batch(load, stat, info, m.focusCompose())
+	return tea.Batch(load, stat, info, loadPresence(c, id), presenceTick(id), m.focusCompose())
 }
 
 // loadNewest asks for the newest page; also after a reconnect when what is on
@@ -260,6 +264,9 @@ func (m chatModel) Update(msg tea.Msg) (chatModel, tea.Cmd) {
 		m.render()
 		cmds = append(cmds, m.maybeLoadOlder(), m.maybeMarkRead())
 
+	case presenceMsg, presenceTickMsg, client.TypingEvent, typingExpiredMsg:
+		return m, m.updatePresence(msg)
+
 	case statusesMsg:
 		if msg.conv != m.conv.ConversationID || msg.err != nil {
 			return m, nil
@@ -301,6 +308,7 @@ func (m chatModel) Update(msg tea.Msg) (chatModel, tea.Cmd) {
 		if msg.Message.ConversationID != m.conv.ConversationID {
 			return m, nil
 		}
+		m.stoppedTyping(msg.Message.SenderID)
 		before := len(m.lines)
 		var newest int64
 		if n := len(m.msgs); n > 0 {
@@ -409,9 +417,13 @@ func (m *chatModel) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 			m.scroll(-(hist - 1))
 			return m.maybeMarkRead()
 		}
+		before := m.compose.Value()
 		var cmd tea.Cmd
 		m.compose, cmd = m.compose.Update(msg)
 		m.afterLayoutChange()
+		if v := m.compose.Value(); v != before && v != "" {
+			return tea.Batch(cmd, sendTyping(m.c, m.conv.ConversationID))
+		}
 		return cmd
 	}
 	switch {
@@ -834,6 +846,9 @@ func (m chatModel) View() string {
 		right = s.Subtle.Render("offline: from the cache ")
 	}
 	header := title + s.Subtle.Render("  "+kind)
+	if around := m.aroundText(m.c.now()); around != "" {
+		header += s.Accent.Render("  " + around)
+	}
 	header += strings.Repeat(" ", max(w-lipgloss.Width(header)-lipgloss.Width(right), 1)) + right
 	rule := s.Faint.Render(strings.Repeat("─", w))
 

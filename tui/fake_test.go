@@ -30,6 +30,8 @@ type fakeBackend struct {
 	convs    map[string]wire.Conversation
 	events   chan client.Event
 	now      time.Time
+	typing   []string                         // conversations Typing was called for
+	presence map[string][]wire.MemberPresence // by conversation
 
 	sends        []wire.Message
 	reads        map[string]int64
@@ -189,6 +191,18 @@ func (f *fakeBackend) AddMembers(_ context.Context, id string, members []string)
 }
 
 func (f *fakeBackend) Events() <-chan client.Event { return f.events }
+
+func (f *fakeBackend) Typing(conv string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.typing = append(f.typing, conv)
+}
+
+func (f *fakeBackend) Presence(_ context.Context, conv string) (wire.PresenceResponse, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return wire.PresenceResponse{ConversationID: conv, Members: f.presence[conv]}, nil
+}
 
 func (f *fakeBackend) RetryNow() {
 	f.mu.Lock()

@@ -569,7 +569,7 @@ func (m *Model) handleEvent(ev client.Event) tea.Cmd {
 		return m.chatEvent(ev)
 	case client.ConversationEvent:
 		return tea.Batch(m.inbox.load(), m.chatEvent(ev))
-	case client.SentEvent, client.StatusEvent:
+	case client.SentEvent, client.StatusEvent, client.TypingEvent:
 		return m.chatEvent(ev)
 	case client.SendFailedEvent:
 		return tea.Batch(m.chatEvent(ev), flash("message not sent: "+errText(ev.Err), true))

@@ -927,3 +927,39 @@ func TestCatchUpOfOlderMessagesIsNotNew(t *testing.T) {
 		t.Fatalf("view moved:\n%s\n---\n%s", before, h.screen())
 	}
 }
+
+// The chat header says who is around: the peer online (or when last seen),
+// "is typing…" while a typing hint is fresh, gone when their message comes;
+// typing in the composer tells the others.
+func TestTypingAndPresenceInTheHeader(t *testing.T) {
+	be := fixture()
+	be.presence = map[string][]wire.MemberPresence{bobConv: {{UserID: "bob", Online: true}}}
+	h := newHarness(t, be, 100, 24)
+	h.key("enter") // bob
+	h.wantScreen("direct  online")
+
+	h.send(client.TypingEvent{ConversationID: bobConv, UserID: "bob", At: fixtureNow})
+	h.wantScreen("bob is typing…")
+	h.send(client.MessageEvent{Message: wire.Message{ConversationID: bobConv, SeqNo: 8, MessageID: "b8", SenderID: "bob", Content: "here it is", Timestamp: fixtureNow}})
+	if strings.Contains(h.screen(), "is typing") {
+		t.Fatalf("still typing after bob's message arrived:\n%s", h.screen())
+	}
+	h.send(client.TypingEvent{ConversationID: bobConv, UserID: "bob", At: fixtureNow.Add(-client.TypingShownFor - time.Second)})
+	if strings.Contains(h.screen(), "is typing") {
+		t.Fatalf("a stale typing hint is shown:\n%s", h.screen())
+	}
+	h.send(client.TypingEvent{ConversationID: "g:team", UserID: "carol", At: fixtureNow})
+	if strings.Contains(h.screen(), "carol is typing") {
+		t.Fatalf("typing in another conversation shows here:\n%s", h.screen())
+	}
+
+	h.typeText("ok")
+	if len(be.typing) == 0 || be.typing[0] != bobConv {
+		t.Fatalf("typing in the composer told the backend %v, want %s", be.typing, bobConv)
+	}
+
+	// Offline: when last seen, in the header.
+	be.presence[bobConv] = []wire.MemberPresence{{UserID: "bob", LastSeen: fixtureNow.Add(-2 * time.Hour)}}
+	h.send(presenceTickMsg{conv: bobConv})
+	h.wantScreen("last seen " + fixtureNow.Add(-2*time.Hour).Format("15:04"))
+}

@@ -327,6 +327,20 @@ func (b *tuiBackend) AddMembers(ctx context.Context, id string, members []string
 }
 
 // RetryNow cuts the session's reconnect wait short.
+func (b *tuiBackend) Typing(conversationID string) {
+	if s, err := b.session(); err == nil {
+		s.Typing(conversationID)
+	}
+}
+
+func (b *tuiBackend) Presence(ctx context.Context, conversationID string) (wire.PresenceResponse, error) {
+	s, err := b.session()
+	if err != nil {
+		return wire.PresenceResponse{}, err
+	}
+	return s.API().Presence(ctx, conversationID)
+}
+
 func (b *tuiBackend) RetryNow() {
 	if s, err := b.session(); err == nil {
 		s.RetryNow()

@@ -371,7 +371,8 @@ func TestTUIFirstRunRegisters(t *testing.T) {
 	r.waitFor("Log in")
 	r.send(tea.KeyPressMsg{Code: 'r', Mod: tea.ModCtrl})
 	r.waitFor("Register")
-	r.keys(strings.TrimPrefix(srv.URL, "http://"), "enter", "carol", "enter", "carols-password", "enter")
+	// Enter after each field; the last is the invite, empty on this open server.
+	r.keys(strings.TrimPrefix(srv.URL, "http://"), "enter", "carol", "enter", "carols-password", "enter", "enter")
 	r.waitFor("No conversations yet")
 	r.waitFor("● connected · carol")
 

@@ -1,0 +1,151 @@
+package tui
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/chatterm/chat/client"
+	"github.com/chatterm/chat/wire"
+)
+
+// Who else is around in the open chat: the members typing now, and whether
+// the others are online (or when last seen), shown in the chat header.
+
+// presenceEvery is how often an open chat asks again who is online: presence
+// is not pushed, and a minute-old "last seen" is still true enough.
+const presenceEvery = 30 * time.Second
+
+type (
+	presenceMsg struct {
+		conv string
+		resp wire.PresenceResponse
+		err  error
+	}
+	// presenceTickMsg: time to ask again, if the chat is still open.
+	presenceTickMsg struct{ conv string }
+	// typingExpiredMsg: a typing hint may have run out; draw the header again.
+	typingExpiredMsg struct{ conv string }
+)
+
+// loadPresence asks who is online in the conversation.
+func loadPresence(c *common, conv string) tea.Cmd {
+	return func() tea.Msg {
+		ctx, cancel := c.call()
+		defer cancel()
+		resp, err := c.be.Presence(ctx, conv)
+		return presenceMsg{conv: conv, resp: resp, err: err}
+	}
+}
+
+func presenceTick(conv string) tea.Cmd {
+	return tea.Tick(presenceEvery, func(time.Time) tea.Msg { return presenceTickMsg{conv: conv} })
+}
+
+// sendTyping tells the others the user is typing; the client sends at most one
+// frame every few seconds however often this runs, and never blocks.
+func sendTyping(c *common, conv string) tea.Cmd {
+	return func() tea.Msg {
+		c.be.Typing(conv)
+		return nil
+	}
+}
+
+// updatePresence handles the messages of this file for the open chat.
+func (m *chatModel) updatePresence(msg tea.Msg) tea.Cmd {
+	id := m.conv.ConversationID
+	switch msg := msg.(type) {
+	case presenceMsg:
+		if msg.conv != id || msg.err != nil {
+			return nil
+		}
+		m.presence = map[string]wire.MemberPresence{}
+		for _, p := range msg.resp.Members {
+			m.presence[p.UserID] = p
+		}
+	case presenceTickMsg:
+		if msg.conv != id || !m.active {
+			return nil // the chat was closed or changed: its ticking ends
+		}
+		return tea.Batch(loadPresence(m.c, id), presenceTick(id))
+	case client.TypingEvent:
+		if msg.ConversationID != id {
+			return nil
+		}
+		if m.typers == nil {
+			m.typers = map[string]time.Time{}
+		}
+		m.typers[msg.UserID] = msg.At
+		return tea.Tick(client.TypingShownFor, func(time.Time) tea.Msg { return typingExpiredMsg{conv: id} })
+	}
+	return nil
+}
+
+// stoppedTyping forgets a typing hint once the typist's message is here.
+func (m *chatModel) stoppedTyping(user string) { delete(m.typers, user) }
+
+// aroundText is the header's note on the others: who is typing, else who is
+// online; "" when there is nothing to say.
+func (m chatModel) aroundText(now time.Time) string {
+	var typing []string
+	for u, at := range m.typers {
+		if now.Sub(at) < client.TypingShownFor {
+			typing = append(typing, u)
+		}
+	}
+	slices.Sort(typing)
+	switch len(typing) {
+	case 0:
+	case 1:
+		return typing[0] + " is typing…"
+	case 2:
+		return typing[0] + " and " + typing[1] + " are typing…"
+	default:
+		return fmt.Sprintf("%d people are typing…", len(typing))
+	}
+	if len(m.presence) == 0 {
+		return ""
+	}
+	if m.conv.Type != wire.Group {
+		for _, p := range m.presence {
+			return presenceWords(p, now)
+		}
+	}
+	online := 0
+	for _, p := range m.presence {
+		if p.Online && !p.Hidden {
+			online++
+		}
+	}
+	if online == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d online", online)
+}
+
+// presenceWords is one member's presence: "online", "last seen 14:02",
+// "last seen Mon 09:15", "last seen 2026-11-03"; "" when hidden or unknown.
+func presenceWords(p wire.MemberPresence, now time.Time) string {
+	switch {
+	case p.Hidden:
+		return ""
+	case p.Online:
+		return "online"
+	case p.LastSeen.IsZero():
+		return ""
+	}
+	at := p.LastSeen.In(now.Location())
+	y, mo, d := now.Date()
+	switch ay, amo, ad := at.Date(); {
+	case now.Sub(at) < time.Minute:
+		return "last seen just now"
+	case ay == y && amo == mo && ad == d:
+		return "last seen " + at.Format("15:04")
+	case now.Sub(at) < 6*24*time.Hour:
+		return "last seen " + strings.ToLower(at.Format("Mon")) + " " + at.Format("15:04")
+	}
+	return "last seen " + at.Format("2006-01-02")
+}
