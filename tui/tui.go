@@ -42,6 +42,9 @@ type Options struct {
 	// Started is when the program started; the time to the first inbox from
 	// the cache is logged against it (docs/tui.md). Zero: when New ran.
 	Started time.Time
+	// Notify is how a message that arrives unseen is told (notify.go): ""
+	// or NotifyBell, NotifyOff, NotifyOSC9, NotifyOSC777, NotifyNotifySend.
+	Notify string
 }
 
 // common is what every screen shares: soft-serve's common.Common.
@@ -58,6 +61,7 @@ type common struct {
 	page    int
 	timeout time.Duration
 	started time.Time
+	notify  string // Options.Notify
 
 	// posted holds what a screen asks of the root from inside an Update (close
 	// this box, open that conversation); the root applies it before that
@@ -133,6 +137,8 @@ type Model struct {
 	// blurred: the terminal reported losing focus; nothing counts as read
 	// until it comes back.
 	blurred bool
+	// lastNotify: when a message arriving unseen was last told (notify.go).
+	lastNotify time.Time
 
 	flash    string
 	flashErr bool
@@ -169,7 +175,7 @@ func New(o Options) Model {
 		ctx: o.Context, be: o.Backend, me: user, server: server,
 		styles: NewStyles(o.Dark), keys: DefaultKeyMap(),
 		now: o.Now, loc: o.Location, log: o.Logger, page: o.PageSize, timeout: o.CallTimeout,
-		started: o.Started,
+		started: o.Started, notify: o.Notify,
 	}
 	m := Model{c: c, page: pageInbox, conn: client.State{Status: client.Connecting}}
 	m.login = newLoginModel(c, server)
@@ -562,11 +568,15 @@ func (m *Model) handleEvent(ev client.Event) tea.Cmd {
 	case client.MessageEvent:
 		// Seen: on screen, at the bottom of the history, in a focused terminal.
 		open := m.chat.active && m.chat.offset == 0 && m.chat.conv.ConversationID == ev.Message.ConversationID
+		var ring tea.Cmd
+		if ev.Message.SenderID != m.c.me && (!open || m.blurred) {
+			ring = m.notify(ev.Message)
+		}
 		if !m.inbox.applyMessage(ev.Message, open || ev.Message.SenderID == m.c.me) {
 			// A conversation we do not know yet: the cache has it by now.
-			return tea.Batch(m.inbox.load(), m.chatEvent(ev))
+			return tea.Batch(m.inbox.load(), m.chatEvent(ev), ring)
 		}
-		return m.chatEvent(ev)
+		return tea.Batch(m.chatEvent(ev), ring)
 	case client.ConversationEvent:
 		return tea.Batch(m.inbox.load(), m.chatEvent(ev))
 	case client.SentEvent, client.StatusEvent, client.TypingEvent:

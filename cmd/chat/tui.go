@@ -43,7 +43,12 @@ func runTUI(ctx context.Context, cfg client.Config) error {
 		return err
 	}
 
-	m := tui.New(tui.Options{Backend: be, Logger: logger, Context: ctx, Dark: true, Started: started})
+	// CHAT_NOTIFY: how a message that arrives unseen is told (docs/tui.md).
+	notify := os.Getenv("CHAT_NOTIFY")
+	if !tui.ValidNotify(notify) {
+		return usagef("CHAT_NOTIFY=%s: want bell (the default), off, osc9, osc777 or notify-send", notify)
+	}
+	m := tui.New(tui.Options{Backend: be, Logger: logger, Context: ctx, Dark: true, Started: started, Notify: notify})
 	_, err = tea.NewProgram(m, tea.WithContext(ctx)).Run()
 	if err != nil && !(errors.Is(err, tea.ErrProgramKilled) && ctx.Err() != nil) && !errors.Is(err, tea.ErrInterrupted) {
 		return fmt.Errorf("terminal UI: %w", err)

@@ -1,0 +1,79 @@
+package tui
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/chatterm/chat/client"
+	"github.com/chatterm/chat/wire"
+)
+
+// A message from someone else that arrives unseen rings the bell, once per
+// burst; one on screen in a focused terminal, or our own, does not. The
+// desktop modes send the sender and a sanitised preview.
+func TestNotifyOnUnseenMessages(t *testing.T) {
+	be := fixture()
+	h := newHarness(t, be, 100, 24)
+	var raw []string
+	h.before = func(msg tea.Msg) []tea.Msg {
+		if r, ok := msg.(tea.RawMsg); ok {
+			raw = append(raw, r.Msg.(string))
+		}
+		return nil
+	}
+	seq := int64(100)
+	from := func(sender, conv, text string) {
+		seq++
+		h.send(client.MessageEvent{Message: wire.Message{ConversationID: conv, SeqNo: seq, MessageID: "n" + text, SenderID: sender, Content: text, Timestamp: fixtureNow}})
+	}
+	rearm := func() { // as if the gap between two rings had passed
+		m := h.m.(Model)
+		m.lastNotify = time.Time{}
+		h.m = m
+	}
+
+	from("bob", bobConv, "one") // the inbox is open: unseen
+	from("bob", bobConv, "two") // the same burst
+	if len(raw) != 1 || raw[0] != "\a" {
+		t.Fatalf("rings for a burst of two = %q, want one bell", raw)
+	}
+	rearm()
+	from("alice", bobConv, "mine")
+	if len(raw) != 1 {
+		t.Fatalf("our own message rang: %q", raw)
+	}
+
+	h.key("enter") // bob's chat, on screen, focused
+	rearm()
+	from("bob", bobConv, "seen")
+	if len(raw) != 1 {
+		t.Fatalf("a message on screen rang: %q", raw)
+	}
+	h.send(tea.BlurMsg{})
+	from("bob", bobConv, "while away")
+	if len(raw) != 2 {
+		t.Fatalf("a message while the terminal is in the background did not ring: %q", raw)
+	}
+
+	h.m.(Model).c.notify = NotifyOSC9
+	rearm()
+	from("bob", bobConv, "pwned\x1b]0;title\a; done")
+	osc := raw[len(raw)-1]
+	if !strings.HasPrefix(osc, "\x1b]9;bob: ") || !strings.HasSuffix(osc, "\x07") {
+		t.Fatalf("OSC 9 notification = %q", osc)
+	}
+	if inner := osc[len("\x1b]9;") : len(osc)-1]; strings.ContainsAny(inner, "\x1b\a;") {
+		t.Fatalf("the notification carries escape characters or separators from the message: %q", inner)
+	}
+
+	h.m.(Model).c.notify = NotifyOff
+	rearm()
+	n := len(raw)
+	from("carol", carolConv, "quiet please")
+	if len(raw) != n {
+		t.Fatalf("notify off still rang: %q", raw[n:])
+	}
+}
