@@ -267,6 +267,9 @@ func (m chatModel) Update(msg tea.Msg) (chatModel, tea.Cmd) {
 	case presenceMsg, presenceTickMsg, client.TypingEvent, typingExpiredMsg:
 		return m, m.updatePresence(msg)
 
+	case editedMsg:
+		return m, m.edited(msg)
+
 	case statusesMsg:
 		if msg.conv != m.conv.ConversationID || msg.err != nil {
 			return m, nil
@@ -410,6 +413,8 @@ func (m *chatModel) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 			m.blurCompose()
 			m.afterLayoutChange()
 			return nil
+		case matches(msg, k.Editor):
+			return m.openEditor()
 		case msg.String() == "pgup":
 			m.scroll(hist - 1)
 			return tea.Batch(m.maybeLoadOlder(), m.maybeMarkRead())
@@ -429,6 +434,8 @@ func (m *chatModel) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 	switch {
 	case matches(msg, k.Compose):
 		return m.focusCompose()
+	case matches(msg, k.Editor):
+		return m.openEditor()
 	case matches(msg, k.Up):
 		m.scroll(1)
 	case matches(msg, k.Down):

@@ -32,6 +32,7 @@ type KeyMap struct {
 	Compose key.Binding
 	Send    key.Binding
 	Newline key.Binding
+	Editor  key.Binding
 	Members key.Binding
 
 	// Forms.
@@ -75,6 +76,7 @@ func DefaultKeyMap() KeyMap {
 		Compose: b([]string{"i", "a", "enter", "tab"}, "i", "write"),
 		Send:    b([]string{"enter"}, "enter", "send"),
 		Newline: b([]string{"alt+enter", "ctrl+j"}, "alt+enter", "newline"),
+		Editor:  b([]string{"ctrl+o"}, "ctrl+o", "write in $EDITOR"),
 		Members: b([]string{"m"}, "m", "members"),
 
 		NextField:   b([]string{"tab", "down"}, "tab", "next field"),
@@ -100,6 +102,6 @@ func (k KeyMap) sections() []helpSection {
 		{"Everywhere", []key.Binding{k.Finder, k.NextUnread, k.Reconnect, k.Help, k.Quit}},
 		{"Inbox", []key.Binding{k.Up, k.Down, k.Top, k.Bottom, k.Open, k.NewDirect, k.NewGroup}},
 		{"Chat: reading (esc)", []key.Binding{k.Up, k.Down, k.HalfUp, k.HalfDown, k.PageUp, k.PageDown, k.Top, k.Bottom, k.Compose, k.Members, k.Back}},
-		{"Chat: writing", []key.Binding{k.Send, k.Newline, k.Cancel, k.PageUp, k.PageDown}},
+		{"Chat: writing", []key.Binding{k.Send, k.Newline, k.Editor, k.Cancel, k.PageUp, k.PageDown}},
 	}
 }

@@ -370,7 +370,7 @@ func (m Model) update(msg tea.Msg) (Model, tea.Cmd) {
 		}
 		return m, cmd
 
-	case historyMsg, sendQueuedMsg, statusesMsg, convInfoMsg, markedReadMsg:
+	case historyMsg, sendQueuedMsg, statusesMsg, convInfoMsg, markedReadMsg, presenceMsg, presenceTickMsg, typingExpiredMsg, editedMsg:
 		var cmd tea.Cmd
 		m.chat, cmd = m.chat.Update(msg)
 		if sq, ok := msg.(sendQueuedMsg); ok && sq.err == nil {
