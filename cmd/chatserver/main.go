@@ -14,6 +14,10 @@ import (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if code, ok := runTool(ctx, os.Args[1:], os.Stdout, os.Stderr, os.Getenv); ok {
+		stop()
+		os.Exit(code) // backup, restore (backup.go)
+	}
 	m := NewMain(os.Stderr)
 	if err := m.ParseFlags(os.Args[1:], os.Getenv); err != nil {
 		if err == errHelp {

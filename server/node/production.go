@@ -11,6 +11,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/chatterm/chat/internal/dirlock"
 	"github.com/chatterm/chat/server"
 	"github.com/chatterm/chat/server/dynamo"
 	"github.com/chatterm/chat/server/files"
@@ -45,6 +46,16 @@ func (n *Node) openBackends(ctx context.Context, reg prometheus.Registerer) (ser
 		if err := usableDir(n.cfg.DataDir); err != nil {
 			return b, err
 		}
+		// One process per data directory: a second chatserver, or a restore,
+		// on it would corrupt what the first has open.
+		lock, err := dirlock.Acquire(n.cfg.DataDir)
+		if errors.Is(err, dirlock.ErrHeld) {
+			return b, fmt.Errorf("--data-dir %s is in use by another chatserver (or a restore): stop it first", n.cfg.DataDir)
+		}
+		if err != nil {
+			return b, err
+		}
+		n.closers = append(n.closers, lock) // closed last: after the store
 		st, err := sqlite.Open(filepath.Join(n.cfg.DataDir, "chat.db"), sqlite.Options{NoSync: n.cfg.NoSync})
 		if err != nil {
 			return b, fmt.Errorf("open the database in %s: %w", n.cfg.DataDir, err)
