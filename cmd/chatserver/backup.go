@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/chatterm/chat/internal/dirlock"
@@ -122,6 +123,10 @@ func runBackup(ctx context.Context, args []string, stdout, stderr io.Writer, get
 	if _, err := os.Stat(db); err != nil {
 		return &usageError{fmt.Sprintf("--data-dir %s holds no database (%v)", dataDir, err)}
 	}
+	// The backup runs beside the server it copies: at a lower priority, it
+	// takes the CPU the server leaves (snapshot, compression) instead of
+	// sharing it evenly with the send path. Best effort.
+	_ = syscall.Setpriority(syscall.PRIO_PROCESS, 0, 10)
 	tmp, err := os.MkdirTemp("", "chatserver-backup-")
 	if err != nil {
 		return err
