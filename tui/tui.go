@@ -474,6 +474,12 @@ func (m Model) handleKey(msg tea.KeyPressMsg) (Model, tea.Cmd) {
 			be := m.c.be
 			return m, tea.Batch(func() tea.Msg { be.RetryNow(); return nil }, flash("reconnecting now…", false))
 		case matches(msg, k.NextUnread) && (!typing || msg.String() == "alt+n"):
+			// From the inbox, an unread conversation under the cursor is the
+			// next one; from a chat, the one open is not.
+			if e, ok := m.inbox.selected(); ok && m.page == pageInbox && e.Unread > 0 {
+				m.c.post(openConversationMsg{e})
+				return m, nil
+			}
 			if e, ok := m.inbox.nextUnread(m.currentConv()); ok {
 				m.c.post(openConversationMsg{e})
 				return m, nil

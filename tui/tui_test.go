@@ -391,6 +391,20 @@ func TestNextUnread(t *testing.T) {
 	h.wantScreen("no unread conversations")
 }
 
+// From the inbox, u opens the unread conversation under the cursor rather
+// than skipping it (it used to say "no unread conversations" with bob, the
+// only unread one, selected).
+func TestNextUnreadFromTheSelectedChat(t *testing.T) {
+	h := newHarness(t, fixture(), 80, 24)
+	if e, _ := h.root().inbox.selected(); e.ConversationID != bobConv {
+		t.Fatalf("the inbox starts on %s, want bob's chat", e.ConversationID)
+	}
+	h.key("u")
+	if h.root().page != pageChat || h.root().chat.conv.ConversationID != bobConv {
+		t.Fatalf("u on the unread bob did not open it: %s", h.screen())
+	}
+}
+
 func TestFinderFuzzy(t *testing.T) {
 	h := newHarness(t, fixture(), 80, 24)
 	h.key("ctrl+k")
