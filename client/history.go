@@ -16,7 +16,11 @@ type Page struct {
 	More bool
 	// Pending holds the messages typed here and not yet stored by the server,
 	// oldest first, with seq_no 0 and the local time; only on the newest page.
+	// Those the server refused for good are there too, their reason in Refused.
 	Pending []wire.Message
+	// Refused gives, by message_id, why the server refused a Pending message
+	// (too long, not a member...): it stays for the user to see, never resent.
+	Refused map[string]string
 	// Stale: the server could not be asked, so the page is what the cache had
 	// (it may have gaps).
 	Stale bool
@@ -62,9 +66,13 @@ func (s *Session) History(ctx context.Context, conversationID string, beforeSeq 
 			return Page{}, err
 		}
 		for _, e := range out {
-			if e.Err == nil {
-				p.Pending = append(p.Pending, wire.Message{ConversationID: e.ConversationID, MessageID: e.MessageID,
-					SenderID: s.self, Content: e.Content, Attachment: e.Attachment, Timestamp: e.CreatedAt})
+			p.Pending = append(p.Pending, wire.Message{ConversationID: e.ConversationID, MessageID: e.MessageID,
+				SenderID: s.self, Content: e.Content, Attachment: e.Attachment, Timestamp: e.CreatedAt})
+			if e.Err != nil {
+				if p.Refused == nil {
+					p.Refused = map[string]string{}
+				}
+				p.Refused[e.MessageID] = wire.ErrorMessage(e.Err)
 			}
 		}
 	}

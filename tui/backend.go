@@ -67,6 +67,8 @@ type Page struct {
 	// Pending holds the messages typed but not yet stored by the server (the
 	// outbox), oldest first; only filled for the newest page (beforeSeq 0).
 	Pending []wire.Message
+	// Refused: why the server refused some of Pending for good, by message_id.
+	Refused map[string]string
 	// Stale: the server could not be asked, so this is what the cache had.
 	Stale bool
 }

@@ -258,6 +258,11 @@ func (m chatModel) Update(msg tea.Msg) (chatModel, tea.Cmd) {
 			for _, p := range msg.page.Pending {
 				m.addPending(p)
 			}
+			// A refused message keeps its text on screen, with the reason,
+			// after the chat is opened again.
+			for id, reason := range msg.page.Refused {
+				m.failed[id] = reason
+			}
 		}
 		m.more = msg.page.More
 		m.merge(msg.page.Messages)

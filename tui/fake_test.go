@@ -31,6 +31,7 @@ type fakeBackend struct {
 	events   chan client.Event
 	now      time.Time
 	typing   []string                         // conversations Typing was called for
+	refused  map[string]string                // message_id → why the server refused it
 	presence map[string][]wire.MemberPresence // by conversation
 
 	sends        []wire.Message
@@ -108,6 +109,7 @@ func (f *fakeBackend) History(_ context.Context, id string, before int64, limit 
 	p := Page{Messages: slices.Clone(sel), More: len(sel) > 0 && sel[0].SeqNo > 1}
 	if before == 0 {
 		p.Pending = slices.Clone(f.pending[id])
+		p.Refused = f.refused
 	}
 	return p, nil
 }

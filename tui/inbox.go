@@ -31,6 +31,9 @@ type inboxModel struct {
 	compact bool // one line per conversation: the sidebar beside a chat
 	width   int
 	height  int
+	// lastMine: by conversation, the message_id of our own message its
+	// preview shows, so a refusal of that message can say so there.
+	lastMine map[string]string
 }
 
 const inboxRowHeight = 2
@@ -234,6 +237,14 @@ func (m *inboxModel) applyMessage(msg wire.Message, seen bool) bool {
 		}
 		e.LastMessageBody = msg.Content
 		e.LastMessageSender = msg.SenderID
+		if m.lastMine == nil {
+			m.lastMine = map[string]string{}
+		}
+		if msg.SenderID == m.c.me {
+			m.lastMine[msg.ConversationID] = msg.MessageID
+		} else {
+			delete(m.lastMine, msg.ConversationID)
+		}
 		if !msg.Timestamp.IsZero() {
 			e.LastMessageAt = msg.Timestamp
 		}
@@ -246,6 +257,22 @@ func (m *inboxModel) applyMessage(msg wire.Message, seen bool) bool {
 	}
 	return false
 }
+
+// notSent marks the preview of a conversation whose last message, ours, the
+// server refused: the inbox must not show it as sent.
+func (m *inboxModel) notSent(convID, messageID string) {
+	if m.lastMine[convID] != messageID {
+		return // the preview shows another message by now
+	}
+	for i := range m.entries {
+		if e := &m.entries[i]; e.ConversationID == convID && !strings.HasPrefix(e.LastMessageBody, notSentMark) {
+			e.LastMessageBody = notSentMark + e.LastMessageBody
+		}
+	}
+}
+
+// notSentMark starts the preview of a message the server refused.
+const notSentMark = "✗ not sent: "
 
 // nextUnread finds the first conversation with unread messages after current,
 // wrapping around.

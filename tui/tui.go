@@ -588,6 +588,7 @@ func (m *Model) handleEvent(ev client.Event) tea.Cmd {
 	case client.SentEvent, client.StatusEvent, client.TypingEvent:
 		return m.chatEvent(ev)
 	case client.SendFailedEvent:
+		m.inbox.notSent(ev.ConversationID, ev.MessageID)
 		return tea.Batch(m.chatEvent(ev), flash("message not sent: "+errText(ev.Err), true))
 	}
 	return nil

@@ -196,6 +196,18 @@ func TestSendFailedShowsCross(t *testing.T) {
 	h.send(client.SendFailedEvent{ConversationID: bobConv, MessageID: be.sends[0].MessageID, Err: wire.Errorf(wire.CodeTooLarge, "message is over 4096 bytes")})
 	h.wantTick("too big", "✗", false)
 	h.wantScreen("not sent: message is over 4096 bytes")
+
+	// The inbox does not show it as sent, and reopening the chat keeps its
+	// text and the reason (the client keeps refused messages in the outbox).
+	be.mu.Lock()
+	be.pending[bobConv] = append(be.pending[bobConv], be.sends[0])
+	be.refused = map[string]string{be.sends[0].MessageID: "message is over 4096 bytes"}
+	be.mu.Unlock()
+	h.key("esc", "esc")
+	h.wantScreen("✗ not sent: too big")
+	h.key("enter")
+	h.wantTick("too big", "✗", false)
+	h.wantScreen("not sent: message is over 4096 bytes")
 }
 
 // deliver stores a message in the fake cache, as the client does before it

@@ -241,7 +241,7 @@ func (b *tuiBackend) History(ctx context.Context, id string, before int64, limit
 	if err != nil {
 		return tui.Page{}, err
 	}
-	return tui.Page{Messages: p.Messages, More: p.More, Pending: p.Pending, Stale: p.Stale}, nil
+	return tui.Page{Messages: p.Messages, More: p.More, Pending: p.Pending, Refused: p.Refused, Stale: p.Stale}, nil
 }
 
 // Statuses asks the server for fresh boundaries when it can, and falls back to
