@@ -68,6 +68,9 @@ type chatModel struct {
 	loaded       bool // the newest page has arrived
 	more         bool // older pages may exist
 	loadingOlder bool
+	// toOldest: g/Home asked for the first message; older pages load one
+	// after another (keys stay live) until it is there, or another key moves.
+	toOldest bool
 	loadErr      error
 	stale        bool  // the last page came from the cache only (offline)
 	readSent     int64 // highest seq reported read
@@ -267,6 +270,10 @@ func (m chatModel) Update(msg tea.Msg) (chatModel, tea.Cmd) {
 		m.more = msg.page.More
 		m.merge(msg.page.Messages)
 		m.render()
+		if m.toOldest && msg.before != 0 {
+			m.toOldest = m.more
+			m.scroll(len(m.lines)) // stay on the first line loaded while the next page comes
+		}
 		cmds = append(cmds, m.maybeLoadOlder(), m.maybeMarkRead())
 
 	case presenceMsg, presenceTickMsg, client.TypingEvent, typingExpiredMsg:
@@ -410,6 +417,9 @@ func (m chatModel) Update(msg tea.Msg) (chatModel, tea.Cmd) {
 func (m *chatModel) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 	k := m.c.keys
 	hist := m.historyHeight()
+	if !matches(msg, k.Top) {
+		m.toOldest = false // any other key: the reader went elsewhere
+	}
 	if m.composing {
 		switch {
 		case matches(msg, k.Send) && msg.String() == "enter":
@@ -454,6 +464,7 @@ func (m *chatModel) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 	case matches(msg, k.PageDown):
 		m.scroll(-(hist - 1))
 	case matches(msg, k.Top):
+		m.toOldest = m.more
 		m.scroll(len(m.lines))
 	case matches(msg, k.Bottom):
 		m.scroll(-len(m.lines))
@@ -850,6 +861,8 @@ func (m chatModel) View() string {
 	}
 	right := ""
 	switch {
+	case m.toOldest:
+		right = s.Subtle.Render(fmt.Sprintf("↑ to the first message: %d loaded ", len(m.msgs)))
 	case m.newHere > 0:
 		right = s.Unread.Render(fmt.Sprintf("↓ %d new ", m.newHere))
 	case m.offset > 0:

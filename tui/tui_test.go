@@ -264,6 +264,33 @@ func TestUnknownConversationReloadsInbox(t *testing.T) {
 	h.wantScreen("# new group")
 }
 
+// One g reaches the first message of a long conversation: the older pages
+// load one after another, the header counting them, keys live between them;
+// another key stops it.
+func TestTopReachesTheFirstMessageInOneGo(t *testing.T) {
+	be := fixture()
+	long := wire.DirectConversationID("alice", "dave")
+	be.convs[long] = wire.Conversation{ConversationID: long, Type: wire.Direct}
+	be.addMessages(long, []string{"dave", "alice"}, 300, fixtureNow.Add(-time.Minute), func(i int) string { return fmt.Sprintf("message number %03d", i+1) })
+	be.inbox = append(be.inbox, wire.InboxEntry{ConversationID: long, Type: wire.Direct, Peer: "dave", LastSeq: 300, LastMessageAt: fixtureNow.Add(-time.Minute)})
+	h := newHarness(t, be, 80, 24)
+	h.key("enter") // dave: most recent
+	h.wantScreen("message number 300")
+	h.key("esc")
+	m, cmd := h.m.Update(keyMsg("g")) // the first older page asked for, not yet here
+	h.m = m
+	h.wantScreen("↑ to the first message: 50 loaded")
+	h.run(cmd) // that page, then the next ones, each asked for when the last came
+	h.wantScreen("message number 001")
+	h.wantScreen("beginning of the conversation")
+	if want := []int64{0, 251, 201, 151, 101, 51}; !slices.Equal(be.historyCalls, want) {
+		t.Fatalf("history calls = %v, want every page once: %v", be.historyCalls, want)
+	}
+	if strings.Contains(h.screen(), "to the first message") {
+		t.Fatalf("still going to the first message once there:\n%s", h.screen())
+	}
+}
+
 func TestScrollLoadsOlderPages(t *testing.T) {
 	be := fixture()
 	long := wire.DirectConversationID("alice", "dave")
