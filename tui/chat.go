@@ -71,10 +71,14 @@ type chatModel struct {
 	// toOldest: g/Home asked for the first message; older pages load one
 	// after another (keys stay live) until it is there, or another key moves.
 	toOldest bool
-	loadErr      error
-	stale        bool  // the last page came from the cache only (offline)
-	readSent     int64 // highest seq reported read
-	unreadFrom   int64 // first unread seq when the chat was opened (0: none); marks "new"
+	// toUnread: the chat opened with unread messages; older pages load until
+	// the first unread is there, and the view starts at its marker.
+	toUnread   bool
+	newLine    int // index in lines of the "new" marker; -1 when none
+	loadErr    error
+	stale      bool  // the last page came from the cache only (offline)
+	readSent   int64 // highest seq reported read
+	unreadFrom int64 // first unread seq when the chat was opened (0: none); marks "new"
 
 	compose   textarea.Model
 	composing bool
@@ -180,6 +184,7 @@ func (m *chatModel) open(e wire.InboxEntry) tea.Cmd {
 	}
 	if e.Unread > 0 {
 		m.unreadFrom = e.LastReadSeq + 1
+		m.toUnread = true
 	}
 	m.compose.Reset()
 	if d, ok := drafts[e.ConversationID]; ok {
@@ -273,6 +278,14 @@ func (m chatModel) Update(msg tea.Msg) (chatModel, tea.Cmd) {
 		if m.toOldest && msg.before != 0 {
 			m.toOldest = m.more
 			m.scroll(len(m.lines)) // stay on the first line loaded while the next page comes
+		}
+		if m.toUnread {
+			if len(m.msgs) > 0 && m.msgs[0].SeqNo > m.unreadFrom && m.more {
+				cmds = append(cmds, m.loadOlder()) // the first unread is further back
+			} else {
+				m.toUnread = false
+				m.scrollToUnread()
+			}
 		}
 		cmds = append(cmds, m.maybeLoadOlder(), m.maybeMarkRead())
 
@@ -466,6 +479,10 @@ func (m *chatModel) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 	case matches(msg, k.Top):
 		m.toOldest = m.more
 		m.scroll(len(m.lines))
+	case matches(msg, k.FirstUnread):
+		if !m.scrollToUnread() {
+			return flash("nothing was unread when you opened this chat", false)
+		}
 	case matches(msg, k.Bottom):
 		m.scroll(-len(m.lines))
 	default:
@@ -663,6 +680,25 @@ func (m *chatModel) maybeLoadOlder() tea.Cmd {
 	if len(m.lines)-m.offset-m.historyHeight() > m.historyHeight() {
 		return nil
 	}
+	return m.loadOlder()
+}
+
+// scrollToUnread puts the "new" marker at the top of the view (or shows all
+// when everything fits); false when there is no marker.
+func (m *chatModel) scrollToUnread() bool {
+	if m.newLine < 0 {
+		return false
+	}
+	m.offset = max(len(m.lines)-m.historyHeight()-m.newLine, 0)
+	m.afterLayoutChange()
+	return true
+}
+
+// loadOlder asks for the page before the oldest message loaded.
+func (m *chatModel) loadOlder() tea.Cmd {
+	if !m.loaded || !m.more || m.loadingOlder || m.loadErr != nil {
+		return nil
+	}
 	before := int64(0)
 	if len(m.msgs) > 0 {
 		before = m.msgs[0].SeqNo
@@ -739,6 +775,7 @@ func (m *chatModel) render() {
 	s := m.c.styles
 	w := m.width
 	var out []string
+	m.newLine = -1
 	if m.loaded && !m.more {
 		out = append(out, centre(s.Faint.Render("· beginning of the conversation ·"), w))
 	}
@@ -765,6 +802,7 @@ func (m *chatModel) render() {
 			out = append(out, daySeparator(s, dayLabel(ts, now, m.c.loc), w))
 		}
 		if m.unreadFrom > 0 && x.SeqNo >= m.unreadFrom && (i == 0 || prev.SeqNo < m.unreadFrom) && x.SeqNo > 0 {
+			m.newLine = len(out)
 			out = append(out, newMarker(s, w))
 		}
 		showName := i == 0 || prev.SenderID != x.SenderID || !sameDay(prev.Timestamp, ts, m.c.loc) ||

@@ -29,11 +29,12 @@ type KeyMap struct {
 	NewGroup  key.Binding
 
 	// Chat.
-	Compose key.Binding
-	Send    key.Binding
-	Newline key.Binding
-	Editor  key.Binding
-	Members key.Binding
+	Compose     key.Binding
+	Send        key.Binding
+	Newline     key.Binding
+	Editor      key.Binding
+	Members     key.Binding
+	FirstUnread key.Binding
 
 	// Forms.
 	NextField   key.Binding
@@ -79,6 +80,8 @@ func DefaultKeyMap() KeyMap {
 		Editor:  b([]string{"ctrl+o"}, "ctrl+o", "write in $EDITOR"),
 		Members: b([]string{"m"}, "m", "members"),
 
+		FirstUnread: b([]string{"U"}, "U", "first unread"),
+
 		NextField:   b([]string{"tab", "down"}, "tab", "next field"),
 		PrevField:   b([]string{"shift+tab", "up"}, "shift+tab", "previous field"),
 		Submit:      b([]string{"enter"}, "enter", "submit"),
@@ -101,7 +104,7 @@ func (k KeyMap) sections() []helpSection {
 	return []helpSection{
 		{"Everywhere", []key.Binding{k.Finder, k.NextUnread, k.Reconnect, k.Help, k.Quit}},
 		{"Inbox", []key.Binding{k.Up, k.Down, k.Top, k.Bottom, k.Open, k.NewDirect, k.NewGroup}},
-		{"Chat: reading (esc)", []key.Binding{k.Up, k.Down, k.HalfUp, k.HalfDown, k.PageUp, k.PageDown, k.Top, k.Bottom, k.Compose, k.Members, k.Back}},
+		{"Chat: reading (esc)", []key.Binding{k.Up, k.Down, k.HalfUp, k.HalfDown, k.PageUp, k.PageDown, k.Top, k.Bottom, k.FirstUnread, k.Compose, k.Members, k.Back}},
 		{"Chat: writing", []key.Binding{k.Send, k.Newline, k.Editor, k.Cancel, k.PageUp, k.PageDown}},
 	}
 }

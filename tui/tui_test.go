@@ -291,6 +291,32 @@ func TestTopReachesTheFirstMessageInOneGo(t *testing.T) {
 	}
 }
 
+// Opening a chat with more unread messages than a screen starts at the first
+// of them (older pages loaded until it is there), under the "new" marker; U
+// goes back there.
+func TestOpenAtTheFirstUnread(t *testing.T) {
+	be := fixture()
+	long := wire.DirectConversationID("alice", "dave")
+	be.convs[long] = wire.Conversation{ConversationID: long, Type: wire.Direct}
+	be.addMessages(long, []string{"dave"}, 300, fixtureNow.Add(-time.Minute), func(i int) string { return fmt.Sprintf("message number %03d", i+1) })
+	be.inbox = append(be.inbox, wire.InboxEntry{ConversationID: long, Type: wire.Direct, Peer: "dave", LastSeq: 300,
+		LastReadSeq: 180, LastDeliveredSeq: 300, Unread: 120, LastMessageAt: fixtureNow.Add(-time.Minute)})
+	h := newHarness(t, be, 80, 24)
+	h.key("enter") // dave: most recent
+	h.wantScreen("message number 181")
+	h.wantScreen("new")
+	if strings.Contains(h.screen(), "message number 300") {
+		t.Fatalf("opened at the bottom, not at the first unread:\n%s", h.screen())
+	}
+	if want := []int64{0, 251, 201}; !slices.Equal(be.historyCalls, want) {
+		t.Fatalf("history calls = %v, want the pages down to the first unread: %v", be.historyCalls, want)
+	}
+	h.key("esc", "G")
+	h.wantScreen("message number 300")
+	h.key("U")
+	h.wantScreen("message number 181")
+}
+
 func TestScrollLoadsOlderPages(t *testing.T) {
 	be := fixture()
 	long := wire.DirectConversationID("alice", "dave")
