@@ -83,6 +83,7 @@ type chatModel struct {
 	compose   textarea.Model
 	composing bool
 	drafts    map[string]string // unsent text by conversation
+	histPos   int               // input history: how far back the composer shows (0: not browsing)
 	active    bool
 
 	// lineCache keeps each message's rendered lines: a tick or a new message
@@ -443,6 +444,10 @@ func (m *chatModel) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 			return nil
 		case matches(msg, k.Editor):
 			return m.openEditor()
+		case msg.String() == "up" || msg.String() == "down":
+			if cmd, ok := m.recall(msg.String() == "up"); ok {
+				return cmd
+			}
 		case msg.String() == "pgup":
 			m.scroll(hist - 1)
 			return tea.Batch(m.maybeLoadOlder(), m.maybeMarkRead())
@@ -501,6 +506,8 @@ func (m *chatModel) send() tea.Cmd {
 	m.compose.Reset()
 	m.afterLayoutChange()
 	c, id := m.c, m.conv.ConversationID
+	c.inputs.add(id, text)
+	m.histPos = 0
 	return func() tea.Msg {
 		ctx, cancel := c.call()
 		defer cancel()

@@ -11,6 +11,7 @@ type KeyMap struct {
 	Finder     key.Binding
 	NextUnread key.Binding
 	Reconnect  key.Binding
+	Mouse      key.Binding // f2: hand the mouse to the terminal (select, copy) or take it back
 
 	// Lists and history (vim keys as well as arrows).
 	Up       key.Binding
@@ -59,6 +60,7 @@ func DefaultKeyMap() KeyMap {
 		Finder:     b([]string{"ctrl+k"}, "ctrl+k", "switch conversation"),
 		NextUnread: b([]string{"alt+n", "u"}, "u/alt+n", "next unread"),
 		Reconnect:  b([]string{"ctrl+r"}, "ctrl+r", "reconnect now"),
+		Mouse:      b([]string{"f2"}, "f2", "mouse: select text / scroll"),
 
 		Up:       b([]string{"k", "up"}, "k/↑", "up"),
 		Down:     b([]string{"j", "down"}, "j/↓", "down"),
@@ -102,7 +104,7 @@ type helpSection struct {
 
 func (k KeyMap) sections() []helpSection {
 	return []helpSection{
-		{"Everywhere", []key.Binding{k.Finder, k.NextUnread, k.Reconnect, k.Help, k.Quit}},
+		{"Everywhere", []key.Binding{k.Finder, k.NextUnread, k.Reconnect, k.Mouse, k.Help, k.Quit}},
 		{"Inbox", []key.Binding{k.Up, k.Down, k.Top, k.Bottom, k.Open, k.NewDirect, k.NewGroup}},
 		{"Chat: reading (esc)", []key.Binding{k.Up, k.Down, k.HalfUp, k.HalfDown, k.PageUp, k.PageDown, k.Top, k.Bottom, k.FirstUnread, k.Compose, k.Members, k.Back}},
 		{"Chat: writing", []key.Binding{k.Send, k.Newline, k.Editor, k.Cancel, k.PageUp, k.PageDown}},

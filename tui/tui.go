@@ -61,7 +61,8 @@ type common struct {
 	page    int
 	timeout time.Duration
 	started time.Time
-	notify  string // Options.Notify
+	notify  string       // Options.Notify
+	inputs  inputHistory // what was sent, by conversation (inputhistory.go)
 
 	// posted holds what a screen asks of the root from inside an Update (close
 	// this box, open that conversation); the root applies it before that
@@ -139,6 +140,9 @@ type Model struct {
 	blurred bool
 	// lastNotify: when a message arriving unseen was last told (notify.go).
 	lastNotify time.Time
+	// mouseOff: the mouse is the terminal's (f2): text can be selected and
+	// copied as anywhere else, and the wheel no longer scrolls the history.
+	mouseOff bool
 
 	flash    string
 	flashErr bool
@@ -473,6 +477,12 @@ func (m Model) handleKey(msg tea.KeyPressMsg) (Model, tea.Cmd) {
 			}
 			be := m.c.be
 			return m, tea.Batch(func() tea.Msg { be.RetryNow(); return nil }, flash("reconnecting now…", false))
+		case matches(msg, k.Mouse):
+			m.mouseOff = !m.mouseOff
+			if m.mouseOff {
+				return m, flash("mouse released: select and copy text as in any terminal; f2 takes it back", false)
+			}
+			return m, flash("mouse captured: the wheel scrolls; f2 to select text", false)
 		case matches(msg, k.NextUnread) && (!typing || msg.String() == "alt+n"):
 			// From the inbox, an unread conversation under the cursor is the
 			// next one; from a chat, the one open is not.
@@ -649,6 +659,9 @@ func (m Model) View() tea.View {
 	v := tea.NewView(m.render())
 	v.AltScreen = true
 	v.MouseMode = tea.MouseModeCellMotion
+	if m.mouseOff {
+		v.MouseMode = tea.MouseModeNone
+	}
 	v.ReportFocus = true
 	v.WindowTitle = "chat"
 	if m.c.me != "" {
