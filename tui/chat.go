@@ -101,6 +101,10 @@ type chatModel struct {
 	presence map[string]wire.MemberPresence
 }
 
+// maxContentW is the widest a message's text runs, as prose is set for
+// reading (and as Slack and Element lay out a wide window).
+const maxContentW = 100
+
 const (
 	tickColW   = 3 // " ✓✓"
 	timeColW   = 6 // "15:04 "
@@ -834,7 +838,9 @@ func (m *chatModel) render() {
 
 func (m *chatModel) messageLines(x wire.Message, showName bool, senderW int, t tick) []string {
 	s := m.c.styles
-	w := m.width
+	// On a wide terminal text wraps at maxContentW and the tick follows it,
+	// rather than sitting a screen's width away from a short message.
+	w := min(m.width, timeColW+senderW+1+maxContentW+tickColW)
 	contentW := max(w-timeColW-senderW-1-tickColW, 8)
 	timeStr := s.Time.Render(x.Timestamp.In(m.c.loc).Format("15:04") + " ")
 	name := strings.Repeat(" ", senderW)
