@@ -51,6 +51,11 @@ type Backend interface {
 	// were last seen.
 	Presence(ctx context.Context, conversationID string) (wire.PresenceResponse, error)
 
+	// Muted returns the conversations whose new messages ring nothing (kept
+	// on this machine); SetMuted mutes or unmutes one.
+	Muted(ctx context.Context) (map[string]bool, error)
+	SetMuted(ctx context.Context, conversationID string, muted bool) error
+
 	// RetryNow cuts a reconnect wait short. It must not block.
 	RetryNow()
 

@@ -492,6 +492,9 @@ func (m *chatModel) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 		if !m.scrollToUnread() {
 			return flash("nothing was unread when you opened this chat", false)
 		}
+	case matches(msg, k.Mute):
+		conv := m.conv.ConversationID
+		return func() tea.Msg { return toggleMuteMsg{conv: conv} }
 	case matches(msg, k.Bottom):
 		m.scroll(-len(m.lines))
 	default:
@@ -924,6 +927,9 @@ func (m chatModel) View() string {
 	header := title + s.Subtle.Render("  "+kind)
 	if around := m.aroundText(m.c.now()); around != "" {
 		header += s.Accent.Render("  " + around)
+	}
+	if m.c.muted[m.conv.ConversationID] {
+		header += s.Subtle.Render("  muted")
 	}
 	header += strings.Repeat(" ", max(w-lipgloss.Width(header)-lipgloss.Width(right), 1)) + right
 	rule := s.Faint.Render(strings.Repeat("─", w))

@@ -3,6 +3,7 @@ package tui
 import (
 	"context"
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
 	"strings"
@@ -30,8 +31,9 @@ type fakeBackend struct {
 	convs    map[string]wire.Conversation
 	events   chan client.Event
 	now      time.Time
-	typing   []string                         // conversations Typing was called for
-	refused  map[string]string                // message_id → why the server refused it
+	typing   []string          // conversations Typing was called for
+	refused  map[string]string // message_id → why the server refused it
+	muted    map[string]bool
 	presence map[string][]wire.MemberPresence // by conversation
 
 	sends        []wire.Message
@@ -204,6 +206,26 @@ func (f *fakeBackend) Presence(_ context.Context, conv string) (wire.PresenceRes
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return wire.PresenceResponse{ConversationID: conv, Members: f.presence[conv]}, nil
+}
+
+func (f *fakeBackend) Muted(context.Context) (map[string]bool, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return maps.Clone(f.muted), nil
+}
+
+func (f *fakeBackend) SetMuted(_ context.Context, conv string, muted bool) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.muted == nil {
+		f.muted = map[string]bool{}
+	}
+	if muted {
+		f.muted[conv] = true
+	} else {
+		delete(f.muted, conv)
+	}
+	return nil
 }
 
 func (f *fakeBackend) RetryNow() {

@@ -36,6 +36,7 @@ type KeyMap struct {
 	Editor      key.Binding
 	Members     key.Binding
 	FirstUnread key.Binding
+	Mute        key.Binding
 
 	// Forms.
 	NextField   key.Binding
@@ -83,6 +84,7 @@ func DefaultKeyMap() KeyMap {
 		Members: b([]string{"m"}, "m", "members"),
 
 		FirstUnread: b([]string{"U"}, "U", "first unread"),
+		Mute:        b([]string{"M"}, "M", "mute / unmute"),
 
 		NextField:   b([]string{"tab", "down"}, "tab", "next field"),
 		PrevField:   b([]string{"shift+tab", "up"}, "shift+tab", "previous field"),
@@ -106,7 +108,7 @@ func (k KeyMap) sections() []helpSection {
 	return []helpSection{
 		{"Everywhere", []key.Binding{k.Finder, k.NextUnread, k.Reconnect, k.Mouse, k.Help, k.Quit}},
 		{"Inbox", []key.Binding{k.Up, k.Down, k.Top, k.Bottom, k.Open, k.NewDirect, k.NewGroup}},
-		{"Chat: reading (esc)", []key.Binding{k.Up, k.Down, k.HalfUp, k.HalfDown, k.PageUp, k.PageDown, k.Top, k.Bottom, k.FirstUnread, k.Compose, k.Members, k.Back}},
+		{"Chat: reading (esc)", []key.Binding{k.Up, k.Down, k.HalfUp, k.HalfDown, k.PageUp, k.PageDown, k.Top, k.Bottom, k.FirstUnread, k.Compose, k.Members, k.Mute, k.Back}},
 		{"Chat: writing", []key.Binding{k.Send, k.Newline, k.Editor, k.Cancel, k.PageUp, k.PageDown}},
 	}
 }

@@ -42,7 +42,7 @@ const notifyGap = 3 * time.Second
 func (mdl *Model) notify(m wire.Message) tea.Cmd {
 	mode := mdl.c.notify
 	now := mdl.c.now()
-	if mode == NotifyOff || now.Sub(mdl.lastNotify) < notifyGap {
+	if mode == NotifyOff || mdl.c.muted[m.ConversationID] || now.Sub(mdl.lastNotify) < notifyGap {
 		return nil
 	}
 	mdl.lastNotify = now

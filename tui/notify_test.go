@@ -77,3 +77,39 @@ func TestNotifyOnUnseenMessages(t *testing.T) {
 		t.Fatalf("notify off still rang: %q", raw[n:])
 	}
 }
+
+// M mutes the open conversation: its messages ring nothing, others still do;
+// the mute is stored by the backend, and read back at the next start.
+func TestMuteSilencesAConversation(t *testing.T) {
+	be := fixture()
+	h := newHarness(t, be, 100, 24)
+	var rings int
+	h.before = func(msg tea.Msg) []tea.Msg {
+		if _, ok := msg.(tea.RawMsg); ok {
+			rings++
+		}
+		return nil
+	}
+	h.key("enter", "esc", "M") // bob's chat, reading, mute
+	h.wantScreen("muted")
+	if !be.muted[bobConv] {
+		t.Fatalf("the mute was not stored: %v", be.muted)
+	}
+	h.send(tea.BlurMsg{})
+	h.send(client.MessageEvent{Message: wire.Message{ConversationID: bobConv, SeqNo: 50, MessageID: "q1", SenderID: "bob", Content: "shh", Timestamp: fixtureNow}})
+	if rings != 0 {
+		t.Fatalf("a muted conversation rang %d times", rings)
+	}
+	h.send(client.MessageEvent{Message: wire.Message{ConversationID: carolConv, SeqNo: 50, MessageID: "q2", SenderID: "carol", Content: "hey", Timestamp: fixtureNow}})
+	if rings != 1 {
+		t.Fatalf("another conversation rang %d times, want 1", rings)
+	}
+
+	// A new start reads the stored mutes.
+	again := fixture()
+	again.muted = be.muted
+	h2 := newHarness(t, again, 100, 24)
+	if !h2.m.(Model).c.muted[bobConv] {
+		t.Fatal("the mute was not read back at start")
+	}
+}

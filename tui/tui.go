@@ -61,8 +61,9 @@ type common struct {
 	page    int
 	timeout time.Duration
 	started time.Time
-	notify  string       // Options.Notify
-	inputs  inputHistory // what was sent, by conversation (inputhistory.go)
+	notify  string          // Options.Notify
+	inputs  inputHistory    // what was sent, by conversation (inputhistory.go)
+	muted   map[string]bool // conversations that ring nothing (mute.go)
 
 	// posted holds what a screen asks of the root from inside an Update (close
 	// this box, open that conversation); the root applies it before that
@@ -202,7 +203,7 @@ func (m Model) Init() tea.Cmd {
 	if m.page == pageLogin {
 		cmds = append(cmds, m.login.Init())
 	} else {
-		cmds = append(cmds, m.inbox.load())
+		cmds = append(cmds, m.inbox.load(), loadMutes(m.c))
 	}
 	return tea.Batch(cmds...)
 }
@@ -332,7 +333,8 @@ func (m Model) update(msg tea.Msg) (Model, tea.Cmd) {
 		m.c.me, m.c.server = msg.user, msg.server
 		m.page = pageInbox
 		m.resize()
-		return m, tea.Batch(cmd, m.inbox.load())
+		m.c.muted = nil // the new account's, read next
+		return m, tea.Batch(cmd, m.inbox.load(), loadMutes(m.c))
 
 	case openConversationMsg:
 		m.overlay = overlayNone
@@ -373,6 +375,9 @@ func (m Model) update(msg tea.Msg) (Model, tea.Cmd) {
 			m.inbox.markOpened(m.chat.conv.ConversationID)
 		}
 		return m, cmd
+
+	case mutesMsg, muteSavedMsg, toggleMuteMsg:
+		return m, m.updateMutes(msg)
 
 	case historyMsg, sendQueuedMsg, statusesMsg, convInfoMsg, markedReadMsg, presenceMsg, presenceTickMsg, typingExpiredMsg, editedMsg:
 		var cmd tea.Cmd

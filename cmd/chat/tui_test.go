@@ -578,3 +578,31 @@ func TestTUIBackendOneEventChannelAcrossLogins(t *testing.T) {
 		t.Fatalf("bob got %+v", m)
 	}
 }
+
+// Mutes are kept beside the account's cache, so the next TUI of that account
+// on this machine has them.
+func TestTUIBackendKeepsMutes(t *testing.T) {
+	srv := servertest.Start(t)
+	ctx := context.Background()
+	be, cfg := account(t, srv, "alice")
+	conv := wire.DirectConversationID("alice", "bob")
+	if err := be.SetMuted(ctx, conv, true); err != nil {
+		t.Fatal(err)
+	}
+	if err := be.SetMuted(ctx, "g:other", true); err != nil {
+		t.Fatal(err)
+	}
+	if err := be.SetMuted(ctx, "g:other", false); err != nil {
+		t.Fatal(err)
+	}
+	be.Close()
+	again := newTUIBackend(ctx, cfg, slog.New(slog.DiscardHandler))
+	if err := again.open(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer again.Close()
+	got, err := again.Muted(ctx)
+	if err != nil || len(got) != 1 || !got[conv] {
+		t.Fatalf("mutes after a restart = %v, %v; want only %s", got, err, conv)
+	}
+}
