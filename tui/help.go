@@ -12,6 +12,13 @@ type helpModel struct {
 	c      *common
 	width  int
 	height int
+	top    int // first line shown, when the card is taller than the screen
+}
+
+// scroll moves the card by lines, within what there is to see.
+func (m *helpModel) scroll(by int) {
+	room := max(m.height-4, 2)
+	m.top = min(max(m.top+by, 0), max(len(m.body())-(room-1), 0))
 }
 
 func newHelpModel(c *common) helpModel { return helpModel{c: c} }
@@ -19,6 +26,23 @@ func newHelpModel(c *common) helpModel { return helpModel{c: c} }
 func (m *helpModel) SetSize(w, h int) { m.width, m.height = w, h }
 
 func (m helpModel) View() string {
+	s := m.c.styles
+	lines := m.body()
+	if room := max(m.height-4, 2); room < len(lines) {
+		// Taller than the screen: a window on it, the last line saying how
+		// to see the rest.
+		top := min(m.top, len(lines)-(room-1))
+		more := s.Subtle.Render("↑/↓ for more · any other key closes")
+		lines = append(lines[top:top+room-1:top+room-1], more)
+	}
+	for i, l := range lines {
+		lines[i] = ansi.Truncate(l, max(m.width-6, 10), "…")
+	}
+	return s.Overlay.Render(strings.Join(lines, "\n"))
+}
+
+// body is the whole card, line by line: two columns when they fit, else one.
+func (m helpModel) body() []string {
 	s := m.c.styles
 	secs := m.c.keys.sections()
 	render := func(sec helpSection) []string {
@@ -30,7 +54,6 @@ func (m helpModel) View() string {
 		return out
 	}
 	var cols [][]string
-	// Two columns when they fit, else one; the card is cut to the screen.
 	left := append(render(secs[0]), "")
 	left = append(left, render(secs[1])...)
 	right := append(render(secs[2]), "")
@@ -47,12 +70,5 @@ func (m helpModel) View() string {
 	} else {
 		body = strings.Join(append(append(left, ""), right...), "\n")
 	}
-	lines := strings.Split(body, "\n")
-	if max(m.height-4, 1) < len(lines) {
-		lines = lines[:max(m.height-4, 1)]
-	}
-	for i, l := range lines {
-		lines[i] = ansi.Truncate(l, max(m.width-6, 10), "…")
-	}
-	return s.Overlay.Render(strings.Join(lines, "\n"))
+	return strings.Split(body, "\n")
 }

@@ -61,7 +61,7 @@ func DefaultKeyMap() KeyMap {
 		Finder:     b([]string{"ctrl+k"}, "ctrl+k", "switch conversation"),
 		NextUnread: b([]string{"alt+n", "u"}, "u/alt+n", "next unread"),
 		Reconnect:  b([]string{"ctrl+r"}, "ctrl+r", "reconnect now"),
-		Mouse:      b([]string{"f2"}, "f2", "mouse: select text / scroll"),
+		Mouse:      b([]string{"f2"}, "f2", "select text (mouse)"),
 
 		Up:       b([]string{"k", "up"}, "k/↑", "up"),
 		Down:     b([]string{"j", "down"}, "j/↓", "down"),

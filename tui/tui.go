@@ -471,6 +471,7 @@ func (m Model) handleKey(msg tea.KeyPressMsg) (Model, tea.Cmd) {
 				m.overlay = overlayNone
 				return m, nil
 			}
+			m.help.top = 0
 			m.openOverlay(overlayHelp)
 			return m, nil
 		case matches(msg, k.Finder) && m.overlay != overlayFinder:
@@ -503,7 +504,16 @@ func (m Model) handleKey(msg tea.KeyPressMsg) (Model, tea.Cmd) {
 		}
 	}
 	if m.overlay == overlayHelp {
-		// Any key closes help; it is only a card to read.
+		// Up and down scroll a card taller than the screen; any other key
+		// closes it: it is only a card to read.
+		switch {
+		case matches(msg, k.Down), matches(msg, k.PageDown):
+			m.help.scroll(1)
+			return m, nil
+		case matches(msg, k.Up), matches(msg, k.PageUp):
+			m.help.scroll(-1)
+			return m, nil
+		}
 		return m, m.closeOverlay()
 	}
 	if m.overlay != overlayNone {
