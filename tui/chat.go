@@ -438,6 +438,9 @@ func (m *chatModel) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 	if !matches(msg, k.Top) {
 		m.toOldest = false // any other key: the reader went elsewhere
 	}
+	// Nor is the chat moved to its first unread once the reader has pressed
+	// a key: a page arriving after their G must not take them back up.
+	m.toUnread = false
 	if m.composing {
 		switch {
 		case matches(msg, k.Send) && msg.String() == "enter":

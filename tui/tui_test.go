@@ -315,6 +315,25 @@ func TestOpenAtTheFirstUnread(t *testing.T) {
 	h.wantScreen("message number 300")
 	h.key("U")
 	h.wantScreen("message number 181")
+
+	// A key pressed while the pages are still coming stops the trip: the
+	// reader's G is not undone by the page that arrives after it.
+	again := fixture()
+	again.convs[long] = be.convs[long]
+	again.msgs[long] = be.msgs[long]
+	again.inbox = append(again.inbox, wire.InboxEntry{ConversationID: long, Type: wire.Direct, Peer: "dave", LastSeq: 300,
+		LastReadSeq: 180, LastDeliveredSeq: 300, Unread: 120, LastMessageAt: fixtureNow.Add(-time.Minute)})
+	again.historyGate = make(chan struct{}) // older pages wait: the trip is under way
+	h2 := newHarness(t, again, 80, 24)
+	h2.key("enter")
+	if !h2.root().chat.toUnread {
+		t.Fatal("the trip to the first unread did not start")
+	}
+	h2.key("esc", "G")
+	if h2.root().chat.toUnread {
+		t.Fatal("a key did not stop the trip to the first unread")
+	}
+	close(again.historyGate)
 }
 
 func TestScrollLoadsOlderPages(t *testing.T) {
