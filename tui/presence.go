@@ -3,7 +3,6 @@ package tui
 import (
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
@@ -111,7 +110,7 @@ func (m chatModel) aroundText(now time.Time) string {
 	}
 	if m.conv.Type != wire.Group {
 		for _, p := range m.presence {
-			return presenceWords(p, now)
+			return client.PresenceWords(p, now)
 		}
 	}
 	online := 0
@@ -124,28 +123,4 @@ func (m chatModel) aroundText(now time.Time) string {
 		return ""
 	}
 	return fmt.Sprintf("%d online", online)
-}
-
-// presenceWords is one member's presence: "online", "last seen 14:02",
-// "last seen Mon 09:15", "last seen 2026-11-03"; "" when hidden or unknown.
-func presenceWords(p wire.MemberPresence, now time.Time) string {
-	switch {
-	case p.Hidden:
-		return ""
-	case p.Online:
-		return "online"
-	case p.LastSeen.IsZero():
-		return ""
-	}
-	at := p.LastSeen.In(now.Location())
-	y, mo, d := now.Date()
-	switch ay, amo, ad := at.Date(); {
-	case now.Sub(at) < time.Minute:
-		return "last seen just now"
-	case ay == y && amo == mo && ad == d:
-		return "last seen " + at.Format("15:04")
-	case now.Sub(at) < 6*24*time.Hour:
-		return "last seen " + strings.ToLower(at.Format("Mon")) + " " + at.Format("15:04")
-	}
-	return "last seen " + at.Format("2006-01-02")
 }

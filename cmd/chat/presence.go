@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/chatterm/chat/client"
 	"github.com/chatterm/chat/internal/termtext"
 	"github.com/chatterm/chat/wire"
 )
@@ -52,20 +53,16 @@ func (a *app) runPresence(ctx context.Context, args []string) error {
 	return nil
 }
 
-// presenceText says a member's presence in words: "online", "last seen
-// 2026-11-25 14:02", "hidden", or "offline" with no record.
+// presenceText is client.PresenceWords, with "hidden" and "offline" (no
+// record) said, since a line of output cannot be blank.
 func presenceText(m wire.MemberPresence, now time.Time) string {
-	switch {
-	case m.Hidden:
-		return "hidden"
-	case m.Online:
-		return "online"
-	case m.LastSeen.IsZero():
-		return "offline"
-	case now.Sub(m.LastSeen) < time.Minute:
-		return "last seen just now"
+	if w := client.PresenceWords(m, now); w != "" {
+		return w
 	}
-	return "last seen " + m.LastSeen.Local().Format("2006-01-02 15:04")
+	if m.Hidden {
+		return "hidden"
+	}
+	return "offline"
 }
 
 const profileUsage = `
