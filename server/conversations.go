@@ -274,6 +274,33 @@ func (s *Service) requireMember(ctx context.Context, userID, convID string) (Par
 	return p, nil
 }
 
+// othersIn returns the members of convID but userID, once it has checked that
+// userID is one, from the member cache (no store read when it is warm).
+func (s *Service) othersIn(ctx context.Context, userID, convID string) ([]string, error) {
+	if err := wire.ValidateConversationID(convID); err != nil {
+		return nil, err
+	}
+	members, err := s.memberIDs(ctx, convID)
+	if err != nil {
+		return nil, err
+	}
+	if !slices.Contains(members, userID) {
+		return nil, wire.Errorf(wire.CodeForbidden, "you are not a member of conversation %s", convID)
+	}
+	return without(members, userID), nil
+}
+
+// without is members less user, in a new slice.
+func without(members []string, user string) []string {
+	out := make([]string, 0, max(len(members)-1, 0))
+	for _, m := range members {
+		if m != user {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
 func (s *Service) requireAdmin(ctx context.Context, userID, convID string) (Conversation, []string, error) {
 	p, err := s.requireMember(ctx, userID, convID)
 	if err != nil {

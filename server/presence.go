@@ -13,18 +13,9 @@ import (
 // A registry that does not answer is an error (a stale "offline" would be a
 // wrong answer, not a degraded one).
 func (s *Service) Presence(ctx context.Context, userID, convID string) (wire.PresenceResponse, error) {
-	if _, err := s.requireMember(ctx, userID, convID); err != nil {
-		return wire.PresenceResponse{}, err
-	}
-	members, err := s.memberIDs(ctx, convID)
+	others, err := s.othersIn(ctx, userID, convID)
 	if err != nil {
 		return wire.PresenceResponse{}, err
-	}
-	others := make([]string, 0, len(members))
-	for _, m := range members {
-		if m != userID {
-			others = append(others, m)
-		}
 	}
 	resp := wire.PresenceResponse{ConversationID: convID, Members: make([]wire.MemberPresence, 0, len(others))}
 	// Who hides their presence sees no one's (as on WhatsApp): nothing to read.

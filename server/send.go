@@ -228,12 +228,7 @@ func (s *Service) limitSends(ctx context.Context, userID string, valid []int, ou
 func (s *Service) storeMany(ctx context.Context, userID, convID string, members []string, reqs []wire.SendRequest, from *conn.Conn, out []SendResult) {
 	mu := s.locks.lock(convID)
 	defer mu.Unlock()
-	receivers := make([]string, 0, len(members)-1)
-	for _, u := range members {
-		if u != userID {
-			receivers = append(receivers, u)
-		}
-	}
+	receivers := without(members, userID)
 	now := s.cfg.Now().UTC().Truncate(time.Microsecond)
 	msgs := make([]Message, len(reqs))
 	for i, req := range reqs {

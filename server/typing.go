@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"slices"
 
 	"github.com/chatterm/chat/server/conn"
 	"github.com/chatterm/chat/wire"
@@ -19,15 +18,9 @@ const typingPerSecond = 2
 // or from someone who is not a member, is dropped (the error says why, for the
 // caller's log; the protocol sends it nowhere).
 func (s *Service) Typing(ctx context.Context, userID, convID string, from *conn.Conn) error {
-	if err := wire.ValidateConversationID(convID); err != nil {
-		return err
-	}
-	members, err := s.memberIDs(ctx, convID)
+	others, err := s.othersIn(ctx, userID, convID)
 	if err != nil {
 		return err
-	}
-	if !slices.Contains(members, userID) {
-		return wire.Errorf(wire.CodeForbidden, "you are not a member of conversation %s", convID)
 	}
 	ok, _, err := s.cfg.Rate.Allow(ctx, "typing:"+userID, typingPerSecond)
 	if err != nil {
@@ -36,12 +29,6 @@ func (s *Service) Typing(ctx context.Context, userID, convID string, from *conn.
 	}
 	if !ok {
 		return wire.Errorf(wire.CodeRateLimited, "typing: at most %d a second", typingPerSecond)
-	}
-	others := make([]string, 0, len(members)-1)
-	for _, m := range members {
-		if m != userID {
-			others = append(others, m)
-		}
 	}
 	s.push(ctx, others, wire.Frame{Type: wire.TypeTyping, ConversationID: convID, UserID: userID}, from)
 	return nil

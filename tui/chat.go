@@ -691,9 +691,6 @@ func (m *chatModel) tickGlyph(t tick) string {
 // maybeLoadOlder asks for the previous page when the reader nears the top of
 // what is loaded. It runs as a command: the screen keeps answering meanwhile.
 func (m *chatModel) maybeLoadOlder() tea.Cmd {
-	if !m.loaded || !m.more || m.loadingOlder || m.loadErr != nil {
-		return nil
-	}
 	if len(m.lines)-m.offset-m.historyHeight() > m.historyHeight() {
 		return nil
 	}

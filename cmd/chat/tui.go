@@ -104,9 +104,7 @@ func newTUIBackend(ctx context.Context, cfg client.Config, log *slog.Logger) *tu
 // open opens the stored login's session and starts it; ErrNotLoggedIn or
 // ErrNoServer mean the first-run screen.
 func (b *tuiBackend) open(ctx context.Context) error {
-	b.mu.Lock()
-	cfg := b.cfg
-	b.mu.Unlock()
+	cfg := b.config()
 	s, err := client.Open(ctx, cfg)
 	if err != nil {
 		return err
@@ -203,9 +201,7 @@ func (b *tuiBackend) Register(ctx context.Context, server, user, password, invit
 // authenticate logs in (which stores the login in the home, shared with the
 // CLI) and opens that account's session.
 func (b *tuiBackend) authenticate(ctx context.Context, server string, call func(client.Config) (client.Account, error)) error {
-	b.mu.Lock()
-	cfg := b.cfg
-	b.mu.Unlock()
+	cfg := b.config()
 	cfg.Server = server
 	cfg.Token = "" // a CHAT_TOKEN that brought us here was refused
 	acct, err := call(cfg)

@@ -282,21 +282,52 @@ func runRestore(ctx context.Context, args []string, stderr io.Writer, getenv fun
 		return fmt.Errorf("%s: the database is at schema %d (manifest: %d); this chatserver knows up to %d", file, schema, m.Schema, sqlite.SchemaVersion())
 	}
 
-	for _, name := range []string{"chat.db-wal", "chat.db-shm", "chat.db", "blobs"} {
-		if err := os.RemoveAll(filepath.Join(dataDir, name)); err != nil {
-			return err
-		}
-	}
-	if err := os.Rename(filepath.Join(staging, "chat.db"), filepath.Join(dataDir, "chat.db")); err != nil {
+	if err := swapIn(dataDir, staging); err != nil {
 		return err
-	}
-	if _, err := os.Stat(filepath.Join(staging, "blobs")); err == nil {
-		if err := os.Rename(filepath.Join(staging, "blobs"), filepath.Join(dataDir, "blobs")); err != nil {
-			return err
-		}
 	}
 	fmt.Fprintf(stderr, "chatserver restore: %s into %s: the database (schema %d, backed up %s) and %d blobs\n",
 		file, dataDir, schema, m.Created.Format(time.RFC3339), m.Blobs)
+	return nil
+}
+
+// swapIn puts the restored database and blobs from staging into dataDir.
+// What dataDir held (with --force) is moved aside first, into staging, and
+// put back if a move fails, so a failed restore loses nothing; it goes with
+// staging once the new files are in place.
+func swapIn(dataDir, staging string) (err error) {
+	old := filepath.Join(staging, "replaced")
+	if err := os.Mkdir(old, 0o750); err != nil {
+		return err
+	}
+	var moved []string
+	defer func() {
+		if err == nil {
+			return
+		}
+		for _, name := range moved { // back as they were
+			os.RemoveAll(filepath.Join(dataDir, name))
+			os.Rename(filepath.Join(old, name), filepath.Join(dataDir, name))
+		}
+	}()
+	for _, name := range []string{"chat.db-wal", "chat.db-shm", "chat.db", "blobs"} {
+		err := os.Rename(filepath.Join(dataDir, name), filepath.Join(old, name))
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("move %s aside: %w", name, err)
+		}
+		moved = append(moved, name)
+	}
+	for _, name := range []string{"chat.db", "blobs"} {
+		err := os.Rename(filepath.Join(staging, name), filepath.Join(dataDir, name))
+		if errors.Is(err, fs.ErrNotExist) && name == "blobs" {
+			continue // a backup of a server that had no blobs yet
+		}
+		if err != nil {
+			return fmt.Errorf("put the restored %s in place: %w", name, err)
+		}
+	}
 	return nil
 }
 
