@@ -147,3 +147,23 @@ func TestCatchUpDropsHeldCopiesOfWhatItSent(t *testing.T) {
 		t.Fatalf("a live frame after catch-up: %d queued, want 1", len(frames))
 	}
 }
+
+// A connection registered after the shutdown closed the hub (its socket was
+// accepted just before) is closed at once, with the shutdown's code: it used to
+// live on unseen and hold Node.Close until its deadline (a CI failure).
+func TestHubClosesConnectionsAddedAfterCloseAll(t *testing.T) {
+	h := NewHub()
+	before := New("c1", "alice", "", 4)
+	h.Add(before)
+	h.CloseAll(CloseGoingAway, "server shutting down")
+	after := New("c2", "alice", "", 4)
+	h.Add(after)
+	for _, c := range []*Conn{before, after} {
+		if code, reason := c.CloseStatus(); code != CloseGoingAway || reason != "server shutting down" {
+			t.Errorf("%s: close status %d %q, want %d", c.ID, code, reason, CloseGoingAway)
+		}
+	}
+	if got := h.Count(); got != 1 {
+		t.Errorf("hub holds %d connections, want only the one added before (which Remove takes out)", got)
+	}
+}

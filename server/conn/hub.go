@@ -10,14 +10,28 @@ type Hub struct {
 	mu    sync.RWMutex
 	users map[string]map[*Conn]struct{}
 	count atomic.Int64
+	// closedWith is CloseAll's code and reason once it ran: a connection
+	// added afterwards (its socket was accepted just before the shutdown and
+	// registered just after) is closed at once instead of living on unseen.
+	closedWith *closeStatus
+}
+
+type closeStatus struct {
+	code   int
+	reason string
 }
 
 // NewHub makes an empty Hub.
 func NewHub() *Hub { return &Hub{users: map[string]map[*Conn]struct{}{}} }
 
-// Add makes c findable by its user.
+// Add makes c findable by its user, or closes it if the hub was closed.
 func (h *Hub) Add(c *Conn) {
 	h.mu.Lock()
+	if st := h.closedWith; st != nil {
+		h.mu.Unlock()
+		c.Close(st.code, st.reason)
+		return
+	}
 	set := h.users[c.UserID]
 	if set == nil {
 		set = map[*Conn]struct{}{}
@@ -98,16 +112,18 @@ func (h *Hub) CloseToken(userID, tokenHash string, code int, reason string) {
 	}
 }
 
-// CloseAll closes every connection.
+// CloseAll closes every connection, and any added after it (it is the
+// shutdown).
 func (h *Hub) CloseAll(code int, reason string) {
-	h.mu.RLock()
+	h.mu.Lock()
+	h.closedWith = &closeStatus{code, reason}
 	var all []*Conn
 	for _, set := range h.users {
 		for c := range set {
 			all = append(all, c)
 		}
 	}
-	h.mu.RUnlock()
+	h.mu.Unlock()
 	for _, c := range all {
 		c.Close(code, reason)
 	}
