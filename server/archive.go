@@ -80,7 +80,14 @@ func (s *Service) ArchiveOnce(ctx context.Context, cold ColdStore, after time.Du
 		if err := s.cfg.Blobs.Put(ctx, key, data, "application/json"); err != nil {
 			return i, fmt.Errorf("put %s: %w", key, err)
 		}
-		if err := cold.MarkArchived(ctx, m.ConversationID, m.SeqNo, key); err != nil {
+		if err := cold.MarkArchived(ctx, m, key); errors.Is(err, ErrTargetChanged) {
+			// Edited or deleted since it was listed: the blob holds what the
+			// message no longer says. The next pass sees it as it is now.
+			if derr := s.cfg.Blobs.Delete(ctx, key); derr != nil {
+				return i, fmt.Errorf("remove %s, archived as the message changed: %w", key, derr)
+			}
+			continue
+		} else if err != nil {
 			return i, fmt.Errorf("mark %s archived: %w", key, err)
 		}
 		s.metrics.Archived.Inc()
@@ -93,7 +100,7 @@ func (s *Service) ArchiveOnce(ctx context.Context, cold ColdStore, after time.Du
 func (s *Service) hydrate(ctx context.Context, msgs []Message) error {
 	for i := range msgs {
 		m := &msgs[i]
-		if m.S3Ref == "" || m.Content != "" {
+		if m.S3Ref == "" || m.Content != "" || m.Deleted {
 			continue
 		}
 		if s.cfg.Blobs == nil {

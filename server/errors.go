@@ -26,6 +26,10 @@ var (
 	// without it may have been applied: a send is then answered maybe_stored,
 	// and its resend with the same message_id is stored once.
 	ErrNotApplied = errors.New("nothing was written")
+	// ErrTargetChanged: an event's target is no longer what the Service
+	// checked (another event changed it meanwhile, it was deleted, or it is
+	// not a message); nothing was written. The Service checks again.
+	ErrTargetChanged = errors.New("the event's target changed")
 )
 
 // DuplicateError: a message with this (conversation_id, message_id) was stored

@@ -244,7 +244,13 @@ func (s *Service) pushOnce(ctx context.Context, user, conv string, first, upTo i
 		return
 	}
 	m := msgs[0]
-	n := Notification{UserID: user, ConversationID: conv, SeqNo: m.SeqNo, SenderID: m.SenderID, Preview: preview(m.Content)}
+	text := m.Content
+	if m.IsEvent() {
+		if text = eventPreview(m); text == "" {
+			return // an edit or a delete is no news to wake a phone for
+		}
+	}
+	n := Notification{UserID: user, ConversationID: conv, SeqNo: m.SeqNo, SenderID: m.SenderID, Preview: preview(text)}
 	if err := s.cfg.Pusher.Push(ctx, n); err != nil {
 		s.metrics.Fallbacks.WithLabelValues("push").Inc()
 		s.log.Debug("push", "user", user, "err", err)

@@ -120,6 +120,9 @@ type Broker interface {
 type BlobStore interface {
 	Put(ctx context.Context, key string, data []byte, contentType string) error
 	Get(ctx context.Context, key string) ([]byte, error) // ErrNotFound
+	// Delete removes key; no error if it is not there (a delete that is
+	// retried after it worked is not a failure).
+	Delete(ctx context.Context, key string) error
 	// PresignPut and PresignGet return URLs a client can use directly for ttl.
 	PresignPut(ctx context.Context, key, contentType string, ttl time.Duration) (string, error)
 	PresignGet(ctx context.Context, key string, ttl time.Duration) (string, error)

@@ -129,7 +129,9 @@ func (s *Service) SendMany(ctx context.Context, userID, convID string, reqs []wi
 		default:
 			s.metrics.MessagesStored.Inc()
 			s.metrics.SendDuration.Observe(time.Since(start).Seconds())
-			latest = r.Resp.Timestamp
+			if batch[i].Kind == "" { // an event is not activity: the inbox order stays
+				latest = r.Resp.Timestamp
+			}
 		}
 		out[k] = r
 	}
@@ -144,16 +146,10 @@ func (s *Service) SendMany(ctx context.Context, userID, convID string, reqs []wi
 // checkSend is the input one message must have before it is given a seq_no
 // (the sender's rate is counted for the whole batch by limitSends).
 func (s *Service) checkSend(userID string, req wire.SendRequest) error {
-	if err := wire.ValidateMessageID(req.MessageID); err != nil {
+	if err := req.Validate(); err != nil {
 		return err
 	}
-	if req.Content == "" && req.Attachment == "" {
-		return wire.Errorf(wire.CodeInvalid, "content is empty")
-	}
 	if req.Attachment != "" {
-		if err := wire.ValidateMediaID(req.Attachment); err != nil {
-			return err
-		}
 		if wire.MediaOwner(req.Attachment) != userID {
 			return wire.Errorf(wire.CodeForbidden, "attachment %s was uploaded by someone else; upload your own copy", req.Attachment)
 		}
@@ -232,7 +228,8 @@ func (s *Service) storeMany(ctx context.Context, userID, convID string, members 
 	now := s.cfg.Now().UTC().Truncate(time.Microsecond)
 	msgs := make([]Message, len(reqs))
 	for i, req := range reqs {
-		msgs[i] = Message{ConversationID: convID, MessageID: req.MessageID, SenderID: userID, Content: req.Content, Attachment: req.Attachment, Timestamp: now}
+		msgs[i] = Message{ConversationID: convID, MessageID: req.MessageID, SenderID: userID, Content: req.Content, Attachment: req.Attachment, Timestamp: now,
+			Kind: req.Kind, TargetSeq: req.TargetSeq, ReplyTo: req.ReplyTo}
 		if len(receivers) == 1 && !isGroup(convID) {
 			msgs[i].ReceiverID = receivers[0]
 		}
@@ -242,6 +239,10 @@ func (s *Service) storeMany(ctx context.Context, userID, convID string, members 
 		n := 1
 		if ba != nil {
 			n = min(len(msgs)-start, max(ba.MaxAppend(len(members)), 1))
+			// Replies and events are checked against their target one by one.
+			if k := slices.IndexFunc(msgs[start:start+n], needsTarget); k >= 0 {
+				n = max(k, 1)
+			}
 		}
 		chunk, res := msgs[start:start+n], out[start:start+n]
 		start += n
@@ -260,7 +261,7 @@ func (s *Service) storeMany(ctx context.Context, userID, convID string, members 
 			// chunk in one piece) and nothing was stored: one at a time re-seeds.
 		}
 		for i := range chunk {
-			m, created, err := s.storeOne(ctx, chunk[i], receivers)
+			m, created, err := s.storeChecked(ctx, chunk[i], receivers)
 			res[i] = SendResult{Resp: sendResponse(m), Created: created, Err: err}
 			chunk[i] = m
 		}
@@ -281,6 +282,10 @@ func (s *Service) storeMany(ctx context.Context, userID, convID string, members 
 		s.refanout(ctx, convID, resent, members, from)
 	}
 }
+
+// needsTarget says whether m refers to another message, which storeChecked
+// reads and checks before m is stored.
+func needsTarget(m Message) bool { return m.IsEvent() || m.ReplyTo != 0 }
 
 // appendBatch numbers msgs and stores them in one write. done is false when the
 // store refused the batch with ErrSeqTaken (a seq_no taken, or a batch it can
@@ -478,5 +483,7 @@ func (s *Service) publish(ctx context.Context, users []string, data [][]byte) ma
 // wireMessage is a stored message as clients see it.
 func wireMessage(m Message) wire.Message {
 	return wire.Message{ConversationID: m.ConversationID, SeqNo: m.SeqNo, MessageID: m.MessageID, SenderID: m.SenderID,
-		Content: m.Content, Attachment: m.Attachment, Timestamp: m.Timestamp}
+		Content: m.Content, Attachment: m.Attachment, Timestamp: m.Timestamp,
+		Kind: m.Kind, TargetSeq: m.TargetSeq, ReplyTo: m.ReplyTo,
+		Edited: m.Edited, Deleted: m.Deleted, Reactions: m.Reactions, UpdatedSeq: m.UpdatedSeq}
 }

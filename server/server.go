@@ -95,10 +95,38 @@ type Message struct {
 	Attachment     string // a media_id in the BlobStore
 	Timestamp      time.Time
 	S3Ref          string
+
+	// Events (wire.Message): Kind is wire.KindReaction, KindEdit or KindDelete
+	// and TargetSeq the message it changes; a message has no Kind and may quote
+	// one (ReplyTo).
+	Kind      string
+	TargetSeq int64
+	ReplyTo   int64
+	// What events left of a message (stores keep it on the message's row):
+	// Content is the latest edit's; a deleted message has no content,
+	// attachment or reactions; UpdatedSeq is the last event applied.
+	Edited     bool
+	Deleted    bool
+	Reactions  map[string]string // user_id → emoji
+	UpdatedSeq int64
+	// BaseSeq, on an event being stored, is the target's UpdatedSeq the
+	// Service checked it against: the store applies the event only if the
+	// target is still at it (ErrTargetChanged otherwise), so two events racing
+	// from two nodes cannot both be applied to what each thought it saw.
+	BaseSeq int64
 }
 
-// Preview is the last-message line a conversation keeps for m (wire.Preview).
-func (m Message) Preview() string { return wire.Preview(m.Content, m.Attachment) }
+// IsEvent says whether m changes another message rather than being one.
+func (m Message) IsEvent() bool { return m.Kind != "" }
+
+// Preview is the last-message line a conversation keeps for m (wire.Preview);
+// for an edit or a delete, the line of the message it changed.
+func (m Message) Preview() string {
+	if m.Kind == wire.KindDelete || m.Deleted {
+		return wire.DeletedPreview
+	}
+	return wire.Preview(m.Content, m.Attachment)
+}
 
 // Status is a user's tick boundaries in one conversation.
 type Status struct {

@@ -68,8 +68,21 @@ type MessageStore interface {
 	// write has committed, and answers nil once it has: the message is stored and
 	// must never look failed. Those rows are written idempotently and retried in
 	// the background until they are in or the store closes.
+	//
+	// An event (m.IsEvent()) is stored the same way, and in the same write is
+	// applied to its target's row, which must be a message (no Kind) at
+	// UpdatedSeq == m.BaseSeq and not deleted: a reaction sets or (content "")
+	// removes the sender's entry in Reactions; an edit replaces Content and
+	// sets Edited; a delete clears Content, Attachment, Reactions and S3Ref,
+	// sets Deleted, and clears the content of the target's earlier edits
+	// (DynamoDB: right after the commit, retried until done). All three set the
+	// target's UpdatedSeq to m.SeqNo, and an edit clears its S3Ref (the row
+	// holds the content again; the Service removes the old blob). An event
+	// moves last_seq but not the preview, unless it is an edit or delete of the
+	// message the preview shows; it never moves the participants' activity.
 	// Errors: ErrSeqTaken (m.SeqNo <= last_seq: the counter is behind), a
-	// *DuplicateError (with the stored original), ErrNotFound (no such conversation).
+	// *DuplicateError (with the stored original), ErrNotFound (no such
+	// conversation), ErrTargetChanged.
 	AppendMessage(ctx context.Context, m Message, receivers []string) error
 	// NextSeq is the fallback counter: an atomic increment of a counter on the
 	// conversation item, used when the Sequencer is unavailable.
@@ -90,8 +103,8 @@ type MessageStore interface {
 	// MediaConversations lists the conversations mediaID was sent in: their
 	// members may fetch it.
 	MediaConversations(ctx context.Context, mediaID string) ([]string, error)
-	// CountMessages counts the stored messages with afterSeq < seq_no <= upTo,
-	// stopping at limit. Unread counts count messages this way: a seq_no taken
+	// CountMessages counts the stored messages (not events) with
+	// afterSeq < seq_no <= upTo, stopping at limit. Unread counts count messages this way: a seq_no taken
 	// by a write that then failed is a gap, and never counts.
 	CountMessages(ctx context.Context, convID string, afterSeq, upTo int64, limit int) (int, error)
 }
@@ -122,7 +135,7 @@ type InboxStore interface {
 }
 
 // BatchAppender is an optional Store capability: AppendMessage for several
-// messages of one sender to one conversation, with ascending seq_nos, in one
+// messages (never events) of one sender to one conversation, with ascending seq_nos, in one
 // durable write (server/sqlite: one group-commit job; server/dynamo: one
 // transaction). A resend in the batch (a stored message_id, or one that appears
 // twice) is not an error: dups[i] holds its original and its seq_no stays
@@ -144,10 +157,12 @@ type BatchAppender interface {
 // it keeps every message hot. Its reads run in the background archiver, never on
 // a request path, so they may scan.
 type ColdStore interface {
-	// ListArchivable returns up to limit messages stored before cutoff whose
-	// content is still in the table.
+	// ListArchivable returns up to limit messages (not events, not deleted)
+	// stored before cutoff whose content is still in the table.
 	ListArchivable(ctx context.Context, cutoff time.Time, limit int) ([]Message, error)
-	// MarkArchived clears a message's content and records where it went; the
-	// message keeps its key, sender and timestamp.
-	MarkArchived(ctx context.Context, convID string, seq int64, ref string) error
+	// MarkArchived clears m's content and records where it went (ref); the
+	// message keeps its key, sender and timestamp. Only if m is still as
+	// listed (UpdatedSeq, not deleted): ErrTargetChanged if an edit or delete
+	// came in between, ErrNotFound if there is no such message.
+	MarkArchived(ctx context.Context, m Message, ref string) error
 }

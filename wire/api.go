@@ -32,6 +32,24 @@ type Message struct {
 	Content        string    `json:"content"`
 	Attachment     string    `json:"attachment,omitempty"` // a media_id (POST /v1/media)
 	Timestamp      time.Time `json:"timestamp"`
+
+	// An event (Kind not empty) changes the message at TargetSeq: a reaction,
+	// an edit or a delete (docs/protocol.md, "Events"). It has a seq_no of its
+	// own, so it is ordered, caught up and acked like any message, but it is
+	// not shown as a message, counted as unread, or previewed.
+	Kind      string `json:"kind,omitempty"`
+	TargetSeq int64  `json:"target_seq,omitempty"`
+	ReplyTo   int64  `json:"reply_to,omitempty"` // a message quoting the message at this seq_no
+
+	// The message as the events so far left it (history, catch-up): Content is
+	// the latest edit's, a deleted message has no content or attachment left.
+	// UpdatedSeq is the seq_no of the last event applied: a client applies an
+	// event only if it is newer, so one seen again (a page fetched after it)
+	// changes nothing.
+	Edited     bool              `json:"edited,omitempty"`
+	Deleted    bool              `json:"deleted,omitempty"`
+	Reactions  map[string]string `json:"reactions,omitempty"` // user_id → emoji
+	UpdatedSeq int64             `json:"updated_seq,omitempty"`
 }
 
 // Preview is the last-message line an inbox shows for a message with this
@@ -135,6 +153,9 @@ type SendRequest struct {
 	MessageID  string `json:"message_id"`
 	Content    string `json:"content,omitempty"`
 	Attachment string `json:"attachment,omitempty"` // a media_id the sender uploaded; content may then be empty
+	Kind       string `json:"kind,omitempty"`       // an event: KindReaction, KindEdit, KindDelete
+	TargetSeq  int64  `json:"target_seq,omitempty"` // the message an event changes
+	ReplyTo    int64  `json:"reply_to,omitempty"`   // the message a new message quotes
 }
 
 // MediaRequest is POST /v1/media: ask for a URL to upload one file to.

@@ -291,6 +291,24 @@ func easyjsonC1cedd36DecodeGithubComChattermChatWire3(in *jlexer.Lexer, out *Sen
 			} else {
 				out.Attachment = string(in.String())
 			}
+		case "kind":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.Kind = string(in.String())
+			}
+		case "target_seq":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.TargetSeq = int64(in.Int64())
+			}
+		case "reply_to":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.ReplyTo = int64(in.Int64())
+			}
 		default:
 			in.SkipRecursive()
 		}
@@ -319,6 +337,21 @@ func easyjsonC1cedd36EncodeGithubComChattermChatWire3(out *jwriter.Writer, in Se
 		const prefix string = ",\"attachment\":"
 		out.RawString(prefix)
 		out.String(string(in.Attachment))
+	}
+	if in.Kind != "" {
+		const prefix string = ",\"kind\":"
+		out.RawString(prefix)
+		out.String(string(in.Kind))
+	}
+	if in.TargetSeq != 0 {
+		const prefix string = ",\"target_seq\":"
+		out.RawString(prefix)
+		out.Int64(int64(in.TargetSeq))
+	}
+	if in.ReplyTo != 0 {
+		const prefix string = ",\"reply_to\":"
+		out.RawString(prefix)
+		out.Int64(int64(in.ReplyTo))
 	}
 	out.RawByte('}')
 }
@@ -846,6 +879,66 @@ func easyjsonC1cedd36DecodeGithubComChattermChatWire9(in *jlexer.Lexer, out *Mes
 					in.AddError((out.Timestamp).UnmarshalJSON(data))
 				}
 			}
+		case "kind":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.Kind = string(in.String())
+			}
+		case "target_seq":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.TargetSeq = int64(in.Int64())
+			}
+		case "reply_to":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.ReplyTo = int64(in.Int64())
+			}
+		case "edited":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.Edited = bool(in.Bool())
+			}
+		case "deleted":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.Deleted = bool(in.Bool())
+			}
+		case "reactions":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				in.Delim('{')
+				if !in.IsDelim('}') {
+					out.Reactions = make(map[string]string)
+				} else {
+					out.Reactions = nil
+				}
+				for !in.IsDelim('}') {
+					key := string(in.String())
+					in.WantColon()
+					var v7 string
+					if in.IsNull() {
+						in.Skip()
+					} else {
+						v7 = string(in.String())
+					}
+					(out.Reactions)[key] = v7
+					in.WantComma()
+				}
+				in.Delim('}')
+			}
+		case "updated_seq":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.UpdatedSeq = int64(in.Int64())
+			}
 		default:
 			in.SkipRecursive()
 		}
@@ -895,6 +988,55 @@ func easyjsonC1cedd36EncodeGithubComChattermChatWire9(out *jwriter.Writer, in Me
 		out.RawString(prefix)
 		out.Raw((in.Timestamp).MarshalJSON())
 	}
+	if in.Kind != "" {
+		const prefix string = ",\"kind\":"
+		out.RawString(prefix)
+		out.String(string(in.Kind))
+	}
+	if in.TargetSeq != 0 {
+		const prefix string = ",\"target_seq\":"
+		out.RawString(prefix)
+		out.Int64(int64(in.TargetSeq))
+	}
+	if in.ReplyTo != 0 {
+		const prefix string = ",\"reply_to\":"
+		out.RawString(prefix)
+		out.Int64(int64(in.ReplyTo))
+	}
+	if in.Edited {
+		const prefix string = ",\"edited\":"
+		out.RawString(prefix)
+		out.Bool(bool(in.Edited))
+	}
+	if in.Deleted {
+		const prefix string = ",\"deleted\":"
+		out.RawString(prefix)
+		out.Bool(bool(in.Deleted))
+	}
+	if len(in.Reactions) != 0 {
+		const prefix string = ",\"reactions\":"
+		out.RawString(prefix)
+		{
+			out.RawByte('{')
+			v8First := true
+			for v8Name, v8Value := range in.Reactions {
+				if v8First {
+					v8First = false
+				} else {
+					out.RawByte(',')
+				}
+				out.String(string(v8Name))
+				out.RawByte(':')
+				out.String(string(v8Value))
+			}
+			out.RawByte('}')
+		}
+	}
+	if in.UpdatedSeq != 0 {
+		const prefix string = ",\"updated_seq\":"
+		out.RawString(prefix)
+		out.Int64(int64(in.UpdatedSeq))
+	}
 	out.RawByte('}')
 }
 
@@ -937,13 +1079,13 @@ func easyjsonC1cedd36DecodeGithubComChattermChatWire10(in *jlexer.Lexer, out *Me
 					out.Members = (out.Members)[:0]
 				}
 				for !in.IsDelim(']') {
-					var v7 string
+					var v9 string
 					if in.IsNull() {
 						in.Skip()
 					} else {
-						v7 = string(in.String())
+						v9 = string(in.String())
 					}
-					out.Members = append(out.Members, v7)
+					out.Members = append(out.Members, v9)
 					in.WantComma()
 				}
 				in.Delim(']')
@@ -969,11 +1111,11 @@ func easyjsonC1cedd36EncodeGithubComChattermChatWire10(out *jwriter.Writer, in M
 			out.RawString("null")
 		} else {
 			out.RawByte('[')
-			for v8, v9 := range in.Members {
-				if v8 > 0 {
+			for v10, v11 := range in.Members {
+				if v10 > 0 {
 					out.RawByte(',')
 				}
-				out.String(string(v9))
+				out.String(string(v11))
 			}
 			out.RawByte(']')
 		}
@@ -1431,13 +1573,13 @@ func easyjsonC1cedd36DecodeGithubComChattermChatWire17(in *jlexer.Lexer, out *In
 					out.Conversations = (out.Conversations)[:0]
 				}
 				for !in.IsDelim(']') {
-					var v10 InboxEntry
+					var v12 InboxEntry
 					if in.IsNull() {
 						in.Skip()
 					} else {
-						(v10).UnmarshalEasyJSON(in)
+						(v12).UnmarshalEasyJSON(in)
 					}
-					out.Conversations = append(out.Conversations, v10)
+					out.Conversations = append(out.Conversations, v12)
 					in.WantComma()
 				}
 				in.Delim(']')
@@ -1463,11 +1605,11 @@ func easyjsonC1cedd36EncodeGithubComChattermChatWire17(out *jwriter.Writer, in I
 			out.RawString("null")
 		} else {
 			out.RawByte('[')
-			for v11, v12 := range in.Conversations {
-				if v11 > 0 {
+			for v13, v14 := range in.Conversations {
+				if v13 > 0 {
 					out.RawByte(',')
 				}
-				(v12).MarshalEasyJSON(out)
+				(v14).MarshalEasyJSON(out)
 			}
 			out.RawByte(']')
 		}
@@ -1683,13 +1825,13 @@ func easyjsonC1cedd36DecodeGithubComChattermChatWire19(in *jlexer.Lexer, out *Hi
 					out.Messages = (out.Messages)[:0]
 				}
 				for !in.IsDelim(']') {
-					var v13 Message
+					var v15 Message
 					if in.IsNull() {
 						in.Skip()
 					} else {
-						(v13).UnmarshalEasyJSON(in)
+						(v15).UnmarshalEasyJSON(in)
 					}
-					out.Messages = append(out.Messages, v13)
+					out.Messages = append(out.Messages, v15)
 					in.WantComma()
 				}
 				in.Delim(']')
@@ -1726,11 +1868,11 @@ func easyjsonC1cedd36EncodeGithubComChattermChatWire19(out *jwriter.Writer, in H
 			out.RawString("null")
 		} else {
 			out.RawByte('[')
-			for v14, v15 := range in.Messages {
-				if v14 > 0 {
+			for v16, v17 := range in.Messages {
+				if v16 > 0 {
 					out.RawByte(',')
 				}
-				(v15).MarshalEasyJSON(out)
+				(v17).MarshalEasyJSON(out)
 			}
 			out.RawByte(']')
 		}
@@ -1794,13 +1936,13 @@ func easyjsonC1cedd36DecodeGithubComChattermChatWire20(in *jlexer.Lexer, out *Cr
 					out.Members = (out.Members)[:0]
 				}
 				for !in.IsDelim(']') {
-					var v16 string
+					var v18 string
 					if in.IsNull() {
 						in.Skip()
 					} else {
-						v16 = string(in.String())
+						v18 = string(in.String())
 					}
-					out.Members = append(out.Members, v16)
+					out.Members = append(out.Members, v18)
 					in.WantComma()
 				}
 				in.Delim(']')
@@ -1836,11 +1978,11 @@ func easyjsonC1cedd36EncodeGithubComChattermChatWire20(out *jwriter.Writer, in C
 			out.RawString("null")
 		} else {
 			out.RawByte('[')
-			for v17, v18 := range in.Members {
-				if v17 > 0 {
+			for v19, v20 := range in.Members {
+				if v19 > 0 {
 					out.RawByte(',')
 				}
-				out.String(string(v18))
+				out.String(string(v20))
 			}
 			out.RawByte(']')
 		}
@@ -1939,13 +2081,13 @@ func easyjsonC1cedd36DecodeGithubComChattermChatWire21(in *jlexer.Lexer, out *Co
 					out.Participants = (out.Participants)[:0]
 				}
 				for !in.IsDelim(']') {
-					var v19 Participant
+					var v21 Participant
 					if in.IsNull() {
 						in.Skip()
 					} else {
-						(v19).UnmarshalEasyJSON(in)
+						(v21).UnmarshalEasyJSON(in)
 					}
-					out.Participants = append(out.Participants, v19)
+					out.Participants = append(out.Participants, v21)
 					in.WantComma()
 				}
 				in.Delim(']')
@@ -2009,11 +2151,11 @@ func easyjsonC1cedd36EncodeGithubComChattermChatWire21(out *jwriter.Writer, in C
 		out.RawString(prefix)
 		{
 			out.RawByte('[')
-			for v20, v21 := range in.Participants {
-				if v20 > 0 {
+			for v22, v23 := range in.Participants {
+				if v22 > 0 {
 					out.RawByte(',')
 				}
-				(v21).MarshalEasyJSON(out)
+				(v23).MarshalEasyJSON(out)
 			}
 			out.RawByte(']')
 		}

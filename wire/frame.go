@@ -53,6 +53,9 @@ type Frame struct {
 	MessageID      string    `json:"message_id,omitempty"`
 	Content        string    `json:"content,omitempty"`
 	Attachment     string    `json:"attachment,omitempty"` // send: a media_id
+	Kind           string    `json:"kind,omitempty"`       // send: an event (SendRequest)
+	TargetSeq      int64     `json:"target_seq,omitempty"` // send: the message an event changes
+	ReplyTo        int64     `json:"reply_to,omitempty"`   // send: the message quoted
 	Timestamp      time.Time `json:"timestamp,omitzero"`
 
 	UserID  string        `json:"user_id,omitempty"`      // hello: who is connected
@@ -136,13 +139,8 @@ func (f Frame) Validate() error {
 		if err := ValidateMessageID(f.MessageID); err != nil {
 			return err
 		}
-		if f.Content == "" && f.Attachment == "" {
-			return Errorf(CodeInvalid, "send: content is empty")
-		}
-		if f.Attachment != "" {
-			if err := ValidateMediaID(f.Attachment); err != nil {
-				return err
-			}
+		if err := f.SendRequest().Validate(); err != nil {
+			return err
 		}
 	case TypeAck, TypeRead:
 		if err := ValidateConversationID(f.ConversationID); err != nil {

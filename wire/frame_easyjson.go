@@ -73,6 +73,24 @@ func easyjson9ca4e755DecodeGithubComChattermChatWire(in *jlexer.Lexer, out *Fram
 			} else {
 				out.Attachment = string(in.String())
 			}
+		case "kind":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.Kind = string(in.String())
+			}
+		case "target_seq":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.TargetSeq = int64(in.Int64())
+			}
+		case "reply_to":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.ReplyTo = int64(in.Int64())
+			}
 		case "timestamp":
 			if in.IsNull() {
 				in.Skip()
@@ -220,6 +238,21 @@ func easyjson9ca4e755EncodeGithubComChattermChatWire(out *jwriter.Writer, in Fra
 		const prefix string = ",\"attachment\":"
 		out.RawString(prefix)
 		out.String(string(in.Attachment))
+	}
+	if in.Kind != "" {
+		const prefix string = ",\"kind\":"
+		out.RawString(prefix)
+		out.String(string(in.Kind))
+	}
+	if in.TargetSeq != 0 {
+		const prefix string = ",\"target_seq\":"
+		out.RawString(prefix)
+		out.Int64(int64(in.TargetSeq))
+	}
+	if in.ReplyTo != 0 {
+		const prefix string = ",\"reply_to\":"
+		out.RawString(prefix)
+		out.Int64(int64(in.ReplyTo))
 	}
 	if !(in.Timestamp).IsZero() {
 		const prefix string = ",\"timestamp\":"

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"testing"
 	"time"
 
@@ -162,7 +163,7 @@ func TestMessageRoundTrip(t *testing.T) {
 	must(t, s.AppendMessage(ctx, m, []string{"bob"}))
 	got, err := s.ListMessages(ctx, conv, 0, 5)
 	must(t, err)
-	if len(got) != 1 || got[0] != m {
+	if len(got) != 1 || !reflect.DeepEqual(got[0], m) {
 		t.Fatalf("stored %+v, want %+v", got, m)
 	}
 }

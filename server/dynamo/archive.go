@@ -36,7 +36,7 @@ func (s *Store) ListArchivable(ctx context.Context, cutoff time.Time, limit int)
 		for {
 			page, err := s.db.Scan(ctx, &dynamodb.ScanInput{
 				TableName:                 aws.String(s.t.messages),
-				FilterExpression:          aws.String("ts < :cutoff AND attribute_not_exists(s3_ref)"),
+				FilterExpression:          aws.String("ts < :cutoff AND attribute_not_exists(s3_ref) AND attribute_not_exists(kind) AND attribute_not_exists(deleted)"),
 				ExpressionAttributeValues: item{":cutoff": tv(cutoff)},
 				ExclusiveStartKey:         s.scan.next,
 				Limit:                     aws.Int32(int32(min(limit-len(out), 1000))), // never past what is returned
@@ -57,19 +57,28 @@ func (s *Store) ListArchivable(ctx context.Context, cutoff time.Time, limit int)
 }
 
 // MarkArchived removes the content and records the blob key; the message keeps
-// its key, sender, timestamp and ids.
-func (s *Store) MarkArchived(ctx context.Context, convID string, seq int64, ref string) error {
+// its key, sender, timestamp and ids. Only if it is still as listed.
+func (s *Store) MarkArchived(ctx context.Context, m server.Message, ref string) error {
 	return s.do(ctx, "mark archived", func(ctx context.Context) error {
+		cond, vals := unchanged(m.UpdatedSeq)
+		vals[":r"] = sv(ref)
 		_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 			TableName:                 aws.String(s.t.messages),
-			Key:                       item{"conversation_id": sv(convID), "seq_no": nv(seq)},
+			Key:                       item{"conversation_id": sv(m.ConversationID), "seq_no": nv(m.SeqNo)},
 			UpdateExpression:          aws.String("SET s3_ref = :r REMOVE content"),
-			ConditionExpression:       aws.String("attribute_exists(seq_no)"),
-			ExpressionAttributeValues: item{":r": sv(ref)},
+			ConditionExpression:       aws.String("attribute_exists(seq_no) AND attribute_not_exists(deleted) AND " + cond),
+			ExpressionAttributeValues: vals,
 		})
-		if isCondFailed(err) {
+		if !isCondFailed(err) {
+			return err
+		}
+		_, found, gerr := s.getItem(ctx, s.t.messages, item{"conversation_id": sv(m.ConversationID), "seq_no": nv(m.SeqNo)})
+		switch {
+		case gerr != nil:
+			return gerr
+		case !found:
 			return server.ErrNotFound
 		}
-		return err
+		return server.ErrTargetChanged
 	})
 }

@@ -128,7 +128,7 @@ func (s *Store) batchItems(msgs []server.Message, stored []int, receivers, dropp
 	}
 	items = append(items, planned{kind: kindConversation, tx: types.TransactWriteItem{Update: &types.Update{
 		TableName: aws.String(s.t.conversations), Key: item{"conversation_id": sv(last.ConversationID)},
-		UpdateExpression:          aws.String("SET last_seq = :last, last_message_body = :b, last_message_sender = :snd, last_message_at = :t"),
+		UpdateExpression:          aws.String("SET last_seq = :last, last_message_body = :b, last_message_sender = :snd, last_message_at = :t, last_message_seq = :last"),
 		ConditionExpression:       aws.String("attribute_exists(conversation_id) AND last_seq < :first"),
 		ExpressionAttributeValues: item{":first": nv(first.SeqNo), ":last": nv(last.SeqNo), ":b": sv(last.Preview()), ":snd": sv(last.SenderID), ":t": tv(last.Timestamp)},
 	}}})

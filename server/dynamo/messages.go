@@ -58,6 +58,7 @@ const (
 	kindSender
 	kindPending
 	kindActivity
+	kindTarget // an event's target message
 )
 
 type planned struct {
@@ -76,14 +77,24 @@ func (s *Store) AppendMessage(ctx context.Context, m server.Message, receivers [
 	for _, r := range rcv {
 		plan.pending[r] = pendingNewest
 	}
-	if !m.Timestamp.IsZero() {
+	if !m.Timestamp.IsZero() && !m.IsEvent() { // an event is not activity
 		plan.members = append([]string{m.SenderID}, rcv...)
+	}
+	var target *types.Update
+	if m.IsEvent() {
+		var err error
+		if target, err = s.targetUpdate(ctx, m); err != nil {
+			return err
+		}
 	}
 	var later []planned
 	err := s.do(ctx, "append message", func(ctx context.Context) error {
 		for attempt := 1; ; attempt++ {
 			var items []planned
 			items, later = s.appendItems(m, plan)
+			if target != nil {
+				items = append(items, planned{kind: kindTarget, tx: types.TransactWriteItem{Update: target}})
+			}
 			txItems := make([]types.TransactWriteItem, len(items))
 			for i, it := range items {
 				txItems[i] = it.tx
@@ -115,6 +126,9 @@ func (s *Store) AppendMessage(ctx context.Context, m server.Message, receivers [
 	})
 	if err == nil {
 		s.finishLater(ctx, m, later)
+		if m.IsEvent() {
+			s.finishEvent(ctx, m)
+		}
 	}
 	return err
 }
@@ -131,20 +145,29 @@ func receiversOf(sender string, receivers []string) []string {
 	return rcv
 }
 
-// appendItems builds the transaction for plan. Items past DynamoDB's 100 go to
-// later, written after the commit: the index activity first, then pending rows
-// (only a group of more than 47 receivers needs that).
+// appendItems builds the transaction for plan. Items past DynamoDB's 99 (one
+// is kept for an event's target) go to later, written after the commit: the
+// index activity first, then pending rows (only a group of more than 46
+// receivers needs that).
 func (s *Store) appendItems(m server.Message, plan appendPlan) (items, later []planned) {
 	items = s.messageItems(m)
 	convKey := item{"conversation_id": sv(m.ConversationID)}
-	if plan.newest {
+	switch {
+	case plan.newest && m.IsEvent(): // the preview stays on the last message
 		items = append(items, planned{kind: kindConversation, tx: types.TransactWriteItem{Update: &types.Update{
 			TableName: aws.String(s.t.conversations), Key: convKey,
-			UpdateExpression:          aws.String("SET last_seq = :seq, last_message_body = :b, last_message_sender = :snd, last_message_at = :t"),
+			UpdateExpression:          aws.String("SET last_seq = :seq"),
+			ConditionExpression:       aws.String("attribute_exists(conversation_id) AND last_seq < :seq"),
+			ExpressionAttributeValues: item{":seq": nv(m.SeqNo)},
+		}}})
+	case plan.newest:
+		items = append(items, planned{kind: kindConversation, tx: types.TransactWriteItem{Update: &types.Update{
+			TableName: aws.String(s.t.conversations), Key: convKey,
+			UpdateExpression:          aws.String("SET last_seq = :seq, last_message_body = :b, last_message_sender = :snd, last_message_at = :t, last_message_seq = :seq"),
 			ConditionExpression:       aws.String("attribute_exists(conversation_id) AND last_seq < :seq"),
 			ExpressionAttributeValues: item{":seq": nv(m.SeqNo), ":b": sv(m.Preview()), ":snd": sv(m.SenderID), ":t": tv(m.Timestamp)},
 		}}})
-	} else {
+	default:
 		items = append(items, planned{kind: kindConversation, tx: types.TransactWriteItem{ConditionCheck: &types.ConditionCheck{
 			TableName: aws.String(s.t.conversations), Key: convKey,
 			ConditionExpression: aws.String("attribute_exists(conversation_id)"),
@@ -163,11 +186,12 @@ func (s *Store) appendItems(m server.Message, plan appendPlan) (items, later []p
 	for _, u := range plan.members {
 		act = append(act, planned{kind: kindActivity, user: u, tx: types.TransactWriteItem{Update: s.activityUpdate(m, u)}})
 	}
-	if len(items)+len(pend)+len(act) <= maxTxItems {
+	room := maxTxItems - 1 // one for an event's target
+	if len(items)+len(pend)+len(act) <= room {
 		return append(append(items, pend...), act...), nil
 	}
 	later = act
-	n := min(len(pend), maxTxItems-len(items))
+	n := min(len(pend), room-len(items))
 	return append(items, pend[:n]...), append(later, pend[n:]...)
 }
 
@@ -186,6 +210,12 @@ func (s *Store) messageItems(m server.Message) []planned {
 	}
 	if m.Attachment != "" {
 		msg["attachment"] = sv(m.Attachment)
+	}
+	if m.Kind != "" {
+		msg["kind"], msg["target_seq"] = sv(m.Kind), nv(m.TargetSeq)
+	}
+	if m.ReplyTo != 0 {
+		msg["reply_to"] = nv(m.ReplyTo)
 	}
 	return []planned{
 		{kind: kindMessage, tx: types.TransactWriteItem{Put: &types.Put{
@@ -296,6 +326,9 @@ func (s *Store) resolve(ctx context.Context, m server.Message, items []planned, 
 	}
 	if _, ok := failed[kindMessage]; ok {
 		return false, server.ErrSeqTaken
+	}
+	if _, ok := failed[kindTarget]; ok {
+		return false, server.ErrTargetChanged
 	}
 	if _, ok := failed[kindSender]; ok {
 		st, ok, err := s.getItem(ctx, s.t.status, item{"user_id": sv(m.SenderID), "conversation_id": sv(m.ConversationID)})
@@ -461,6 +494,13 @@ func messageFrom(it item) server.Message {
 		Timestamp:      getT(it, "ts"),
 		S3Ref:          getS(it, "s3_ref"),
 		Attachment:     getS(it, "attachment"),
+		Kind:           getS(it, "kind"),
+		TargetSeq:      getN(it, "target_seq"),
+		ReplyTo:        getN(it, "reply_to"),
+		Edited:         getBool(it, "edited"),
+		Deleted:        getBool(it, "deleted"),
+		Reactions:      getStringMap(it, "reactions"),
+		UpdatedSeq:     getN(it, "updated_seq"),
 	}
 }
 
@@ -613,6 +653,7 @@ func (s *Store) CountMessages(ctx context.Context, convID string, afterSeq, upTo
 		q := &dynamodb.QueryInput{
 			TableName:                 aws.String(s.t.messages),
 			KeyConditionExpression:    aws.String("conversation_id = :c AND seq_no BETWEEN :a AND :b"),
+			FilterExpression:          aws.String("attribute_not_exists(kind)"), // events are not unread messages
 			ExpressionAttributeValues: item{":c": sv(convID), ":a": nv(afterSeq + 1), ":b": nv(upTo)},
 			Select:                    types.SelectCount,
 			ConsistentRead:            aws.Bool(true),

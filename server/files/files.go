@@ -163,6 +163,19 @@ func (s *Store) writeFile(name string, data []byte) error {
 	return nil
 }
 
+// Delete removes the object and its content type; a missing one is no error.
+func (s *Store) Delete(_ context.Context, key string) error {
+	if err := CheckKey(key); err != nil {
+		return err
+	}
+	for _, name := range []string{"objects/" + key, "types/" + key} {
+		if err := s.root.Remove(name); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("files: delete %s: %w", key, err)
+		}
+	}
+	return nil
+}
+
 // Get returns the object's bytes, or server.ErrNotFound.
 func (s *Store) Get(_ context.Context, key string) ([]byte, error) {
 	data, _, err := s.read(key)

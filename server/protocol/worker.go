@@ -166,7 +166,7 @@ func (e *Engine) sendFrames(ctx context.Context, c *Session, batch []request) {
 		reqs := make([]wire.SendRequest, len(idx))
 		for i, k := range idx {
 			f := &batch[k].frame
-			reqs[i] = wire.SendRequest{MessageID: f.MessageID, Content: f.Content, Attachment: f.Attachment}
+			reqs[i] = f.SendRequest()
 		}
 		for i, r := range e.svc.SendMany(ctx, c.UserID, convID, reqs, c.Conn) {
 			f := &batch[idx[i]].frame

@@ -40,6 +40,22 @@ func BlobStore(t *testing.T, newStore func(t *testing.T) server.BlobStore) {
 		}
 		get(t, b, empty, []byte{})
 	})
+	t.Run("Delete", func(t *testing.T) {
+		b, c := newStore(t), ctx(t)
+		key := "cold/" + id(t, "gone") + "/7.json"
+		if err := b.Put(c, key, []byte("secret"), "application/json"); err != nil {
+			t.Fatal(err)
+		}
+		get(t, b, key, []byte("secret"))
+		for range 2 { // the second finds nothing, and that is no error
+			if err := b.Delete(c, key); err != nil {
+				t.Fatalf("Delete: %v", err)
+			}
+		}
+		if got, err := b.Get(c, key); !errors.Is(err, server.ErrNotFound) {
+			t.Fatalf("Get after Delete = %q, %v; want ErrNotFound", got, err)
+		}
+	})
 	t.Run("ErrNotFound", func(t *testing.T) {
 		b, c := newStore(t), ctx(t)
 		if got, err := b.Get(c, "nothing/"+id(t, "here")); !errors.Is(err, server.ErrNotFound) {

@@ -231,6 +231,21 @@ func (s *Store) Put(ctx context.Context, key string, data []byte, contentType st
 	return nil
 }
 
+// Delete removes key; S3 answers a missing key with success too.
+func (s *Store) Delete(ctx context.Context, key string) error {
+	if err := checkKey(key); err != nil {
+		return err
+	}
+	err := s.do(ctx, func(ctx context.Context) error {
+		_, err := s.c.DeleteObject(ctx, &awss3.DeleteObjectInput{Bucket: aws.String(s.o.Bucket), Key: aws.String(s.key(key))})
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("s3: delete %s: %w", key, err)
+	}
+	return nil
+}
+
 // Get returns the object's bytes, or server.ErrNotFound.
 func (s *Store) Get(ctx context.Context, key string) ([]byte, error) {
 	if err := checkKey(key); err != nil {

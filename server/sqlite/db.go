@@ -294,12 +294,15 @@ func (s *Store) commitFast(batch []*job) (done bool, err error) {
 
 // The send path's statements (see hot.go), by name.
 var hotQueries = map[string]string{
-	"msgByID": `SELECT seq_no, sender_id, receiver_id, content, ts, s3_ref, attachment FROM messages WHERE conversation_id = ? AND message_id = ?`,
-	"insertMsg": `INSERT INTO messages (conversation_id, seq_no, message_id, sender_id, receiver_id, content, ts, attachment)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+	"msgByID": `SELECT `+msgColumns+` FROM messages WHERE conversation_id = ? AND message_id = ?`,
+	"insertMsg": `INSERT INTO messages (conversation_id, seq_no, message_id, sender_id, receiver_id, content, ts, attachment, kind, target_seq, reply_to)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
 	"updateConv": `UPDATE conversations SET last_message_body = ?2, last_message_sender = ?3, last_message_at = ?4,
-		last_seq = ?1, counter = MAX(counter, ?1)
+		last_seq = ?1, counter = MAX(counter, ?1), last_message_seq = ?1
 		WHERE conversation_id = ?5 AND last_seq < ?6`,
+	// An event moves last_seq only: the preview and activity stay on the last message.
+	"updateConvEvent": `UPDATE conversations SET last_seq = ?1, counter = MAX(counter, ?1)
+		WHERE conversation_id = ?2 AND last_seq < ?1`,
 	"convExists": `SELECT 1 FROM conversations WHERE conversation_id = ?`,
 	"upsertStatus": `INSERT INTO message_status (user_id, conversation_id, last_delivered_seq, last_read_seq) VALUES (?1, ?2, MAX(?3, ?4), ?4)
 		ON CONFLICT DO UPDATE SET last_delivered_seq = MAX(last_delivered_seq, excluded.last_delivered_seq),

@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
@@ -12,13 +13,16 @@ import (
 )
 
 func (s *Store) AppendMessage(ctx context.Context, m server.Message, receivers []string) error {
-	return s.write(ctx, func(*sql.Tx) error {
+	return s.write(ctx, func(tx *sql.Tx) error {
 		dup, err := s.insertMessage(m)
 		if err != nil {
 			return err
 		}
 		if dup != nil {
 			return dup
+		}
+		if m.IsEvent() {
+			return s.afterEvent(tx, m, receivers)
 		}
 		return s.afterAppend(m, m, receivers)
 	})
@@ -63,18 +67,21 @@ func (s *Store) MaxAppend(int) int { return 1 << 16 }
 // unique keys on (conversation_id, seq_no) and (conversation_id, message_id)
 // decide the rest; only a conflict pays for the idempotency lookup.
 func (s *Store) insertMessage(m server.Message) (*server.DuplicateError, error) {
-	n, err := s.hot("insertMsg").exec(m.ConversationID, m.SeqNo, m.MessageID, m.SenderID, m.ReceiverID, m.Content, ns(m.Timestamp), m.Attachment)
+	n, err := s.hot("insertMsg").exec(m.ConversationID, m.SeqNo, m.MessageID, m.SenderID, m.ReceiverID, m.Content, ns(m.Timestamp), m.Attachment,
+		m.Kind, m.TargetSeq, m.ReplyTo)
 	if err != nil {
 		return nil, fmt.Errorf("insert message: %w", err)
 	}
 	if n == 1 {
 		return nil, nil
 	}
-	var orig server.Message
-	var ts int64
-	err = s.hot("msgByID").scanRow([]any{m.ConversationID, m.MessageID}, &orig.SeqNo, &orig.SenderID, &orig.ReceiverID, &orig.Content, &ts, &orig.S3Ref, &orig.Attachment)
+	var row msgRow
+	err = s.hot("msgByID").scanRow([]any{m.ConversationID, m.MessageID}, row.dest()...)
 	if err == nil {
-		orig.ConversationID, orig.MessageID, orig.Timestamp = m.ConversationID, m.MessageID, fromNS(ts)
+		orig, err := row.message(m.ConversationID)
+		if err != nil {
+			return nil, err
+		}
 		return &server.DuplicateError{Original: orig}, nil
 	}
 	if !errors.Is(err, sql.ErrNoRows) {
@@ -127,7 +134,55 @@ func (s *Store) NextSeq(ctx context.Context, convID string) (int64, error) {
 	return seq, err
 }
 
-const msgColumns = `seq_no, message_id, sender_id, receiver_id, content, ts, s3_ref, attachment`
+const msgColumns = `seq_no, message_id, sender_id, receiver_id, content, ts, s3_ref, attachment,
+	kind, target_seq, reply_to, edited, deleted, reactions, updated_seq`
+
+// msgRow is a row of msgColumns being scanned.
+type msgRow struct {
+	m               server.Message
+	ts              int64
+	edited, deleted int64
+	reactions       string
+}
+
+func (r *msgRow) dest() []any {
+	m := &r.m
+	return []any{&m.SeqNo, &m.MessageID, &m.SenderID, &m.ReceiverID, &m.Content, &r.ts, &m.S3Ref, &m.Attachment,
+		&m.Kind, &m.TargetSeq, &m.ReplyTo, &r.edited, &r.deleted, &r.reactions, &m.UpdatedSeq}
+}
+
+func (r *msgRow) message(convID string) (server.Message, error) {
+	m := r.m
+	m.ConversationID, m.Timestamp = convID, fromNS(r.ts)
+	m.Edited, m.Deleted = r.edited != 0, r.deleted != 0
+	reactions, err := decodeReactions(r.reactions)
+	if err != nil {
+		return m, fmt.Errorf("message %s/%d: %w", convID, m.SeqNo, err)
+	}
+	m.Reactions = reactions
+	return m, nil
+}
+
+// Reactions are kept on the message's row as a JSON object, user_id → emoji;
+// "" for none.
+func decodeReactions(s string) (map[string]string, error) {
+	if s == "" {
+		return nil, nil
+	}
+	var r map[string]string
+	if err := json.Unmarshal([]byte(s), &r); err != nil {
+		return nil, fmt.Errorf("reactions: %w", err)
+	}
+	return r, nil
+}
+
+func encodeReactions(r map[string]string) string {
+	if len(r) == 0 {
+		return ""
+	}
+	b, _ := json.Marshal(r) // a map of strings always encodes
+	return string(b)
+}
 
 // queryMessages runs a messages query that returns at most limit rows.
 func (s *Store) queryMessages(ctx context.Context, convID string, limit int, q string, args ...any) ([]server.Message, error) {
@@ -137,13 +192,17 @@ func (s *Store) queryMessages(ctx context.Context, convID string, limit int, q s
 	}
 	defer rows.Close()
 	out := make([]server.Message, 0, min(limit, 1000))
+	var row msgRow
+	dest := row.dest()
 	for rows.Next() {
-		m := server.Message{ConversationID: convID}
-		var ts int64
-		if err := rows.Scan(&m.SeqNo, &m.MessageID, &m.SenderID, &m.ReceiverID, &m.Content, &ts, &m.S3Ref, &m.Attachment); err != nil {
+		row = msgRow{}
+		if err := rows.Scan(dest...); err != nil {
 			return nil, fmt.Errorf("list messages: %w", err)
 		}
-		m.Timestamp = fromNS(ts)
+		m, err := row.message(convID)
+		if err != nil {
+			return nil, err
+		}
 		out = append(out, m)
 	}
 	return out, rows.Err()
@@ -213,7 +272,7 @@ func (s *Store) CountMessages(ctx context.Context, convID string, afterSeq, upTo
 	}
 	var n int
 	err := s.r.QueryRowContext(ctx, `SELECT COUNT(*) FROM (SELECT 1 FROM messages
-		WHERE conversation_id = ? AND seq_no > ? AND seq_no <= ? LIMIT ?)`, convID, afterSeq, upTo, limit).Scan(&n)
+		WHERE conversation_id = ? AND seq_no > ? AND seq_no <= ? AND kind = '' LIMIT ?)`, convID, afterSeq, upTo, limit).Scan(&n)
 	if err != nil {
 		return 0, fmt.Errorf("count messages: %w", err)
 	}
@@ -323,20 +382,25 @@ func (s *Store) ListArchivable(ctx context.Context, cutoff time.Time, limit int)
 	s.scan.mu.Lock()
 	defer s.scan.mu.Unlock()
 	rows, err := s.r.QueryContext(ctx, `SELECT conversation_id, `+msgColumns+` FROM messages
-		WHERE (conversation_id, seq_no) > (?, ?) AND ts < ? AND s3_ref = ''
+		WHERE (conversation_id, seq_no) > (?, ?) AND ts < ? AND s3_ref = '' AND kind = '' AND deleted = 0
 		ORDER BY conversation_id, seq_no LIMIT ?`, s.scan.conv, s.scan.seq, ns(cutoff), limit)
 	if err != nil {
 		return nil, fmt.Errorf("list archivable: %w", err)
 	}
 	defer rows.Close()
 	var out []server.Message
+	var row msgRow
+	var convID string
+	dest := append([]any{&convID}, row.dest()...)
 	for rows.Next() {
-		var m server.Message
-		var ts int64
-		if err := rows.Scan(&m.ConversationID, &m.SeqNo, &m.MessageID, &m.SenderID, &m.ReceiverID, &m.Content, &ts, &m.S3Ref, &m.Attachment); err != nil {
+		row = msgRow{}
+		if err := rows.Scan(dest...); err != nil {
 			return nil, fmt.Errorf("list archivable: %w", err)
 		}
-		m.Timestamp = fromNS(ts)
+		m, err := row.message(convID)
+		if err != nil {
+			return nil, err
+		}
 		out = append(out, m)
 	}
 	if err := rows.Err(); err != nil {
@@ -351,14 +415,19 @@ func (s *Store) ListArchivable(ctx context.Context, cutoff time.Time, limit int)
 	return out, nil
 }
 
-func (s *Store) MarkArchived(ctx context.Context, convID string, seq int64, ref string) error {
+func (s *Store) MarkArchived(ctx context.Context, m server.Message, ref string) error {
 	return s.write(ctx, func(tx *sql.Tx) error {
-		res, err := tx.Exec(`UPDATE messages SET content = '', s3_ref = ? WHERE conversation_id = ? AND seq_no = ?`, ref, convID, seq)
+		res, err := tx.Exec(`UPDATE messages SET content = '', s3_ref = ? WHERE conversation_id = ? AND seq_no = ? AND updated_seq = ? AND deleted = 0`,
+			ref, m.ConversationID, m.SeqNo, m.UpdatedSeq)
 		if err != nil {
 			return fmt.Errorf("mark archived: %w", err)
 		}
 		if n, _ := res.RowsAffected(); n == 0 {
-			return server.ErrNotFound
+			var one int
+			if err := tx.QueryRow(`SELECT 1 FROM messages WHERE conversation_id = ? AND seq_no = ?`, m.ConversationID, m.SeqNo).Scan(&one); errors.Is(err, sql.ErrNoRows) {
+				return server.ErrNotFound
+			}
+			return server.ErrTargetChanged
 		}
 		return nil
 	})

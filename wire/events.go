@@ -1,0 +1,91 @@
+package wire
+
+import (
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Kinds of events (Message.Kind); a message has none.
+const (
+	KindReaction = "reaction" // content: the sender's reaction now, "" for none
+	KindEdit     = "edit"     // content: the new text
+	KindDelete   = "delete"   // no content: the target is a tombstone from now on
+)
+
+// MaxReactionBytes bounds a reaction: one emoji, with its modifiers and joiners.
+const MaxReactionBytes = 32
+
+// DeletedPreview is the inbox line of a conversation whose last message was
+// deleted.
+const DeletedPreview = "message deleted"
+
+// SendRequest is what a send frame asks for.
+func (f Frame) SendRequest() SendRequest {
+	return SendRequest{MessageID: f.MessageID, Content: f.Content, Attachment: f.Attachment,
+		Kind: f.Kind, TargetSeq: f.TargetSeq, ReplyTo: f.ReplyTo}
+}
+
+// Validate checks the shape of a send: what a message or each kind of event
+// must and must not carry. Whether the target exists and the sender may
+// change it is the server's to say.
+func (r SendRequest) Validate() error {
+	if err := ValidateMessageID(r.MessageID); err != nil {
+		return err
+	}
+	if r.Attachment != "" {
+		if err := ValidateMediaID(r.Attachment); err != nil {
+			return err
+		}
+	}
+	if r.ReplyTo < 0 || r.TargetSeq < 0 {
+		return Errorf(CodeInvalid, "send: reply_to and target_seq must not be negative")
+	}
+	if r.Kind == "" {
+		if r.Content == "" && r.Attachment == "" {
+			return Errorf(CodeInvalid, "send: content is empty")
+		}
+		if r.TargetSeq != 0 {
+			return Errorf(CodeInvalid, "send: target_seq is for events (kind); a reply quotes with reply_to")
+		}
+		return nil
+	}
+	if r.TargetSeq == 0 {
+		return Errorf(CodeInvalid, "send: a %s needs target_seq, the message it changes", r.Kind)
+	}
+	if r.Attachment != "" || r.ReplyTo != 0 {
+		return Errorf(CodeInvalid, "send: a %s carries no attachment or reply_to", r.Kind)
+	}
+	switch r.Kind {
+	case KindReaction:
+		return ValidateReaction(r.Content)
+	case KindEdit:
+		if strings.TrimSpace(r.Content) == "" {
+			return Errorf(CodeInvalid, "send: an edit needs the new content; to remove a message, delete it")
+		}
+	case KindDelete:
+		if r.Content != "" {
+			return Errorf(CodeInvalid, "send: a delete carries no content")
+		}
+	default:
+		return Errorf(CodeInvalid, "send: unknown kind %q (want %s, %s or %s)", truncate(r.Kind, 32), KindReaction, KindEdit, KindDelete)
+	}
+	return nil
+}
+
+// ValidateReaction checks a reaction: one short symbol (an emoji and its
+// modifiers), no spaces or control characters; "" takes a reaction away.
+func ValidateReaction(s string) error {
+	if s == "" {
+		return nil
+	}
+	if len(s) > MaxReactionBytes || !utf8.ValidString(s) {
+		return Errorf(CodeInvalid, "a reaction is one emoji (at most %d bytes)", MaxReactionBytes)
+	}
+	for _, r := range s {
+		if unicode.IsSpace(r) || unicode.IsControl(r) {
+			return Errorf(CodeInvalid, "a reaction is one emoji, without spaces or control characters")
+		}
+	}
+	return nil
+}
