@@ -41,7 +41,8 @@ func newService(t *testing.T, cfg server.Config) *server.Service {
 // process restart gives.
 func serviceOn(t *testing.T, store server.Store, cfg server.Config) *server.Service {
 	t.Helper()
-	cfg.Backends = server.Backends{Store: store, Sequencer: inmem.NewSequencer(), Rate: inmem.NewRateLimiter(time.Now),
+	blobs := cfg.Blobs // the one backend a test may bring
+	cfg.Backends = server.Backends{Store: store, Blobs: blobs, Sequencer: inmem.NewSequencer(), Rate: inmem.NewRateLimiter(time.Now),
 		Inbox: inmem.NewInboxIndex(100), Profiles: inmem.NewProfileCache(time.Hour, time.Minute, time.Now),
 		Registry: inmem.NewRegistry(), Broker: inmem.NewBroker()}
 	cfg.PasswordCost = 4
