@@ -16,6 +16,11 @@ type Event interface{ event() }
 // else's, or our own sent from another device).
 type MessageEvent struct{ Message wire.Message }
 
+// ChangedEvent: events (reactions, edits, deletes) changed a cached message;
+// Message is it as cached now. The events themselves come as MessageEvents
+// (Kind set) and are not messages to show.
+type ChangedEvent struct{ Message wire.Message }
+
 // SentEvent: the server stored a message from our outbox; it now has a seq_no.
 // Message is the stored message as cached.
 type SentEvent struct {
@@ -58,6 +63,7 @@ type StateEvent struct{ State State }
 
 func (MessageEvent) event()      {}
 func (SentEvent) event()         {}
+func (ChangedEvent) event()      {}
 func (SendFailedEvent) event()   {}
 func (StatusEvent) event()       {}
 func (ConversationEvent) event() {}

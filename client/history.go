@@ -66,8 +66,11 @@ func (s *Session) History(ctx context.Context, conversationID string, beforeSeq 
 			return Page{}, err
 		}
 		for _, e := range out {
+			if e.Kind != "" {
+				continue // an event waiting to go is not a message to show
+			}
 			p.Pending = append(p.Pending, wire.Message{ConversationID: e.ConversationID, MessageID: e.MessageID,
-				SenderID: s.self, Content: e.Content, Attachment: e.Attachment, Timestamp: e.CreatedAt})
+				SenderID: s.self, Content: e.Content, Attachment: e.Attachment, ReplyTo: e.ReplyTo, Timestamp: e.CreatedAt})
 			if e.Err != nil {
 				if p.Refused == nil {
 					p.Refused = map[string]string{}

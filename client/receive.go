@@ -191,6 +191,9 @@ func (s *Session) handle(ctx context.Context, l *link, batch []wire.Frame) error
 				senders[key{m.ConversationID, m.SenderID}] = true
 			}
 		}
+		if err := s.emitChanged(ctx, added); err != nil {
+			return err
+		}
 		// A message implies its sender read everything before it;
 		// the server sends no status frame for that, so the ticks of our own
 		// messages move here. The event carries the boundaries as cached.
@@ -217,6 +220,7 @@ func (s *Session) handle(ctx context.Context, l *link, batch []wire.Frame) error
 		}
 		// The count first: a Send that returns has left the outbox for good.
 		s.refreshUnsent(ctx)
+		var mine []wire.Message
 		for i, d := range done {
 			if d.Err != nil {
 				s.log.Warn("sent answer not applied", "message_id", sents[i].MessageID, "err", d.Err)
@@ -224,8 +228,12 @@ func (s *Session) handle(ctx context.Context, l *link, batch []wire.Frame) error
 			}
 			if d.First {
 				s.emit(ctx, SentEvent{Sent: sents[i], Message: d.Message})
+				mine = append(mine, d.Message)
 			}
 			s.resolve(sents[i].MessageID, sendResult{resp: sents[i]})
+		}
+		if err := s.emitChanged(ctx, mine); err != nil {
+			return err
 		}
 		sents = sents[:0]
 		return nil
@@ -282,7 +290,7 @@ func (s *Session) handle(ctx context.Context, l *link, batch []wire.Frame) error
 			if err := flush(f.Type); err != nil {
 				return err
 			}
-			sents = append(sents, wire.SendResponse{ConversationID: f.ConversationID, SeqNo: f.SeqNo, MessageID: f.MessageID, Timestamp: f.Timestamp})
+			sents = append(sents, wire.SendResponse{ConversationID: f.ConversationID, SeqNo: f.SeqNo, MessageID: f.MessageID, Timestamp: f.Timestamp, Content: f.Content})
 		case wire.TypeStatus:
 			if err := flush(f.Type); err != nil {
 				return err
@@ -466,4 +474,30 @@ func (s *Session) syncGaps(ctx context.Context, l *link) error {
 	}
 	l.gapped = map[string]bool{}
 	return s.startRound(ctx, l, cs)
+}
+
+// emitChanged reports the cached messages the events among msgs changed, once
+// each, as they are now.
+func (s *Session) emitChanged(ctx context.Context, msgs []wire.Message) error {
+	type key struct {
+		conv string
+		seq  int64
+	}
+	seen := map[key]bool{}
+	for _, m := range msgs {
+		k := key{m.ConversationID, m.TargetSeq}
+		if m.Kind == "" || seen[k] {
+			continue
+		}
+		seen[k] = true
+		target, err := s.store.Message(ctx, m.ConversationID, m.TargetSeq)
+		if errors.Is(err, localstore.ErrNotFound) {
+			continue // not cached: it comes with the event applied when it is fetched
+		}
+		if err != nil {
+			return err
+		}
+		s.emit(ctx, ChangedEvent{Message: target})
+	}
+	return nil
 }

@@ -3,6 +3,7 @@ package localstore
 import (
 	"context"
 	"database/sql"
+	"cmp"
 	"errors"
 	"fmt"
 
@@ -35,29 +36,37 @@ func (s *Store) PutMessages(ctx context.Context, msgs ...wire.Message) ([]wire.M
 
 func (s *Store) putMessages(ctx context.Context, tx *sql.Tx, msgs []wire.Message) ([]wire.Message, error) {
 	ins, err := tx.PrepareContext(ctx, `INSERT OR IGNORE INTO messages
-		(conversation_id, seq_no, message_id, sender_id, content, attachment, timestamp) VALUES (?, ?, ?, ?, ?, ?, ?)`)
+		(conversation_id, seq_no, message_id, sender_id, content, attachment, timestamp,
+		kind, target_seq, reply_to, edited, deleted, reactions, updated_seq) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
 	if err != nil {
 		return nil, err
 	}
 	defer ins.Close()
 	type senderKey struct{ conv, user string }
-	var added []wire.Message
+	var added, events []wire.Message
 	lowest := map[string]int64{}        // per conversation, the lowest new seq_no
-	newest := map[string]wire.Message{} // per conversation, the newest new message
+	top := map[string]int64{}           // per conversation, the highest new seq_no
+	newest := map[string]wire.Message{} // per conversation, the newest new message (not event)
 	senders := map[senderKey]int64{}    // per sender, their newest new message
 	for _, m := range msgs {
-		res, err := ins.ExecContext(ctx, m.ConversationID, m.SeqNo, m.MessageID, m.SenderID, m.Content, m.Attachment, nanos(m.Timestamp))
+		res, err := ins.ExecContext(ctx, m.ConversationID, m.SeqNo, m.MessageID, m.SenderID, m.Content, m.Attachment, nanos(m.Timestamp),
+			m.Kind, m.TargetSeq, m.ReplyTo, m.Edited, m.Deleted, encodeReactions(m.Reactions), m.UpdatedSeq)
 		if err != nil {
 			return nil, err
 		}
 		if n, _ := res.RowsAffected(); n == 0 {
+			// Cached already: a page fetched later may show it as later events left it.
+			if err := refreshState(ctx, tx, m); err != nil {
+				return nil, err
+			}
 			continue
 		}
 		added = append(added, m)
-		if low, ok := lowest[m.ConversationID]; !ok || m.SeqNo < low {
-			lowest[m.ConversationID] = m.SeqNo
-		}
-		if top, ok := newest[m.ConversationID]; !ok || m.SeqNo > top.SeqNo {
+		lowest[m.ConversationID] = min(m.SeqNo, cmp.Or(lowest[m.ConversationID], m.SeqNo))
+		top[m.ConversationID] = max(top[m.ConversationID], m.SeqNo)
+		if m.Kind != "" {
+			events = append(events, m)
+		} else if n, ok := newest[m.ConversationID]; !ok || m.SeqNo > n.SeqNo {
 			newest[m.ConversationID] = m
 		}
 		k := senderKey{m.ConversationID, m.SenderID}
@@ -65,18 +74,29 @@ func (s *Store) putMessages(ctx context.Context, tx *sql.Tx, msgs []wire.Message
 	}
 	// The rest is per conversation, not per message: one preview (the newest),
 	// one boundary per sender (the highest), one cursor walk.
-	for conv, m := range newest {
+	for conv, seq := range top {
 		typ, peer := s.conversationShape(conv)
-		if _, err := tx.ExecContext(ctx, `INSERT INTO inbox
-			(conversation_id, type, peer, last_seq, last_message_body, last_message_sender, last_message_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?)
-			ON CONFLICT (conversation_id) DO UPDATE SET
-				last_seq = excluded.last_seq,
-				last_message_body = excluded.last_message_body,
-				last_message_sender = excluded.last_message_sender,
-				last_message_at = excluded.last_message_at
-			WHERE excluded.last_seq > inbox.last_seq`,
-			conv, typ, peer, m.SeqNo, wire.Preview(m.Content, m.Attachment), m.SenderID, nanos(m.Timestamp)); err != nil {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO inbox (conversation_id, type, peer, last_seq) VALUES (?, ?, ?, ?)
+			ON CONFLICT (conversation_id) DO UPDATE SET last_seq = excluded.last_seq WHERE excluded.last_seq > inbox.last_seq`,
+			conv, typ, peer, seq); err != nil {
+			return nil, err
+		}
+	}
+	for conv, m := range newest {
+		if _, err := tx.ExecContext(ctx, `UPDATE inbox SET last_message_seq = ?, last_message_body = ?,
+			last_message_sender = ?, last_message_at = ? WHERE conversation_id = ? AND last_message_seq < ?`,
+			m.SeqNo, m.Preview(), m.SenderID, nanos(m.Timestamp), conv, m.SeqNo); err != nil {
+			return nil, err
+		}
+	}
+	for _, ev := range events {
+		if err := applyEvent(ctx, tx, ev); err != nil {
+			return nil, err
+		}
+		// An event's seq_no holds no message: past the read boundary it is a
+		// gap, so unread counts messages as the server's count does.
+		if _, err := tx.ExecContext(ctx, `UPDATE inbox SET gaps = gaps + 1 WHERE conversation_id = ? AND last_read_seq < ?`,
+			ev.ConversationID, ev.SeqNo); err != nil {
 			return nil, err
 		}
 	}
@@ -127,7 +147,8 @@ func advanceCursor(ctx context.Context, tx *sql.Tx, conv string, floor int64) er
 	return err
 }
 
-const messageColumns = `conversation_id, seq_no, message_id, sender_id, content, attachment, timestamp`
+const messageColumns = `conversation_id, seq_no, message_id, sender_id, content, attachment, timestamp,
+	kind, target_seq, reply_to, edited, deleted, reactions, updated_seq`
 
 func scanMessages(rows *sql.Rows) ([]wire.Message, error) {
 	defer rows.Close()
@@ -135,10 +156,13 @@ func scanMessages(rows *sql.Rows) ([]wire.Message, error) {
 	for rows.Next() {
 		var m wire.Message
 		var ts int64
-		if err := rows.Scan(&m.ConversationID, &m.SeqNo, &m.MessageID, &m.SenderID, &m.Content, &m.Attachment, &ts); err != nil {
+		var reactions string
+		if err := rows.Scan(&m.ConversationID, &m.SeqNo, &m.MessageID, &m.SenderID, &m.Content, &m.Attachment, &ts,
+			&m.Kind, &m.TargetSeq, &m.ReplyTo, &m.Edited, &m.Deleted, &reactions, &m.UpdatedSeq); err != nil {
 			return nil, err
 		}
 		m.Timestamp = fromNanos(ts)
+		m.Reactions = decodeReactions(reactions)
 		msgs = append(msgs, m)
 	}
 	return msgs, rows.Err()

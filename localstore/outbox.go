@@ -18,6 +18,9 @@ type OutboxEntry struct {
 	ConversationID string
 	Content        string
 	Attachment     string // a media_id, or empty
+	Kind           string // an event (wire.KindReaction...), or empty for a message
+	TargetSeq      int64  // the message an event changes
+	ReplyTo        int64  // the message a message quotes
 	CreatedAt      time.Time
 	Attempts       int
 	// Err is set when the server refused the message for good (too large, not a
@@ -38,22 +41,14 @@ func (s *Store) EnqueueEntry(ctx context.Context, e OutboxEntry) (OutboxEntry, e
 	if err := wire.ValidateConversationID(e.ConversationID); err != nil {
 		return OutboxEntry{}, fmt.Errorf("enqueue: %w", err)
 	}
-	if err := wire.ValidateMessageID(e.MessageID); err != nil {
+	if err := e.SendRequest().Validate(); err != nil {
 		return OutboxEntry{}, fmt.Errorf("enqueue: %w", err)
-	}
-	if e.Content == "" && e.Attachment == "" {
-		return OutboxEntry{}, fmt.Errorf("enqueue: %w", wire.Errorf(wire.CodeInvalid, "content is empty"))
-	}
-	if e.Attachment != "" {
-		if err := wire.ValidateMediaID(e.Attachment); err != nil {
-			return OutboxEntry{}, fmt.Errorf("enqueue: %w", err)
-		}
 	}
 	var out OutboxEntry
 	err := s.tx(ctx, func(tx *sql.Tx) error {
 		got, err := outboxEntry(ctx, tx, e.MessageID)
 		if err == nil {
-			if got.ConversationID != e.ConversationID || got.Content != e.Content || got.Attachment != e.Attachment {
+			if got.ConversationID != e.ConversationID || got.SendRequest() != e.SendRequest() {
 				return wire.Errorf(wire.CodeConflict, "message_id %s is already queued with other content", e.MessageID)
 			}
 			out = got
@@ -63,9 +58,10 @@ func (s *Store) EnqueueEntry(ctx context.Context, e OutboxEntry) (OutboxEntry, e
 			return err
 		}
 		out = OutboxEntry{MessageID: e.MessageID, ConversationID: e.ConversationID, Content: e.Content,
-			Attachment: e.Attachment, CreatedAt: s.now().UTC()}
-		_, err = tx.ExecContext(ctx, `INSERT INTO outbox (message_id, conversation_id, content, attachment, created_at) VALUES (?, ?, ?, ?, ?)`,
-			out.MessageID, out.ConversationID, out.Content, out.Attachment, nanos(out.CreatedAt))
+			Attachment: e.Attachment, Kind: e.Kind, TargetSeq: e.TargetSeq, ReplyTo: e.ReplyTo, CreatedAt: s.now().UTC()}
+		_, err = tx.ExecContext(ctx, `INSERT INTO outbox (message_id, conversation_id, content, attachment, kind, target_seq, reply_to, created_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+			out.MessageID, out.ConversationID, out.Content, out.Attachment, out.Kind, out.TargetSeq, out.ReplyTo, nanos(out.CreatedAt))
 		return err
 	})
 	if err != nil {
@@ -74,7 +70,12 @@ func (s *Store) EnqueueEntry(ctx context.Context, e OutboxEntry) (OutboxEntry, e
 	return out, nil
 }
 
-const outboxColumns = `message_id, conversation_id, content, attachment, created_at, attempts, error_code, error_message`
+const outboxColumns = `message_id, conversation_id, content, attachment, kind, target_seq, reply_to, created_at, attempts, error_code, error_message`
+
+// SendRequest is what the entry asks the server for.
+func (e OutboxEntry) SendRequest() wire.SendRequest {
+	return wire.SendRequest{MessageID: e.MessageID, Content: e.Content, Attachment: e.Attachment, Kind: e.Kind, TargetSeq: e.TargetSeq, ReplyTo: e.ReplyTo}
+}
 
 type scanner interface{ Scan(...any) error }
 
@@ -82,7 +83,7 @@ func scanOutbox(r scanner) (OutboxEntry, error) {
 	var e OutboxEntry
 	var at int64
 	var code, msg string
-	if err := r.Scan(&e.MessageID, &e.ConversationID, &e.Content, &e.Attachment, &at, &e.Attempts, &code, &msg); err != nil {
+	if err := r.Scan(&e.MessageID, &e.ConversationID, &e.Content, &e.Attachment, &e.Kind, &e.TargetSeq, &e.ReplyTo, &at, &e.Attempts, &code, &msg); err != nil {
 		return OutboxEntry{}, err
 	}
 	e.CreatedAt = fromNanos(at)
@@ -192,7 +193,11 @@ func (s *Store) CompleteSends(ctx context.Context, sents ...wire.SendResponse) (
 				continue
 			}
 			m := wire.Message{ConversationID: sent.ConversationID, SeqNo: sent.SeqNo, MessageID: sent.MessageID,
-				SenderID: s.self, Content: e.Content, Attachment: e.Attachment, Timestamp: sent.Timestamp}
+				SenderID: s.self, Content: e.Content, Attachment: e.Attachment, Timestamp: sent.Timestamp,
+				Kind: e.Kind, TargetSeq: e.TargetSeq, ReplyTo: e.ReplyTo}
+			if e.Kind == wire.KindReaction {
+				m.Content = sent.Content // the toggle as the server resolved it
+			}
 			if err := validMessage(m); err != nil {
 				out[i].Err = err
 				continue

@@ -37,8 +37,9 @@ func (s *Service) storeChecked(ctx context.Context, m Message, receivers []strin
 		}
 		if noop {
 			// Deleting a deleted message: the tombstone is there already. The
-			// answer is the delete that made it, as for a resend.
-			return target, false, nil
+			// answer names the delete that made it, as for a resend.
+			m.SeqNo, m.Timestamp = target.UpdatedSeq, target.Timestamp
+			return m, false, nil
 		}
 		if target.S3Ref != "" && s.cfg.Blobs == nil {
 			return m, false, fmt.Errorf("message %d is archived but no blob storage is configured", target.SeqNo)

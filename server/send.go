@@ -350,7 +350,11 @@ func (s *Service) storeOne(ctx context.Context, m Message, receivers []string) (
 }
 
 func sendResponse(m Message) wire.SendResponse {
-	return wire.SendResponse{ConversationID: m.ConversationID, SeqNo: m.SeqNo, MessageID: m.MessageID, Timestamp: m.Timestamp}
+	r := wire.SendResponse{ConversationID: m.ConversationID, SeqNo: m.SeqNo, MessageID: m.MessageID, Timestamp: m.Timestamp}
+	if m.Kind == wire.KindReaction {
+		r.Content = m.Content // the toggle as resolved: "" when it took the reaction away
+	}
+	return r
 }
 
 // nextSeqs numbers msgs (of one conversation) in order: one call to the

@@ -178,6 +178,9 @@ type SendResponse struct {
 	SeqNo          int64     `json:"seq_no"`
 	MessageID      string    `json:"message_id"`
 	Timestamp      time.Time `json:"timestamp"`
+	// Content, for a reaction, is the reaction as stored: "" when the same
+	// emoji again took it away.
+	Content string `json:"content,omitempty"`
 }
 
 // HistoryResponse is GET /v1/conversations/{id}/messages. Messages are newest first

@@ -213,6 +213,12 @@ func easyjsonC1cedd36DecodeGithubComChattermChatWire2(in *jlexer.Lexer, out *Sen
 					in.AddError((out.Timestamp).UnmarshalJSON(data))
 				}
 			}
+		case "content":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.Content = string(in.String())
+			}
 		default:
 			in.SkipRecursive()
 		}
@@ -246,6 +252,11 @@ func easyjsonC1cedd36EncodeGithubComChattermChatWire2(out *jwriter.Writer, in Se
 		const prefix string = ",\"timestamp\":"
 		out.RawString(prefix)
 		out.Raw((in.Timestamp).MarshalJSON())
+	}
+	if in.Content != "" {
+		const prefix string = ",\"content\":"
+		out.RawString(prefix)
+		out.String(string(in.Content))
 	}
 	out.RawByte('}')
 }

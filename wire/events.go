@@ -89,3 +89,12 @@ func ValidateReaction(s string) error {
 	}
 	return nil
 }
+
+// Preview is the inbox line for m: its text, a mark for an attachment alone,
+// or DeletedPreview for a deleted message.
+func (m Message) Preview() string {
+	if m.Deleted || m.Kind == KindDelete {
+		return DeletedPreview
+	}
+	return Preview(m.Content, m.Attachment)
+}

@@ -38,6 +38,9 @@ Commands:
   logout                log out and forget the stored token
   whoami                print who you are logged in as
   send                  send a message (from arguments, or standard input)
+  react SEQ EMOJI       react to a message (the same emoji again takes it back)
+  edit SEQ TEXT         edit a message of yours
+  delete SEQ            delete a message for everyone
   history               print a conversation's messages
   ls                    list conversations with unread counts
   tail                  follow new messages until interrupted
@@ -103,6 +106,9 @@ func init() {
 		{"logout", "log out", (*app).runLogout},
 		{"whoami", "print the logged-in user", (*app).runWhoami},
 		{"send", "send messages", (*app).runSend},
+		{"react", "react to a message", (*app).runReact},
+		{"edit", "edit a message of yours", (*app).runEdit},
+		{"delete", "delete a message for everyone", (*app).runDelete},
 		{"history", "print a conversation", (*app).runHistory},
 		{"ls", "list conversations", (*app).runLs},
 		{"tail", "follow new messages", (*app).runTail},

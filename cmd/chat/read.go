@@ -85,13 +85,58 @@ func printMessage(w io.Writer, m wire.Message, withConversation bool) {
 	// Another member wrote this text: it reaches the terminal only through the
 	// sanitiser (docs/security.md). --json prints it exact instead.
 	text := strings.ReplaceAll(termtext.Clean(m.Content, true), "\n", "\n    ")
+	switch m.Kind {
+	case wire.KindReaction:
+		if m.Content == "" {
+			fmt.Fprintf(w, "%s %s#%d %s took back their reaction to #%d\n", ts, conv, m.SeqNo, m.SenderID, m.TargetSeq)
+		} else {
+			fmt.Fprintf(w, "%s %s#%d %s reacted %s to #%d\n", ts, conv, m.SeqNo, m.SenderID, termtext.OneLine(m.Content), m.TargetSeq)
+		}
+		return
+	case wire.KindEdit:
+		if text == "" { // the message was deleted since: its edits say nothing
+			fmt.Fprintf(w, "%s %s#%d %s edited #%d\n", ts, conv, m.SeqNo, m.SenderID, m.TargetSeq)
+		} else {
+			fmt.Fprintf(w, "%s %s#%d %s edited #%d: %s\n", ts, conv, m.SeqNo, m.SenderID, m.TargetSeq, text)
+		}
+		return
+	case wire.KindDelete:
+		fmt.Fprintf(w, "%s %s#%d %s deleted #%d\n", ts, conv, m.SeqNo, m.SenderID, m.TargetSeq)
+		return
+	case "":
+	default: // a kind this version does not know
+		fmt.Fprintf(w, "%s %s#%d %s: (%s of #%d)\n", ts, conv, m.SeqNo, m.SenderID, termtext.OneLine(m.Kind), m.TargetSeq)
+		return
+	}
 	if m.Attachment != "" {
 		if text != "" {
 			text += " "
 		}
 		text += "[attachment " + termtext.OneLine(m.Attachment) + "]"
 	}
+	if m.ReplyTo > 0 {
+		text = fmt.Sprintf("(reply to #%d) %s", m.ReplyTo, text)
+	}
+	switch {
+	case m.Deleted:
+		text = "[deleted]"
+	case m.Edited:
+		text += " (edited)"
+	}
+	if r := reactionsLine(m.Reactions); r != "" {
+		text += "  [" + r + "]"
+	}
 	fmt.Fprintf(w, "%s %s#%d %s: %s\n", ts, conv, m.SeqNo, m.SenderID, text)
+}
+
+// reactionsLine says who reacted with what: "👍 alice bob, ❤ carol", emoji by
+// how many chose them (client.GroupReactions); names sorted.
+func reactionsLine(reactions map[string]string) string {
+	var parts []string
+	for _, g := range client.GroupReactions(reactions) {
+		parts = append(parts, termtext.OneLine(g.Emoji)+" "+strings.Join(g.Users, " "))
+	}
+	return strings.Join(parts, ", ")
 }
 
 const lsUsage = `

@@ -35,6 +35,8 @@ ID-N. The default is a fresh id per message.
 --attach FILE uploads the file and sends it as the message's attachment; the
 text is then optional (only "-" reads it from standard input).
 
+--reply-to SEQ quotes message SEQ (with --lines, every line does).
+
 --wait delivered|read waits, after the send, until every other member's
 boundary has passed the (last) message; --timeout bounds the wait (exit 1 when
 it runs out, with the seq_no already printed).
@@ -46,7 +48,22 @@ Examples:
   chat send --to bob --message-id deploy-42 --json "deploying v42"
   chat send --to bob --wait read --timeout 10m "please approve"
   chat send --group g:7f3k2 --attach report.pdf "this week's report"
+  chat send --to bob --reply-to 42 "agreed"
 `
+
+// readAllLimited reads a message from standard input. The server's limit is
+// far lower; this only keeps a wrong pipe (a disk image, say) from filling
+// memory before it refuses.
+func readAllLimited(r io.Reader) ([]byte, error) {
+	b, err := io.ReadAll(io.LimitReader(r, maxStdinBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("read standard input: %w", err)
+	}
+	if len(b) > maxStdinBytes {
+		return nil, usagef("standard input is over %d MiB; send a smaller message, or use --lines", maxStdinBytes>>20)
+	}
+	return b, nil
+}
 
 func (a *app) runSend(ctx context.Context, args []string) error {
 	fs := a.flags("send", sendUsage)
@@ -58,6 +75,7 @@ func (a *app) runSend(ctx context.Context, args []string) error {
 	wait := fs.String("wait", "", "wait until the message is `MODE`: delivered or read")
 	timeout := fs.Duration("timeout", time.Minute, "how long --wait waits, and each request at most")
 	attach := fs.String("attach", "", "upload `FILE` and send it as the message's attachment (the text is then optional)")
+	replyTo := fs.Int64("reply-to", 0, "quote message `SEQ` (a reply)")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -76,6 +94,9 @@ func (a *app) runSend(ctx context.Context, args []string) error {
 		if err := wire.ValidateMessageID(probe); err != nil {
 			return usagef("--message-id: %s", wire.ErrorMessage(err))
 		}
+	}
+	if *replyTo < 0 {
+		return usagef("--reply-to must be a seq_no (a positive number)")
 	}
 	if *attach != "" && *lines {
 		return usagef("--attach goes with one message, not --lines")
@@ -128,7 +149,7 @@ func (a *app) runSend(ctx context.Context, args []string) error {
 		}
 		rctx, cancel := context.WithTimeout(ctx, *timeout)
 		defer cancel()
-		resp, err := api.SendNow(rctx, conv, wire.SendRequest{MessageID: id, Content: content, Attachment: attachment})
+		resp, err := api.SendNow(rctx, conv, wire.SendRequest{MessageID: id, Content: content, Attachment: attachment, ReplyTo: *replyTo})
 		if we := (*wire.Error)(nil); errors.As(err, &we) && we.Code == wire.CodeMaybeStored {
 			// The retries ran out with the outcome unknown: say how to settle it
 			// without a second copy.
@@ -175,14 +196,9 @@ func (a *app) runSend(ctx context.Context, args []string) error {
 	default:
 		content := strings.Join(pos, " ")
 		if fromStdin {
-			// The server's limit is far lower; this only keeps a wrong pipe
-			// (a disk image, say) from filling memory before it refuses.
-			b, err := io.ReadAll(io.LimitReader(a.stdin, maxStdinBytes+1))
+			b, err := readAllLimited(a.stdin)
 			if err != nil {
-				return fmt.Errorf("read standard input: %w", err)
-			}
-			if len(b) > maxStdinBytes {
-				return usagef("standard input is over %d MiB; send a smaller message, or use --lines", maxStdinBytes>>20)
+				return err
 			}
 			content = strings.TrimSuffix(strings.TrimSuffix(string(b), "\n"), "\r")
 		}

@@ -175,7 +175,7 @@ func (e *Engine) sendFrames(ctx context.Context, c *Session, batch []request) {
 				continue
 			}
 			e.reply(c, wire.Frame{Type: wire.TypeSent, ID: f.ID, ConversationID: r.Resp.ConversationID, SeqNo: r.Resp.SeqNo,
-				MessageID: r.Resp.MessageID, Timestamp: r.Resp.Timestamp})
+				MessageID: r.Resp.MessageID, Timestamp: r.Resp.Timestamp, Content: r.Resp.Content})
 		}
 	}
 }

@@ -1,0 +1,82 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/chatterm/chat/server/servertest"
+	"github.com/chatterm/chat/wire"
+)
+
+// chat send --reply-to, react, edit and delete, and what history prints of
+// them: the messages as the events left them, and a line per event.
+func TestReplyReactEditDelete(t *testing.T) {
+	srv := servertest.Start(t)
+	alice, bob := newUser(t, srv, "alice"), newUser(t, srv, "bob")
+	first := strings.TrimSpace(alice.must("", "send", "--to", "bob", "lunch at noon?"))
+	reply := strings.TrimSpace(bob.must("", "send", "--to", "alice", "--reply-to", first, "yes"))
+	bob.must("", "react", "--to", "alice", first, "👍")
+	alice.must("", "edit", "--to", "bob", first, "lunch at one?")
+	bob.must("", "delete", "--to", "alice", reply)
+
+	out := alice.must("", "history", "--with", "bob")
+	for _, want := range []string{
+		"#" + first + " alice: lunch at one? (edited)  [👍 bob]",
+		"#" + reply + " bob: [deleted]",
+		"bob reacted 👍 to #" + first,
+		"alice edited #" + first + ": lunch at one?",
+		"bob deleted #" + reply,
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("history lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "yes") {
+		t.Errorf("a deleted message's text is still shown:\n%s", out)
+	}
+
+	// --json shows the state and the events as they are stored.
+	js := alice.must("", "history", "--with", "bob", "--json")
+	var msgs []wire.Message
+	sc := bufio.NewScanner(strings.NewReader(js))
+	for sc.Scan() {
+		var m wire.Message
+		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
+			t.Fatal(err)
+		}
+		msgs = append(msgs, m)
+	}
+	if len(msgs) != 5 || msgs[0].Reactions["bob"] != "👍" || !msgs[0].Edited || msgs[1].ReplyTo != msgs[0].SeqNo || !msgs[1].Deleted ||
+		msgs[2].Kind != wire.KindReaction || msgs[3].Kind != wire.KindEdit || msgs[4].Kind != wire.KindDelete {
+		t.Fatalf("history --json: %s", js)
+	}
+
+	// The same reaction again takes it back, and says so.
+	_, stderr, code := bob.run("", "react", "--to", "alice", first, "👍")
+	if code != 0 || !strings.Contains(stderr, "taken back") {
+		t.Fatalf("a second 👍: exit %d, %q", code, stderr)
+	}
+	// Refusals: exit non-zero with one line, nothing changed.
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"edit", "--to", "alice", first, "not mine"}, "only its sender can edit"},
+		{[]string{"delete", "--to", "alice", first}, "only its sender or a group admin"},
+		{[]string{"react", "--to", "alice", "999", "👍"}, "no message 999"},
+		{[]string{"react", "--to", "alice", first, "two words"}, "a reaction is one emoji"},
+		{[]string{"react", "--to", "alice", first, "👍", "🎉"}, "give one emoji"},
+		{[]string{"react", "--to", "alice", "x", "👍"}, "not a seq_no"},
+		{[]string{"delete", "--to", "alice", reply, "extra"}, "seq_no only"},
+	} {
+		_, stderr, code := bob.run("", tc.args...)
+		if code == 0 || !strings.Contains(stderr, tc.want) || strings.Count(strings.TrimSpace(stderr), "\n") > 0 {
+			t.Errorf("%v: exit %d, %q; want a one-line error with %q", tc.args, code, stderr, tc.want)
+		}
+	}
+	if got := alice.must("", "history", "--with", "bob"); !strings.Contains(got, "lunch at one? (edited)") || strings.Contains(got, "[👍") {
+		t.Errorf("after refusals and a taken-back reaction:\n%s", got)
+	}
+}
