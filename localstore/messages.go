@@ -1,9 +1,9 @@
 package localstore
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
-	"cmp"
 	"errors"
 	"fmt"
 
