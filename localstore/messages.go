@@ -93,15 +93,18 @@ func (s *Store) putMessages(ctx context.Context, tx *sql.Tx, msgs []wire.Message
 		if err := applyEvent(ctx, tx, ev); err != nil {
 			return nil, err
 		}
-		// An event's seq_no holds no message: past the read boundary it is a
-		// gap, so unread counts messages as the server's count does.
-		if _, err := tx.ExecContext(ctx, `UPDATE inbox SET gaps = gaps + 1 WHERE conversation_id = ? AND last_read_seq < ?`,
-			ev.ConversationID, ev.SeqNo); err != nil {
-			return nil, err
-		}
 	}
 	for k, seq := range senders {
 		if _, err := s.applyStatus(ctx, tx, k.conv, wire.MemberStatus{UserID: k.user, LastDeliveredSeq: seq, LastReadSeq: seq}); err != nil {
+			return nil, err
+		}
+	}
+	// An event's seq_no holds no message: past our read boundary (as our own
+	// sends above have moved it) it is a gap, so unread counts messages, as
+	// the server's count does.
+	for _, ev := range events {
+		if _, err := tx.ExecContext(ctx, `UPDATE inbox SET gaps = gaps + 1 WHERE conversation_id = ? AND last_read_seq < ?`,
+			ev.ConversationID, ev.SeqNo); err != nil {
 			return nil, err
 		}
 	}
