@@ -31,9 +31,11 @@ type Backend interface {
 	// Conversation returns the conversation with its participants.
 	Conversation(ctx context.Context, conversationID string) (wire.Conversation, error)
 
-	// Send queues a message and returns at once with its message_id and a local
-	// timestamp (seq_no 0: pending). A SentEvent follows when the server stored it.
-	Send(ctx context.Context, conversationID, content string) (wire.Message, error)
+	// Send queues a message (ConversationID, Content; ReplyTo for a reply) or
+	// an event (Kind, TargetSeq) and returns at once with its message_id and a
+	// local timestamp (seq_no 0: pending). A SentEvent follows when the server
+	// stored it.
+	Send(ctx context.Context, m wire.Message) (wire.Message, error)
 	// MarkRead reports that the user has seen the conversation up to seq.
 	MarkRead(ctx context.Context, conversationID string, seq int64) error
 	// CreateDirect opens (or finds) the direct conversation with peer.

@@ -82,6 +82,14 @@ type chatModel struct {
 
 	compose   textarea.Model
 	composing bool
+	// Acting on a message (actions.go): the selection (its seq_no, 0: none,
+	// and its first line once rendered), what the composer writes and on
+	// which message, and a delete waiting for its second D.
+	selected      int64
+	selLine       int
+	action        composeAction
+	target        wire.Message
+	confirmDelete int64
 	drafts    map[string]string // unsent text by conversation
 	histPos   int               // input history: how far back the composer shows (0: not browsing)
 	active    bool
@@ -155,6 +163,9 @@ type lineKey struct {
 	failed         string
 	seq            int64
 	minute         int64
+	updated        int64  // the last event applied to the message
+	quote          string // a reply's quoted line
+	selected       bool
 }
 
 func (m *chatModel) restyle() {
@@ -326,7 +337,7 @@ func (m chatModel) Update(msg tea.Msg) (chatModel, tea.Cmd) {
 			}
 			return m, flash("not sent: "+errText(msg.err), true)
 		}
-		if msg.conv == m.conv.ConversationID {
+		if msg.conv == m.conv.ConversationID && visible(msg.msg) {
 			m.addPending(msg.msg)
 			m.offset, m.newHere = 0, 0
 			m.render()
@@ -354,11 +365,23 @@ func (m chatModel) Update(msg tea.Msg) (chatModel, tea.Cmd) {
 		// lands above and moves nothing, since the offset counts from the bottom.
 		if added && m.offset > 0 && msg.Message.SeqNo > newest {
 			m.offset += len(m.lines) - before
-			if msg.Message.SenderID != m.c.me {
+			if msg.Message.SenderID != m.c.me && visible(msg.Message) {
 				m.newHere++
 			}
 		}
 		cmds = append(cmds, m.maybeMarkRead())
+
+	case client.ChangedEvent:
+		if msg.Message.ConversationID != m.conv.ConversationID {
+			return m, nil
+		}
+		before := len(m.lines)
+		m.changed(msg.Message)
+		m.render()
+		if m.offset > 0 { // a reaction line came or went above the bottom: keep the view
+			m.offset = max(m.offset+len(m.lines)-before, 0)
+			m.afterLayoutChange()
+		}
 
 	case client.SentEvent:
 		if msg.Sent.ConversationID != m.conv.ConversationID {
@@ -446,12 +469,26 @@ func (m *chatModel) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 		case matches(msg, k.Send) && msg.String() == "enter":
 			return m.send()
 		case matches(msg, k.Cancel):
+			if m.action != actMessage {
+				m.cancelAction()
+				m.afterLayoutChange()
+				return nil
+			}
 			m.blurCompose()
 			m.afterLayoutChange()
 			return nil
 		case matches(msg, k.Editor):
 			return m.openEditor()
-		case msg.String() == "up" || msg.String() == "down":
+		case matches(msg, k.Recall) || matches(msg, k.Forward):
+			cmd, _ := m.recall(matches(msg, k.Recall))
+			return cmd
+		case msg.String() == "up" && m.compose.Value() == "" && m.action == actMessage && m.histPos == 0:
+			if m.editLast() {
+				return nil
+			}
+			cmd, _ := m.recall(true)
+			return cmd
+		case (msg.String() == "up" || msg.String() == "down") && m.histPos > 0:
 			if cmd, ok := m.recall(msg.String() == "up"); ok {
 				return cmd
 			}
@@ -469,6 +506,9 @@ func (m *chatModel) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 		if v := m.compose.Value(); v != before && v != "" {
 			return tea.Batch(cmd, sendTyping(m.c, m.conv.ConversationID))
 		}
+		return cmd
+	}
+	if cmd, ok := m.handleActionKey(msg); ok {
 		return cmd
 	}
 	switch {
@@ -513,19 +553,29 @@ func (m *chatModel) send() tea.Cmd {
 	if text == "" {
 		return nil
 	}
+	out := m.outgoing(text)
 	m.compose.Reset()
+	m.action, m.target = actMessage, wire.Message{}
 	m.afterLayoutChange()
-	c, id := m.c, m.conv.ConversationID
-	c.inputs.add(id, text)
+	if out.Kind == "" {
+		m.c.inputs.add(out.ConversationID, text)
+	}
 	m.histPos = 0
+	return m.sendMessage(out, text)
+}
+
+// sendMessage hands a message or event to the backend; text is what was
+// typed, given back to the composer if the queue refuses it.
+func (m *chatModel) sendMessage(out wire.Message, text string) tea.Cmd {
+	c := m.c
 	return func() tea.Msg {
 		ctx, cancel := c.call()
 		defer cancel()
-		msg, err := c.be.Send(ctx, id, text)
+		msg, err := c.be.Send(ctx, out)
 		if err != nil {
-			c.log.Error("send", "conv", id, "err", err)
+			c.log.Error("send", "conv", out.ConversationID, "kind", out.Kind, "err", err)
 		}
-		return sendQueuedMsg{conv: id, msg: msg, err: err, text: text}
+		return sendQueuedMsg{conv: out.ConversationID, msg: msg, err: err, text: text}
 	}
 }
 
@@ -773,7 +823,11 @@ func (m *chatModel) afterLayoutChange() {
 const chatHeaderH = 2
 
 func (m *chatModel) composerHeight() int {
-	return m.compose.Height() + 1 // the rule above it
+	h := m.compose.Height() + 1 // the rule above it
+	if m.action != actMessage {
+		h++ // what the composer writes: a reply, an edit, a reaction
+	}
+	return h
 }
 
 func (m *chatModel) historyHeight() int {
@@ -810,7 +864,17 @@ func (m *chatModel) render() {
 	all = append(all, m.pending...)
 	var prev wire.Message
 	now := m.c.now()
-	for i, x := range all {
+	m.selLine = -1
+	first := true
+	for _, x := range all {
+		if !visible(x) {
+			continue // an event: it shows in the message it changed
+		}
+		i := 0
+		if !first {
+			i = 1
+		}
+		first = false
 		ts := x.Timestamp
 		if i == 0 || !sameDay(prev.Timestamp, ts, m.c.loc) {
 			out = append(out, daySeparator(s, dayLabel(ts, now, m.c.loc), w))
@@ -823,10 +887,16 @@ func (m *chatModel) render() {
 			ts.Sub(prev.Timestamp) > 10*time.Minute
 		t := m.tickFor(x, delivered, read)
 		k := lineKey{width: w, senderW: senderW, showName: showName, tick: t, failed: m.failed[x.MessageID],
-			seq: x.SeqNo, minute: ts.Unix() / 60}
+			seq: x.SeqNo, minute: ts.Unix() / 60, updated: x.UpdatedSeq, selected: m.selected != 0 && x.SeqNo == m.selected}
+		if x.ReplyTo > 0 {
+			k.quote = m.quoteLine(x)
+		}
+		if k.selected {
+			m.selLine = len(out)
+		}
 		c, ok := m.lineCache[x.MessageID]
 		if !ok || c.key != k {
-			c = cachedLines{key: k, lines: m.messageLines(x, showName, senderW, t)}
+			c = cachedLines{key: k, lines: m.messageLines(x, k)}
 			if m.lineCache == nil {
 				m.lineCache = map[string]cachedLines{}
 			}
@@ -839,13 +909,17 @@ func (m *chatModel) render() {
 	m.afterLayoutChange()
 }
 
-func (m *chatModel) messageLines(x wire.Message, showName bool, senderW int, t tick) []string {
+func (m *chatModel) messageLines(x wire.Message, k lineKey) []string {
+	showName, senderW, t := k.showName, k.senderW, k.tick
 	s := m.c.styles
 	// On a wide terminal text wraps at maxContentW and the tick follows it,
 	// rather than sitting a screen's width away from a short message.
 	w := min(m.width, timeColW+senderW+1+maxContentW+tickColW)
 	contentW := max(w-timeColW-senderW-1-tickColW, 8)
 	timeStr := s.Time.Render(x.Timestamp.In(m.c.loc).Format("15:04") + " ")
+	if k.selected {
+		timeStr = s.Cursor.Render("▶") + s.Time.Render(x.Timestamp.In(m.c.loc).Format("15:04"))
+	}
 	name := strings.Repeat(" ", senderW)
 	if showName {
 		n := ansi.Truncate(x.SenderID, senderW, "…")
@@ -858,12 +932,29 @@ func (m *chatModel) messageLines(x wire.Message, showName bool, senderW int, t t
 	}
 	indent := strings.Repeat(" ", timeColW+senderW+1)
 	var body []string
-	for _, para := range strings.Split(termtext.Clean(x.Content, true), "\n") {
-		wrapped := ansi.Wrap(para, contentW, "")
-		body = append(body, strings.Split(wrapped, "\n")...)
+	if k.quote != "" {
+		body = append(body, s.Faint.Render(ansi.Truncate(k.quote, contentW, "…")))
+	}
+	switch {
+	case x.Deleted:
+		body = append(body, s.Faint.Italic(true).Render("message deleted"))
+	default:
+		for _, para := range strings.Split(termtext.Clean(x.Content, true), "\n") {
+			if para == "" && x.Content == "" {
+				break // an attachment alone: its line below says it all
+			}
+			wrapped := ansi.Wrap(para, contentW, "")
+			body = append(body, strings.Split(wrapped, "\n")...)
+		}
+		if x.Attachment != "" {
+			body = append(body, s.Accent.Render(ansi.Truncate("📎 attachment "+oneLine(x.Attachment), contentW, "…")))
+		}
 	}
 	if len(body) == 0 {
 		body = []string{""}
+	}
+	if x.Edited && !x.Deleted {
+		body[len(body)-1] += s.Faint.Render(" (edited)")
 	}
 	lines := make([]string, len(body))
 	for i, b := range body {
@@ -877,6 +968,9 @@ func (m *chatModel) messageLines(x wire.Message, showName bool, senderW int, t t
 			line += strings.Repeat(" ", max(w-lipgloss.Width(line)-lipgloss.Width(glyph)-1, 1)) + glyph
 		}
 		lines[i] = line
+	}
+	if r := reactionsLine(x.Reactions, m.c.me); r != "" && !x.Deleted {
+		lines = append(lines, indent+s.Subtle.Render(ansi.Truncate(r, contentW, "…")))
 	}
 	if reason, bad := m.failed[x.MessageID]; bad {
 		lines = append(lines, indent+s.Error.Render(ansi.Truncate("not sent: "+reason, contentW, "…")))
@@ -953,7 +1047,11 @@ func (m chatModel) View() string {
 	parts := []string{header, rule}
 	parts = append(parts, pad...)
 	parts = append(parts, view...)
-	parts = append(parts, rule, m.compose.View())
+	parts = append(parts, rule)
+	if line := m.actionLine(); line != "" {
+		parts = append(parts, line)
+	}
+	parts = append(parts, m.compose.View())
 	return strings.Join(parts, "\n")
 }
 

@@ -132,11 +132,11 @@ func (f *fakeBackend) Conversation(_ context.Context, id string) (wire.Conversat
 	return c, nil
 }
 
-func (f *fakeBackend) Send(_ context.Context, id, content string) (wire.Message, error) {
+func (f *fakeBackend) Send(_ context.Context, m wire.Message) (wire.Message, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.nextID++
-	m := wire.Message{ConversationID: id, MessageID: fmt.Sprintf("m%d", f.nextID), SenderID: f.user, Content: content, Timestamp: f.now}
+	m.MessageID, m.SenderID, m.Timestamp = fmt.Sprintf("m%d", f.nextID), f.user, f.now
 	f.sends = append(f.sends, m)
 	return m, nil
 }

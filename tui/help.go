@@ -53,11 +53,19 @@ func (m helpModel) body() []string {
 		}
 		return out
 	}
+	// Lists on the left, the chat's sections on the right.
 	var cols [][]string
-	left := append(render(secs[0]), "")
-	left = append(left, render(secs[1])...)
-	right := append(render(secs[2]), "")
-	right = append(right, render(secs[3])...)
+	var left, right []string
+	for i, sec := range secs {
+		col := &right
+		if i < 2 {
+			col = &left
+		}
+		if len(*col) > 0 {
+			*col = append(*col, "")
+		}
+		*col = append(*col, render(sec)...)
+	}
 	colW := 0
 	for _, l := range append(append([]string{}, left...), right...) {
 		colW = max(colW, lipgloss.Width(l))

@@ -8,7 +8,7 @@ func TestHelpScrollsOnASmallScreen(t *testing.T) {
 	h := newHarness(t, fixture(), 60, 20)
 	h.key("?")
 	h.wantScreen("↑/↓ for more")
-	for range 40 {
+	for range 80 {
 		h.key("down")
 	}
 	h.wantScreen("pgdn") // the last binding of the card

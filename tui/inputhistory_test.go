@@ -2,9 +2,10 @@ package tui
 
 import "testing"
 
-// Up in an empty composer brings back what was sent in this conversation,
-// newest first; down goes forward to an empty composer; a composer with
-// text of its own keeps up and down for the cursor.
+// ctrl+p in the composer brings back what was sent in this conversation,
+// newest first, and up and down then browse it; down goes forward to an empty
+// composer; a composer with text of its own keeps up and down for the cursor.
+// (Up in an empty composer edits the newest message of mine: actions_test.go.)
 func TestInputHistory(t *testing.T) {
 	be := fixture()
 	h := newHarness(t, be, 80, 24)
@@ -15,7 +16,7 @@ func TestInputHistory(t *testing.T) {
 	}
 	value := func() string { return h.m.(Model).chat.compose.Value() }
 	for _, step := range []struct{ key, want string }{
-		{"up", "second"}, {"up", "first"}, {"up", "first"}, {"down", "second"}, {"down", ""},
+		{"ctrl+p", "second"}, {"up", "first"}, {"up", "first"}, {"down", "second"}, {"ctrl+n", ""},
 	} {
 		h.key(step.key)
 		if got := value(); got != step.want {
@@ -29,7 +30,7 @@ func TestInputHistory(t *testing.T) {
 	}
 	// Another conversation has its own history.
 	h.key("ctrl+c", "esc", "esc", "j", "enter")
-	h.key("up")
+	h.key("ctrl+p")
 	if got := value(); got != "" {
 		t.Fatalf("bob's history shows in another conversation: %q", got)
 	}

@@ -534,7 +534,7 @@ func (m Model) handleKey(msg tea.KeyPressMsg) (Model, tea.Cmd) {
 	case pageChat:
 		if !m.chat.composing {
 			switch {
-			case matches(msg, k.Back):
+			case matches(msg, k.Back) && m.chat.selected == 0: // esc first lets go of a selection
 				m.page = pageInbox
 				m.chat.close()
 				m.resize()
@@ -597,6 +597,11 @@ func (m *Model) handleEvent(ev client.Event) tea.Cmd {
 		}
 		return nil
 	case client.MessageEvent:
+		if !visible(ev.Message) {
+			// A reaction, edit or delete: no bell, no unread; the cache has
+			// the inbox line as it now reads (an edited last message).
+			return tea.Batch(m.inbox.load(), m.chatEvent(ev))
+		}
 		// Seen: on screen, at the bottom of the history, in a focused terminal.
 		open := m.chat.active && m.chat.offset == 0 && m.chat.conv.ConversationID == ev.Message.ConversationID
 		var ring tea.Cmd
@@ -610,7 +615,7 @@ func (m *Model) handleEvent(ev client.Event) tea.Cmd {
 		return tea.Batch(m.chatEvent(ev), ring)
 	case client.ConversationEvent:
 		return tea.Batch(m.inbox.load(), m.chatEvent(ev))
-	case client.SentEvent, client.StatusEvent, client.TypingEvent:
+	case client.SentEvent, client.StatusEvent, client.TypingEvent, client.ChangedEvent:
 		return m.chatEvent(ev)
 	case client.SendFailedEvent:
 		m.inbox.notSent(ev.ConversationID, ev.MessageID)

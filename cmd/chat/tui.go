@@ -281,12 +281,12 @@ func (b *tuiBackend) Conversation(ctx context.Context, id string) (wire.Conversa
 	return c, nil
 }
 
-func (b *tuiBackend) Send(ctx context.Context, id, content string) (wire.Message, error) {
+func (b *tuiBackend) Send(ctx context.Context, m wire.Message) (wire.Message, error) {
 	s, err := b.session()
 	if err != nil {
 		return wire.Message{}, err
 	}
-	return s.Enqueue(ctx, id, content)
+	return s.EnqueueMessage(ctx, m)
 }
 
 func (b *tuiBackend) MarkRead(ctx context.Context, id string, seq int64) error {

@@ -1,0 +1,265 @@
+package tui
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/chatterm/chat/client"
+	"github.com/chatterm/chat/internal/termtext"
+	"github.com/chatterm/chat/wire"
+)
+
+// oneLine is another member's text made safe for one line of the screen.
+func oneLine(s string) string { return termtext.OneLine(s) }
+
+// What the composer is writing besides a plain message: each acts on one
+// message (chatModel.target).
+type composeAction int
+
+const (
+	actMessage composeAction = iota
+	actReply
+	actEdit
+	actReact
+)
+
+// visible says whether a row of the history is a message to show: events
+// (reactions, edits, deletes) only change the messages they point at.
+func visible(m wire.Message) bool { return m.Kind == "" }
+
+// messageAt finds the loaded message (or event) at seq.
+func (m *chatModel) messageAt(seq int64) (wire.Message, bool) {
+	i := sort.Search(len(m.msgs), func(i int) bool { return m.msgs[i].SeqNo >= seq })
+	if i < len(m.msgs) && m.msgs[i].SeqNo == seq {
+		return m.msgs[i], true
+	}
+	return wire.Message{}, false
+}
+
+// changed takes a message as events left it (client.ChangedEvent).
+func (m *chatModel) changed(x wire.Message) {
+	i := sort.Search(len(m.msgs), func(i int) bool { return m.msgs[i].SeqNo >= x.SeqNo })
+	if i < len(m.msgs) && m.msgs[i].SeqNo == x.SeqNo && m.msgs[i].UpdatedSeq < x.UpdatedSeq {
+		m.msgs[i] = x
+		if m.target.SeqNo == x.SeqNo {
+			m.target = x
+		}
+	}
+}
+
+// step moves the selection to the next visible message before (up) or after
+// it; from none, it starts at the newest. It reports whether it moved.
+func (m *chatModel) step(up bool) bool {
+	start, dir := len(m.msgs), -1
+	if m.selected != 0 {
+		start = sort.Search(len(m.msgs), func(i int) bool { return m.msgs[i].SeqNo >= m.selected })
+		if !up {
+			dir = 1
+		}
+	}
+	for i := start + dir; i >= 0 && i < len(m.msgs); i += dir {
+		if visible(m.msgs[i]) && !m.msgs[i].Deleted {
+			m.selected = m.msgs[i].SeqNo
+			return true
+		}
+	}
+	return false
+}
+
+// acted is the message an action key works on: the selected one, else the
+// newest (with mine, the newest of mine).
+func (m *chatModel) acted(mine bool) (wire.Message, bool) {
+	if x, ok := m.messageAt(m.selected); ok && m.selected != 0 {
+		return x, true
+	}
+	for i := len(m.msgs) - 1; i >= 0; i-- {
+		x := m.msgs[i]
+		if visible(x) && !x.Deleted && (!mine || x.SenderID == m.c.me) {
+			return x, true
+		}
+	}
+	return wire.Message{}, false
+}
+
+// handleActionKey serves the keys that act on messages, while reading: s
+// selects (then ↑/↓ move, esc lets go), r replies, + reacts, e edits, D
+// deletes (pressed twice). handled is false for any other key.
+func (m *chatModel) handleActionKey(msg tea.KeyPressMsg) (cmd tea.Cmd, handled bool) {
+	k := m.c.keys
+	key := msg.String()
+	if key != "D" {
+		m.confirmDelete = 0
+	}
+	if m.selected != 0 {
+		switch {
+		case matches(msg, k.Up):
+			m.step(true)
+			m.render()
+			m.showSelected()
+			return m.maybeLoadOlder(), true
+		case matches(msg, k.Down):
+			m.step(false)
+			m.render()
+			m.showSelected()
+			return nil, true
+		case matches(msg, k.Back):
+			m.selected = 0
+			m.render()
+			return nil, true
+		}
+	}
+	switch {
+	case matches(msg, k.Select):
+		if m.selected != 0 {
+			m.selected = 0
+		} else if !m.step(true) {
+			return flash("no message to select", false), true
+		}
+		m.render()
+		m.showSelected()
+		return nil, true
+	case matches(msg, k.Reply):
+		return m.startAction(actReply, false), true
+	case matches(msg, k.React):
+		return m.startAction(actReact, false), true
+	case matches(msg, k.EditMsg):
+		return m.startAction(actEdit, true), true
+	case matches(msg, k.Delete):
+		x, ok := m.acted(false)
+		if !ok {
+			return flash("no message to delete", false), true
+		}
+		if m.confirmDelete != x.SeqNo {
+			m.confirmDelete = x.SeqNo
+			return flash(fmt.Sprintf("delete %s's message for everyone? press D again", x.SenderID), false), true
+		}
+		m.confirmDelete = 0
+		m.selected = 0
+		m.render()
+		return m.sendMessage(wire.Message{ConversationID: m.conv.ConversationID, Kind: wire.KindDelete, TargetSeq: x.SeqNo}, ""), true
+	}
+	return nil, false
+}
+
+// startAction opens the composer to reply to, react to or edit the acted-on
+// message (for an edit, one of mine).
+func (m *chatModel) startAction(a composeAction, mine bool) tea.Cmd {
+	x, ok := m.acted(mine)
+	if !ok || (a == actEdit && x.SenderID != m.c.me) {
+		if a == actEdit {
+			return flash("only your own messages can be edited", false)
+		}
+		return flash("no message to act on", false)
+	}
+	m.action, m.target = a, x
+	m.compose.Reset()
+	if a == actEdit {
+		m.compose.SetValue(x.Content)
+	}
+	m.selected = 0
+	m.render()
+	return m.focusCompose()
+}
+
+// cancelAction leaves a reply, reaction or edit; an edit's text goes with it.
+func (m *chatModel) cancelAction() {
+	if m.action == actEdit {
+		m.compose.Reset()
+	}
+	m.action, m.target = actMessage, wire.Message{}
+}
+
+// editLast starts editing my newest message (↑ in an empty composer, as in
+// Slack and Discord); false when I have none loaded.
+func (m *chatModel) editLast() bool {
+	for i := len(m.msgs) - 1; i >= 0; i-- {
+		x := m.msgs[i]
+		if visible(x) && !x.Deleted && x.SenderID == m.c.me {
+			m.action, m.target = actEdit, x
+			m.compose.SetValue(x.Content)
+			m.afterLayoutChange()
+			return true
+		}
+	}
+	return false
+}
+
+// outgoing is what the composer's text becomes under the current action.
+func (m *chatModel) outgoing(text string) wire.Message {
+	out := wire.Message{ConversationID: m.conv.ConversationID, Content: text}
+	switch m.action {
+	case actReply:
+		out.ReplyTo = m.target.SeqNo
+	case actEdit:
+		out.Kind, out.TargetSeq = wire.KindEdit, m.target.SeqNo
+	case actReact:
+		out.Kind, out.TargetSeq = wire.KindReaction, m.target.SeqNo
+	}
+	return out
+}
+
+// actionLine is the line above the composer saying what it writes, "" for a
+// plain message.
+func (m *chatModel) actionLine() string {
+	s := m.c.styles
+	var what string
+	switch m.action {
+	case actReply:
+		what = "↪ replying to " + m.target.SenderID + ": " + oneLine(m.target.Content)
+	case actEdit:
+		what = "✎ editing your message"
+	case actReact:
+		what = "react to " + m.target.SenderID + "'s message with an emoji (the same one again takes it back)"
+	default:
+		return ""
+	}
+	return s.Accent.Render(ansi.Truncate(" "+what, max(m.width-14, 10), "…")) + s.Faint.Render("  esc cancels")
+}
+
+// showSelected scrolls the selected message into view.
+func (m *chatModel) showSelected() {
+	if m.selLine < 0 {
+		return
+	}
+	hist := m.historyHeight()
+	top := len(m.lines) - m.offset - hist // first line on screen
+	switch {
+	case m.selLine < top:
+		m.offset = len(m.lines) - hist - m.selLine
+	case m.selLine >= top+hist:
+		m.offset = max(len(m.lines)-m.selLine-1, 0)
+	}
+	m.afterLayoutChange()
+}
+
+// quoteLine is the first line of a reply: who and what it quotes.
+func (m *chatModel) quoteLine(x wire.Message) string {
+	q, ok := m.messageAt(x.ReplyTo)
+	switch {
+	case !ok:
+		return fmt.Sprintf("↪ reply to #%d", x.ReplyTo)
+	case q.Deleted:
+		return "↪ " + q.SenderID + ": message deleted"
+	}
+	return "↪ " + q.SenderID + ": " + oneLine(q.Content)
+}
+
+// reactionsLine sums a message's reactions up: "👍 2  🎉 1", mine marked.
+func reactionsLine(reactions map[string]string, me string) string {
+	var parts []string
+	for _, g := range client.GroupReactions(reactions) {
+		p := fmt.Sprintf("%s %d", oneLine(g.Emoji), len(g.Users))
+		for _, u := range g.Users {
+			if u == me {
+				p = "[" + p + "]"
+				break
+			}
+		}
+		parts = append(parts, p)
+	}
+	return strings.Join(parts, "  ")
+}

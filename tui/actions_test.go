@@ -1,0 +1,133 @@
+package tui
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chatterm/chat/client"
+	"github.com/chatterm/chat/wire"
+)
+
+// eventsFixture is the fixture with a group chat that has seen every kind of
+// event: a reply, reactions (one of them mine), an edit, a delete, an
+// attachment, and the event rows themselves, which show only through the
+// messages they changed.
+func eventsFixture() *fakeBackend {
+	f := fixture()
+	team := "g:team"
+	at := fixtureNow.Add(-40 * time.Minute)
+	msgs := f.msgs[team]
+	msgs[0].Reactions = map[string]string{"bob": "👍", "alice": "👍", "carol": "🎉"}
+	msgs[0].UpdatedSeq = 9
+	msgs = append(msgs,
+		wire.Message{ConversationID: team, SeqNo: 4, MessageID: "t4", SenderID: "bob", Content: "can we make it 11?", ReplyTo: 1, Timestamp: at},
+		wire.Message{ConversationID: team, SeqNo: 5, MessageID: "t5", SenderID: "carol", Content: "", Deleted: true, UpdatedSeq: 8, Timestamp: at.Add(time.Minute)},
+		wire.Message{ConversationID: team, SeqNo: 6, MessageID: "t6", SenderID: "alice", Content: "11 works, moved it", Edited: true, UpdatedSeq: 7, Timestamp: at.Add(2 * time.Minute)},
+		wire.Message{ConversationID: team, SeqNo: 7, MessageID: "t7", SenderID: "alice", Kind: wire.KindEdit, TargetSeq: 6, Content: "11 works, moved it", Timestamp: at.Add(3 * time.Minute)},
+		wire.Message{ConversationID: team, SeqNo: 8, MessageID: "t8", SenderID: "carol", Kind: wire.KindDelete, TargetSeq: 5, Timestamp: at.Add(3 * time.Minute)},
+		wire.Message{ConversationID: team, SeqNo: 9, MessageID: "t9", SenderID: "carol", Kind: wire.KindReaction, TargetSeq: 1, Content: "🎉", Timestamp: at.Add(4 * time.Minute)},
+		wire.Message{ConversationID: team, SeqNo: 10, MessageID: "t10", SenderID: "bob", Attachment: "media/bob/0123456789abcdef", Timestamp: at.Add(5 * time.Minute)},
+	)
+	f.msgs[team] = msgs
+	for i := range f.inbox {
+		if f.inbox[i].ConversationID == team {
+			f.inbox[i].LastSeq, f.inbox[i].LastReadSeq, f.inbox[i].LastDeliveredSeq = 10, 10, 10
+		}
+	}
+	return f
+}
+
+func TestGoldenChatEvents(t *testing.T) {
+	h := newHarness(t, eventsFixture(), 80, 24)
+	h.key("j", "enter")
+	screen := h.screen()
+	checkFrame(t, screen, 80, 24)
+	for _, want := range []string{"↪ carol: standup moved to 10:30", "👍 2", "🎉 1", "message deleted", "(edited)", "📎 attachment"} {
+		if !strings.Contains(screen, want) {
+			t.Errorf("screen lacks %q", want)
+		}
+	}
+	if strings.Count(screen, "11 works, moved it") != 1 {
+		t.Errorf("the edit event shows as a message of its own:\n%s", screen)
+	}
+	golden(t, "chat_events", screen)
+}
+
+// s selects the newest message and ↑ moves up; r, + and e open the composer
+// for a reply, a reaction and an edit of that message; D twice deletes; ↑ in
+// an empty composer edits my newest message. Each goes to the backend as the
+// message or event it is.
+func TestMessageActionKeys(t *testing.T) {
+	be := fixture()
+	h := newHarness(t, be, 80, 24)
+	h.key("enter", "esc") // bob, reading
+	last := func() wire.Message {
+		t.Helper()
+		be.mu.Lock()
+		defer be.mu.Unlock()
+		if len(be.sends) == 0 {
+			t.Fatal("nothing sent")
+		}
+		return be.sends[len(be.sends)-1]
+	}
+	h.key("s", "up") // b7, then b6
+	h.wantScreen("▶")
+	h.key("r")
+	h.wantScreen("replying to bob: looking now")
+	h.typeText("on it")
+	h.key("enter")
+	if m := last(); m.ReplyTo != 6 || m.Content != "on it" || m.Kind != "" {
+		t.Fatalf("reply sent as %+v", m)
+	}
+	h.key("esc", "s", "+") // b7
+	h.typeText("👍")
+	h.key("enter")
+	if m := last(); m.Kind != wire.KindReaction || m.TargetSeq != 7 || m.Content != "👍" {
+		t.Fatalf("reaction sent as %+v", m)
+	}
+	h.key("esc", "e") // my newest: b5
+	if got := h.root().chat.compose.Value(); !strings.HasPrefix(got, "it needs a second pair") {
+		t.Fatalf("e put %q in the composer", got)
+	}
+	h.key("ctrl+c") // clears the composer
+	h.typeText("fixed text")
+	h.key("enter")
+	if m := last(); m.Kind != wire.KindEdit || m.TargetSeq != 5 || m.Content != "fixed text" {
+		t.Fatalf("edit sent as %+v", m)
+	}
+	h.key("up") // an empty composer: edit my newest again
+	if h.root().chat.action != actEdit || h.root().chat.target.SeqNo != 5 {
+		t.Fatalf("↑ in an empty composer: action %v on %d", h.root().chat.action, h.root().chat.target.SeqNo)
+	}
+	h.key("esc") // cancels the edit, and its text
+	if h.root().chat.action != actMessage || h.root().chat.compose.Value() != "" {
+		t.Fatal("esc did not cancel the edit")
+	}
+	n := len(be.sends)
+	h.key("esc", "s", "up", "D")
+	h.wantScreen("press D again")
+	if len(be.sends) != n {
+		t.Fatal("one D deleted")
+	}
+	h.key("D")
+	if m := last(); m.Kind != wire.KindDelete || m.TargetSeq != 6 {
+		t.Fatalf("delete sent as %+v", m)
+	}
+	// Nothing of these shows as a pending message.
+	if p := h.root().chat.pending; len(p) != 1 || p[0].Content != "on it" {
+		t.Fatalf("pending lines: %+v", p)
+	}
+}
+
+// A message changed by events elsewhere (client.ChangedEvent) is drawn anew.
+func TestChangedMessageRedrawn(t *testing.T) {
+	h := newHarness(t, fixture(), 80, 24)
+	h.key("enter")
+	bob := wire.DirectConversationID("alice", "bob")
+	h.send(client.ChangedEvent{Message: wire.Message{ConversationID: bob, SeqNo: 7, MessageID: "b7", SenderID: "bob",
+		Content: "ping me when you are back!", Edited: true, Reactions: map[string]string{"alice": "❤"}, UpdatedSeq: 9,
+		Timestamp: fixtureNow.Add(-5 * time.Minute)}})
+	h.wantScreen("ping me when you are back! (edited)")
+	h.wantScreen("[❤ 1]")
+}
