@@ -90,9 +90,9 @@ type chatModel struct {
 	action        composeAction
 	target        wire.Message
 	confirmDelete int64
-	drafts    map[string]string // unsent text by conversation
-	histPos   int               // input history: how far back the composer shows (0: not browsing)
-	active    bool
+	drafts        map[string]string // unsent text by conversation
+	histPos       int               // input history: how far back the composer shows (0: not browsing)
+	active        bool
 
 	// lineCache keeps each message's rendered lines: a tick or a new message
 	// re-renders one message, not the whole history.
