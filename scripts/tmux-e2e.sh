@@ -205,6 +205,25 @@ type_line alice "line two"
 wait_for bob "line two" "the second line of alice's multi-line message"
 screen bob | grep -qF "line one" || fail "the first line of alice's multi-line message is missing on bob's screen"
 
+# A reply and a reaction: bob replies to alice's newest message (r), then
+# reacts to the newest (+, his reply); alice sees the quoted line and the
+# reaction under the message.
+# Escape then a key at once reads as alt+key: wait for reading mode first.
+tm send-keys -t bob Escape
+wait_for bob "i write" "bob's chat to be in reading mode"
+tm send-keys -t bob r
+wait_for bob "replying to alice" "bob's composer to say he replies to alice"
+type_line bob "a reply to that"
+wait_for alice "a reply to that" "bob's reply on alice's screen"
+screen alice | grep -qF "↪ alice: line one" || fail "bob's reply shows no quoted line on alice's screen"
+tm send-keys -t bob Escape
+wait_for bob "i write" "bob's chat to be in reading mode"
+tm send-keys -t bob +
+wait_for bob "react to bob's message" "bob's composer to ask for a reaction"
+type_line bob "👍"
+wait_for alice "👍 1" "bob's reaction under his reply on alice's screen"
+log "a reply with its quote and a reaction crossed between the two clients"
+
 # Quit cleanly with ctrl+c: chat exits with status 0.
 for s in alice bob; do
 	tm send-keys -t "$s" C-c
