@@ -70,7 +70,7 @@ func (s *Session) History(ctx context.Context, conversationID string, beforeSeq 
 				continue // an event waiting to go is not a message to show
 			}
 			p.Pending = append(p.Pending, wire.Message{ConversationID: e.ConversationID, MessageID: e.MessageID,
-				SenderID: s.self, Content: e.Content, Attachment: e.Attachment, ReplyTo: e.ReplyTo, Timestamp: e.CreatedAt})
+				SenderID: s.self, Content: e.Content, Attachment: e.Attachment, AttachmentInfo: e.AttachmentInfo, ReplyTo: e.ReplyTo, Timestamp: e.CreatedAt})
 			if e.Err != nil {
 				if p.Refused == nil {
 					p.Refused = map[string]string{}

@@ -48,7 +48,8 @@ func (s *Session) sendOn(ctx context.Context, l *link, e localstore.OutboxEntry)
 	l.sent[e.MessageID] = true
 	s.mu.Unlock()
 	if !l.push(ctx, wire.Frame{Type: wire.TypeSend, ID: e.MessageID, ConversationID: e.ConversationID,
-		MessageID: e.MessageID, Content: e.Content, Attachment: e.Attachment, Kind: e.Kind, TargetSeq: e.TargetSeq, ReplyTo: e.ReplyTo}) {
+		MessageID: e.MessageID, Content: e.Content, Attachment: e.Attachment, AttachmentInfo: e.AttachmentInfo,
+		Kind: e.Kind, TargetSeq: e.TargetSeq, ReplyTo: e.ReplyTo}) {
 		s.mu.Lock()
 		delete(l.sent, e.MessageID)
 		s.mu.Unlock()
@@ -120,7 +121,7 @@ func (s *Session) EnqueueMessage(ctx context.Context, m wire.Message) (wire.Mess
 	conversationID, messageID, content := m.ConversationID, m.MessageID, m.Content
 	s.sendMu.Lock()
 	e, err := s.store.EnqueueEntry(ctx, localstore.OutboxEntry{ConversationID: conversationID, MessageID: messageID,
-		Content: content, Attachment: m.Attachment, Kind: m.Kind, TargetSeq: m.TargetSeq, ReplyTo: m.ReplyTo})
+		Content: content, Attachment: m.Attachment, AttachmentInfo: m.AttachmentInfo, Kind: m.Kind, TargetSeq: m.TargetSeq, ReplyTo: m.ReplyTo})
 	if err != nil {
 		s.sendMu.Unlock()
 		return wire.Message{}, err
@@ -137,7 +138,7 @@ func (s *Session) EnqueueMessage(ctx context.Context, m wire.Message) (wire.Mess
 	}
 	s.refreshUnsent(ctx)
 	return wire.Message{ConversationID: conversationID, MessageID: messageID, SenderID: s.self, Content: content,
-		Attachment: e.Attachment, Kind: e.Kind, TargetSeq: e.TargetSeq, ReplyTo: e.ReplyTo, Timestamp: e.CreatedAt}, nil
+		Attachment: e.Attachment, AttachmentInfo: e.AttachmentInfo, Kind: e.Kind, TargetSeq: e.TargetSeq, ReplyTo: e.ReplyTo, Timestamp: e.CreatedAt}, nil
 }
 
 // Send queues a message like Enqueue and waits until the server has stored it

@@ -47,7 +47,7 @@ func applyEvent(ctx context.Context, tx *sql.Tx, ev wire.Message) error {
 		_, err = tx.ExecContext(ctx, `UPDATE messages SET content = ?, edited = 1, updated_seq = ? WHERE conversation_id = ? AND seq_no = ?`,
 			append([]any{ev.Content, ev.SeqNo}, target...)...)
 	case wire.KindDelete:
-		_, err = tx.ExecContext(ctx, `UPDATE messages SET content = '', attachment = '', reactions = '', deleted = 1, updated_seq = ?
+		_, err = tx.ExecContext(ctx, `UPDATE messages SET content = '', attachment = '', attachment_info = '', reactions = '', deleted = 1, updated_seq = ?
 			WHERE conversation_id = ? AND seq_no = ?`, append([]any{ev.SeqNo}, target...)...)
 		if err == nil { // the old text of its edits goes too
 			_, err = tx.ExecContext(ctx, `UPDATE messages SET content = '' WHERE conversation_id = ? AND target_seq = ? AND target_seq > 0 AND kind = 'edit'`, target...)
@@ -73,9 +73,10 @@ func refreshState(ctx context.Context, tx *sql.Tx, m wire.Message) error {
 	if m.UpdatedSeq == 0 || m.Kind != "" {
 		return nil
 	}
-	if _, err := tx.ExecContext(ctx, `UPDATE messages SET content = ?, attachment = ?, edited = ?, deleted = ?, reactions = ?, updated_seq = ?
+	if _, err := tx.ExecContext(ctx, `UPDATE messages SET content = ?, attachment = ?, attachment_info = ?, edited = ?, deleted = ?, reactions = ?, updated_seq = ?
 		WHERE conversation_id = ? AND seq_no = ? AND updated_seq < ?`,
-		m.Content, m.Attachment, m.Edited, m.Deleted, encodeReactions(m.Reactions), m.UpdatedSeq, m.ConversationID, m.SeqNo, m.UpdatedSeq); err != nil {
+		m.Content, m.Attachment, encodeAttachmentInfo(m.AttachmentInfo), m.Edited, m.Deleted, encodeReactions(m.Reactions), m.UpdatedSeq,
+		m.ConversationID, m.SeqNo, m.UpdatedSeq); err != nil {
 		return fmt.Errorf("refresh message %d: %w", m.SeqNo, err)
 	}
 	return nil
@@ -92,6 +93,27 @@ func decodeReactions(s string) map[string]string {
 		return nil
 	}
 	return r
+}
+
+// An attachment's description is kept as JSON; ” for none. A value that
+// does not decode (it never should) reads as none.
+func decodeAttachmentInfo(s string) *wire.AttachmentInfo {
+	if s == "" {
+		return nil
+	}
+	var a wire.AttachmentInfo
+	if json.Unmarshal([]byte(s), &a) != nil {
+		return nil
+	}
+	return &a
+}
+
+func encodeAttachmentInfo(a *wire.AttachmentInfo) string {
+	if a == nil {
+		return ""
+	}
+	b, _ := json.Marshal(a) // strings and a number always encode
+	return string(b)
 }
 
 func encodeReactions(r map[string]string) string {

@@ -37,7 +37,7 @@ func (s *Store) PutMessages(ctx context.Context, msgs ...wire.Message) ([]wire.M
 func (s *Store) putMessages(ctx context.Context, tx *sql.Tx, msgs []wire.Message) ([]wire.Message, error) {
 	ins, err := tx.PrepareContext(ctx, `INSERT OR IGNORE INTO messages
 		(conversation_id, seq_no, message_id, sender_id, content, attachment, timestamp,
-		kind, target_seq, reply_to, edited, deleted, reactions, updated_seq) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+		kind, target_seq, reply_to, edited, deleted, reactions, updated_seq, attachment_info) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
 	if err != nil {
 		return nil, err
 	}
@@ -50,7 +50,7 @@ func (s *Store) putMessages(ctx context.Context, tx *sql.Tx, msgs []wire.Message
 	senders := map[senderKey]int64{}    // per sender, their newest new message
 	for _, m := range msgs {
 		res, err := ins.ExecContext(ctx, m.ConversationID, m.SeqNo, m.MessageID, m.SenderID, m.Content, m.Attachment, nanos(m.Timestamp),
-			m.Kind, m.TargetSeq, m.ReplyTo, m.Edited, m.Deleted, encodeReactions(m.Reactions), m.UpdatedSeq)
+			m.Kind, m.TargetSeq, m.ReplyTo, m.Edited, m.Deleted, encodeReactions(m.Reactions), m.UpdatedSeq, encodeAttachmentInfo(m.AttachmentInfo))
 		if err != nil {
 			return nil, err
 		}
@@ -151,7 +151,7 @@ func advanceCursor(ctx context.Context, tx *sql.Tx, conv string, floor int64) er
 }
 
 const messageColumns = `conversation_id, seq_no, message_id, sender_id, content, attachment, timestamp,
-	kind, target_seq, reply_to, edited, deleted, reactions, updated_seq`
+	kind, target_seq, reply_to, edited, deleted, reactions, updated_seq, attachment_info`
 
 func scanMessages(rows *sql.Rows) ([]wire.Message, error) {
 	defer rows.Close()
@@ -159,13 +159,14 @@ func scanMessages(rows *sql.Rows) ([]wire.Message, error) {
 	for rows.Next() {
 		var m wire.Message
 		var ts int64
-		var reactions string
+		var reactions, info string
 		if err := rows.Scan(&m.ConversationID, &m.SeqNo, &m.MessageID, &m.SenderID, &m.Content, &m.Attachment, &ts,
-			&m.Kind, &m.TargetSeq, &m.ReplyTo, &m.Edited, &m.Deleted, &reactions, &m.UpdatedSeq); err != nil {
+			&m.Kind, &m.TargetSeq, &m.ReplyTo, &m.Edited, &m.Deleted, &reactions, &m.UpdatedSeq, &info); err != nil {
 			return nil, err
 		}
 		m.Timestamp = fromNanos(ts)
 		m.Reactions = decodeReactions(reactions)
+		m.AttachmentInfo = decodeAttachmentInfo(info)
 		msgs = append(msgs, m)
 	}
 	return msgs, rows.Err()

@@ -17,10 +17,11 @@ type OutboxEntry struct {
 	MessageID      string
 	ConversationID string
 	Content        string
-	Attachment     string // a media_id, or empty
-	Kind           string // an event (wire.KindReaction...), or empty for a message
-	TargetSeq      int64  // the message an event changes
-	ReplyTo        int64  // the message a message quotes
+	Attachment     string               // a media_id, or empty
+	AttachmentInfo *wire.AttachmentInfo // its file's name, type and size
+	Kind           string               // an event (wire.KindReaction...), or empty for a message
+	TargetSeq      int64                // the message an event changes
+	ReplyTo        int64                // the message a message quotes
 	CreatedAt      time.Time
 	Attempts       int
 	// Err is set when the server refused the message for good (too large, not a
@@ -48,7 +49,7 @@ func (s *Store) EnqueueEntry(ctx context.Context, e OutboxEntry) (OutboxEntry, e
 	err := s.tx(ctx, func(tx *sql.Tx) error {
 		got, err := outboxEntry(ctx, tx, e.MessageID)
 		if err == nil {
-			if got.ConversationID != e.ConversationID || got.SendRequest() != e.SendRequest() {
+			if got.ConversationID != e.ConversationID || !sameRequest(got.SendRequest(), e.SendRequest()) {
 				return wire.Errorf(wire.CodeConflict, "message_id %s is already queued with other content", e.MessageID)
 			}
 			out = got
@@ -58,10 +59,11 @@ func (s *Store) EnqueueEntry(ctx context.Context, e OutboxEntry) (OutboxEntry, e
 			return err
 		}
 		out = OutboxEntry{MessageID: e.MessageID, ConversationID: e.ConversationID, Content: e.Content,
-			Attachment: e.Attachment, Kind: e.Kind, TargetSeq: e.TargetSeq, ReplyTo: e.ReplyTo, CreatedAt: s.now().UTC()}
-		_, err = tx.ExecContext(ctx, `INSERT INTO outbox (message_id, conversation_id, content, attachment, kind, target_seq, reply_to, created_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-			out.MessageID, out.ConversationID, out.Content, out.Attachment, out.Kind, out.TargetSeq, out.ReplyTo, nanos(out.CreatedAt))
+			Attachment: e.Attachment, AttachmentInfo: e.AttachmentInfo, Kind: e.Kind, TargetSeq: e.TargetSeq, ReplyTo: e.ReplyTo, CreatedAt: s.now().UTC()}
+		_, err = tx.ExecContext(ctx, `INSERT INTO outbox (message_id, conversation_id, content, attachment, attachment_info, kind, target_seq, reply_to, created_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			out.MessageID, out.ConversationID, out.Content, out.Attachment, encodeAttachmentInfo(out.AttachmentInfo),
+			out.Kind, out.TargetSeq, out.ReplyTo, nanos(out.CreatedAt))
 		return err
 	})
 	if err != nil {
@@ -70,11 +72,20 @@ func (s *Store) EnqueueEntry(ctx context.Context, e OutboxEntry) (OutboxEntry, e
 	return out, nil
 }
 
-const outboxColumns = `message_id, conversation_id, content, attachment, kind, target_seq, reply_to, created_at, attempts, error_code, error_message`
+const outboxColumns = `message_id, conversation_id, content, attachment, attachment_info, kind, target_seq, reply_to,
+	created_at, attempts, error_code, error_message`
 
 // SendRequest is what the entry asks the server for.
 func (e OutboxEntry) SendRequest() wire.SendRequest {
-	return wire.SendRequest{MessageID: e.MessageID, Content: e.Content, Attachment: e.Attachment, Kind: e.Kind, TargetSeq: e.TargetSeq, ReplyTo: e.ReplyTo}
+	return wire.SendRequest{MessageID: e.MessageID, Content: e.Content, Attachment: e.Attachment, AttachmentInfo: e.AttachmentInfo,
+		Kind: e.Kind, TargetSeq: e.TargetSeq, ReplyTo: e.ReplyTo}
+}
+
+// sameRequest says whether two sends ask for the same thing.
+func sameRequest(a, b wire.SendRequest) bool {
+	ai, bi := a.AttachmentInfo, b.AttachmentInfo
+	a.AttachmentInfo, b.AttachmentInfo = nil, nil
+	return a == b && (ai == nil) == (bi == nil) && (ai == nil || *ai == *bi)
 }
 
 type scanner interface{ Scan(...any) error }
@@ -82,10 +93,12 @@ type scanner interface{ Scan(...any) error }
 func scanOutbox(r scanner) (OutboxEntry, error) {
 	var e OutboxEntry
 	var at int64
-	var code, msg string
-	if err := r.Scan(&e.MessageID, &e.ConversationID, &e.Content, &e.Attachment, &e.Kind, &e.TargetSeq, &e.ReplyTo, &at, &e.Attempts, &code, &msg); err != nil {
+	var code, msg, info string
+	if err := r.Scan(&e.MessageID, &e.ConversationID, &e.Content, &e.Attachment, &info, &e.Kind, &e.TargetSeq, &e.ReplyTo,
+		&at, &e.Attempts, &code, &msg); err != nil {
 		return OutboxEntry{}, err
 	}
+	e.AttachmentInfo = decodeAttachmentInfo(info)
 	e.CreatedAt = fromNanos(at)
 	if code != "" {
 		e.Err = &wire.Error{Code: wire.Code(code), Message: msg}
@@ -193,7 +206,7 @@ func (s *Store) CompleteSends(ctx context.Context, sents ...wire.SendResponse) (
 				continue
 			}
 			m := wire.Message{ConversationID: sent.ConversationID, SeqNo: sent.SeqNo, MessageID: sent.MessageID,
-				SenderID: s.self, Content: e.Content, Attachment: e.Attachment, Timestamp: sent.Timestamp,
+				SenderID: s.self, Content: e.Content, Attachment: e.Attachment, AttachmentInfo: e.AttachmentInfo, Timestamp: sent.Timestamp,
 				Kind: e.Kind, TargetSeq: e.TargetSeq, ReplyTo: e.ReplyTo}
 			if e.Kind == wire.KindReaction {
 				m.Content = sent.Content // the toggle as the server resolved it

@@ -228,7 +228,8 @@ func (s *Service) storeMany(ctx context.Context, userID, convID string, members 
 	now := s.cfg.Now().UTC().Truncate(time.Microsecond)
 	msgs := make([]Message, len(reqs))
 	for i, req := range reqs {
-		msgs[i] = Message{ConversationID: convID, MessageID: req.MessageID, SenderID: userID, Content: req.Content, Attachment: req.Attachment, Timestamp: now,
+		msgs[i] = Message{ConversationID: convID, MessageID: req.MessageID, SenderID: userID, Content: req.Content,
+			Attachment: req.Attachment, AttachmentInfo: req.AttachmentInfo, Timestamp: now,
 			Kind: req.Kind, TargetSeq: req.TargetSeq, ReplyTo: req.ReplyTo}
 		if len(receivers) == 1 && !isGroup(convID) {
 			msgs[i].ReceiverID = receivers[0]
@@ -487,7 +488,7 @@ func (s *Service) publish(ctx context.Context, users []string, data [][]byte) ma
 // wireMessage is a stored message as clients see it.
 func wireMessage(m Message) wire.Message {
 	return wire.Message{ConversationID: m.ConversationID, SeqNo: m.SeqNo, MessageID: m.MessageID, SenderID: m.SenderID,
-		Content: m.Content, Attachment: m.Attachment, Timestamp: m.Timestamp,
+		Content: m.Content, Attachment: m.Attachment, AttachmentInfo: m.AttachmentInfo, Timestamp: m.Timestamp,
 		Kind: m.Kind, TargetSeq: m.TargetSeq, ReplyTo: m.ReplyTo,
 		Edited: m.Edited, Deleted: m.Deleted, Reactions: m.Reactions, UpdatedSeq: m.UpdatedSeq}
 }

@@ -92,7 +92,8 @@ type Message struct {
 	SenderID       string
 	ReceiverID     string
 	Content        string
-	Attachment     string // a media_id in the BlobStore
+	Attachment     string               // a media_id in the BlobStore
+	AttachmentInfo *wire.AttachmentInfo // its file's name, type and size, as the sender said
 	Timestamp      time.Time
 	S3Ref          string
 

@@ -25,13 +25,16 @@ const (
 // Message is a stored message as clients see it. Timestamp is the server's clock
 // when it stored the message: for display only, order is seq_no.
 type Message struct {
-	ConversationID string    `json:"conversation_id"`
-	SeqNo          int64     `json:"seq_no"`
-	MessageID      string    `json:"message_id"`
-	SenderID       string    `json:"sender_id"`
-	Content        string    `json:"content"`
-	Attachment     string    `json:"attachment,omitempty"` // a media_id (POST /v1/media)
-	Timestamp      time.Time `json:"timestamp"`
+	ConversationID string `json:"conversation_id"`
+	SeqNo          int64  `json:"seq_no"`
+	MessageID      string `json:"message_id"`
+	SenderID       string `json:"sender_id"`
+	Content        string `json:"content"`
+	Attachment     string `json:"attachment,omitempty"` // a media_id (POST /v1/media)
+	// AttachmentInfo is what the sender's client said of the attachment's
+	// file, for display (AttachmentInfo.Validate).
+	AttachmentInfo *AttachmentInfo `json:"attachment_info,omitempty"`
+	Timestamp      time.Time       `json:"timestamp"`
 
 	// An event (Kind not empty) changes the message at TargetSeq: a reaction,
 	// an edit or a delete (docs/protocol.md, "Events"). It has a seq_no of its
@@ -46,10 +49,10 @@ type Message struct {
 	// UpdatedSeq is the seq_no of the last event applied: a client applies an
 	// event only if it is newer, so one seen again (a page fetched after it)
 	// changes nothing.
-	Edited     bool              `json:"edited,omitempty"`
-	Deleted    bool              `json:"deleted,omitempty"`
-	Reactions  map[string]string `json:"reactions,omitempty"` // user_id → emoji
-	UpdatedSeq int64             `json:"updated_seq,omitempty"`
+	Edited     bool      `json:"edited,omitempty"`
+	Deleted    bool      `json:"deleted,omitempty"`
+	Reactions  Reactions `json:"reactions,omitempty"` // user_id → emoji
+	UpdatedSeq int64     `json:"updated_seq,omitempty"`
 }
 
 // Preview is the last-message line an inbox shows for a message with this
@@ -61,6 +64,15 @@ func Preview(content, attachment string) string {
 		return "[attachment]"
 	}
 	return content
+}
+
+// AttachmentInfo describes an attachment's file as the sender's client saw it:
+// shown beside the attachment (sanitised like any text from another member),
+// never trusted for the download, which is what it is.
+type AttachmentInfo struct {
+	Name string `json:"name,omitempty"` // the file's base name
+	Type string `json:"type,omitempty"` // its media type
+	Size int64  `json:"size,omitempty"` // bytes
 }
 
 // MemberStatus is one member's tick boundaries in a conversation.
@@ -153,9 +165,11 @@ type SendRequest struct {
 	MessageID  string `json:"message_id"`
 	Content    string `json:"content,omitempty"`
 	Attachment string `json:"attachment,omitempty"` // a media_id the sender uploaded; content may then be empty
-	Kind       string `json:"kind,omitempty"`       // an event: KindReaction, KindEdit, KindDelete
-	TargetSeq  int64  `json:"target_seq,omitempty"` // the message an event changes
-	ReplyTo    int64  `json:"reply_to,omitempty"`   // the message a new message quotes
+	// AttachmentInfo: the attachment's file name, type and size, for display.
+	AttachmentInfo *AttachmentInfo `json:"attachment_info,omitempty"`
+	Kind           string          `json:"kind,omitempty"`       // an event: KindReaction, KindEdit, KindDelete
+	TargetSeq      int64           `json:"target_seq,omitempty"` // the message an event changes
+	ReplyTo        int64           `json:"reply_to,omitempty"`   // the message a new message quotes
 }
 
 // MediaRequest is POST /v1/media: ask for a URL to upload one file to.

@@ -302,6 +302,20 @@ func easyjsonC1cedd36DecodeGithubComChattermChatWire3(in *jlexer.Lexer, out *Sen
 			} else {
 				out.Attachment = string(in.String())
 			}
+		case "attachment_info":
+			if in.IsNull() {
+				in.Skip()
+				out.AttachmentInfo = nil
+			} else {
+				if out.AttachmentInfo == nil {
+					out.AttachmentInfo = new(AttachmentInfo)
+				}
+				if in.IsNull() {
+					in.Skip()
+				} else {
+					(*out.AttachmentInfo).UnmarshalEasyJSON(in)
+				}
+			}
 		case "kind":
 			if in.IsNull() {
 				in.Skip()
@@ -348,6 +362,11 @@ func easyjsonC1cedd36EncodeGithubComChattermChatWire3(out *jwriter.Writer, in Se
 		const prefix string = ",\"attachment\":"
 		out.RawString(prefix)
 		out.String(string(in.Attachment))
+	}
+	if in.AttachmentInfo != nil {
+		const prefix string = ",\"attachment_info\":"
+		out.RawString(prefix)
+		(*in.AttachmentInfo).MarshalEasyJSON(out)
 	}
 	if in.Kind != "" {
 		const prefix string = ",\"kind\":"
@@ -882,6 +901,20 @@ func easyjsonC1cedd36DecodeGithubComChattermChatWire9(in *jlexer.Lexer, out *Mes
 			} else {
 				out.Attachment = string(in.String())
 			}
+		case "attachment_info":
+			if in.IsNull() {
+				in.Skip()
+				out.AttachmentInfo = nil
+			} else {
+				if out.AttachmentInfo == nil {
+					out.AttachmentInfo = new(AttachmentInfo)
+				}
+				if in.IsNull() {
+					in.Skip()
+				} else {
+					(*out.AttachmentInfo).UnmarshalEasyJSON(in)
+				}
+			}
 		case "timestamp":
 			if in.IsNull() {
 				in.Skip()
@@ -924,25 +957,7 @@ func easyjsonC1cedd36DecodeGithubComChattermChatWire9(in *jlexer.Lexer, out *Mes
 			if in.IsNull() {
 				in.Skip()
 			} else {
-				in.Delim('{')
-				if !in.IsDelim('}') {
-					out.Reactions = make(map[string]string)
-				} else {
-					out.Reactions = nil
-				}
-				for !in.IsDelim('}') {
-					key := string(in.String())
-					in.WantColon()
-					var v7 string
-					if in.IsNull() {
-						in.Skip()
-					} else {
-						v7 = string(in.String())
-					}
-					(out.Reactions)[key] = v7
-					in.WantComma()
-				}
-				in.Delim('}')
+				(out.Reactions).UnmarshalEasyJSON(in)
 			}
 		case "updated_seq":
 			if in.IsNull() {
@@ -994,6 +1009,11 @@ func easyjsonC1cedd36EncodeGithubComChattermChatWire9(out *jwriter.Writer, in Me
 		out.RawString(prefix)
 		out.String(string(in.Attachment))
 	}
+	if in.AttachmentInfo != nil {
+		const prefix string = ",\"attachment_info\":"
+		out.RawString(prefix)
+		(*in.AttachmentInfo).MarshalEasyJSON(out)
+	}
 	{
 		const prefix string = ",\"timestamp\":"
 		out.RawString(prefix)
@@ -1027,21 +1047,7 @@ func easyjsonC1cedd36EncodeGithubComChattermChatWire9(out *jwriter.Writer, in Me
 	if len(in.Reactions) != 0 {
 		const prefix string = ",\"reactions\":"
 		out.RawString(prefix)
-		{
-			out.RawByte('{')
-			v8First := true
-			for v8Name, v8Value := range in.Reactions {
-				if v8First {
-					v8First = false
-				} else {
-					out.RawByte(',')
-				}
-				out.String(string(v8Name))
-				out.RawByte(':')
-				out.String(string(v8Value))
-			}
-			out.RawByte('}')
-		}
+		(in.Reactions).MarshalEasyJSON(out)
 	}
 	if in.UpdatedSeq != 0 {
 		const prefix string = ",\"updated_seq\":"
@@ -1090,13 +1096,13 @@ func easyjsonC1cedd36DecodeGithubComChattermChatWire10(in *jlexer.Lexer, out *Me
 					out.Members = (out.Members)[:0]
 				}
 				for !in.IsDelim(']') {
-					var v9 string
+					var v7 string
 					if in.IsNull() {
 						in.Skip()
 					} else {
-						v9 = string(in.String())
+						v7 = string(in.String())
 					}
-					out.Members = append(out.Members, v9)
+					out.Members = append(out.Members, v7)
 					in.WantComma()
 				}
 				in.Delim(']')
@@ -1122,11 +1128,11 @@ func easyjsonC1cedd36EncodeGithubComChattermChatWire10(out *jwriter.Writer, in M
 			out.RawString("null")
 		} else {
 			out.RawByte('[')
-			for v10, v11 := range in.Members {
-				if v10 > 0 {
+			for v8, v9 := range in.Members {
+				if v8 > 0 {
 					out.RawByte(',')
 				}
-				out.String(string(v11))
+				out.String(string(v9))
 			}
 			out.RawByte(']')
 		}
@@ -1584,13 +1590,13 @@ func easyjsonC1cedd36DecodeGithubComChattermChatWire17(in *jlexer.Lexer, out *In
 					out.Conversations = (out.Conversations)[:0]
 				}
 				for !in.IsDelim(']') {
-					var v12 InboxEntry
+					var v10 InboxEntry
 					if in.IsNull() {
 						in.Skip()
 					} else {
-						(v12).UnmarshalEasyJSON(in)
+						(v10).UnmarshalEasyJSON(in)
 					}
-					out.Conversations = append(out.Conversations, v12)
+					out.Conversations = append(out.Conversations, v10)
 					in.WantComma()
 				}
 				in.Delim(']')
@@ -1616,11 +1622,11 @@ func easyjsonC1cedd36EncodeGithubComChattermChatWire17(out *jwriter.Writer, in I
 			out.RawString("null")
 		} else {
 			out.RawByte('[')
-			for v13, v14 := range in.Conversations {
-				if v13 > 0 {
+			for v11, v12 := range in.Conversations {
+				if v11 > 0 {
 					out.RawByte(',')
 				}
-				(v14).MarshalEasyJSON(out)
+				(v12).MarshalEasyJSON(out)
 			}
 			out.RawByte(']')
 		}
@@ -1836,13 +1842,13 @@ func easyjsonC1cedd36DecodeGithubComChattermChatWire19(in *jlexer.Lexer, out *Hi
 					out.Messages = (out.Messages)[:0]
 				}
 				for !in.IsDelim(']') {
-					var v15 Message
+					var v13 Message
 					if in.IsNull() {
 						in.Skip()
 					} else {
-						(v15).UnmarshalEasyJSON(in)
+						(v13).UnmarshalEasyJSON(in)
 					}
-					out.Messages = append(out.Messages, v15)
+					out.Messages = append(out.Messages, v13)
 					in.WantComma()
 				}
 				in.Delim(']')
@@ -1879,11 +1885,11 @@ func easyjsonC1cedd36EncodeGithubComChattermChatWire19(out *jwriter.Writer, in H
 			out.RawString("null")
 		} else {
 			out.RawByte('[')
-			for v16, v17 := range in.Messages {
-				if v16 > 0 {
+			for v14, v15 := range in.Messages {
+				if v14 > 0 {
 					out.RawByte(',')
 				}
-				(v17).MarshalEasyJSON(out)
+				(v15).MarshalEasyJSON(out)
 			}
 			out.RawByte(']')
 		}
@@ -1947,13 +1953,13 @@ func easyjsonC1cedd36DecodeGithubComChattermChatWire20(in *jlexer.Lexer, out *Cr
 					out.Members = (out.Members)[:0]
 				}
 				for !in.IsDelim(']') {
-					var v18 string
+					var v16 string
 					if in.IsNull() {
 						in.Skip()
 					} else {
-						v18 = string(in.String())
+						v16 = string(in.String())
 					}
-					out.Members = append(out.Members, v18)
+					out.Members = append(out.Members, v16)
 					in.WantComma()
 				}
 				in.Delim(']')
@@ -1989,11 +1995,11 @@ func easyjsonC1cedd36EncodeGithubComChattermChatWire20(out *jwriter.Writer, in C
 			out.RawString("null")
 		} else {
 			out.RawByte('[')
-			for v19, v20 := range in.Members {
-				if v19 > 0 {
+			for v17, v18 := range in.Members {
+				if v17 > 0 {
 					out.RawByte(',')
 				}
-				out.String(string(v20))
+				out.String(string(v18))
 			}
 			out.RawByte(']')
 		}
@@ -2092,13 +2098,13 @@ func easyjsonC1cedd36DecodeGithubComChattermChatWire21(in *jlexer.Lexer, out *Co
 					out.Participants = (out.Participants)[:0]
 				}
 				for !in.IsDelim(']') {
-					var v21 Participant
+					var v19 Participant
 					if in.IsNull() {
 						in.Skip()
 					} else {
-						(v21).UnmarshalEasyJSON(in)
+						(v19).UnmarshalEasyJSON(in)
 					}
-					out.Participants = append(out.Participants, v21)
+					out.Participants = append(out.Participants, v19)
 					in.WantComma()
 				}
 				in.Delim(']')
@@ -2162,11 +2168,11 @@ func easyjsonC1cedd36EncodeGithubComChattermChatWire21(out *jwriter.Writer, in C
 		out.RawString(prefix)
 		{
 			out.RawByte('[')
-			for v22, v23 := range in.Participants {
-				if v22 > 0 {
+			for v20, v21 := range in.Participants {
+				if v20 > 0 {
 					out.RawByte(',')
 				}
-				(v23).MarshalEasyJSON(out)
+				(v21).MarshalEasyJSON(out)
 			}
 			out.RawByte(']')
 		}
@@ -2268,4 +2274,88 @@ func (v AuthResponse) MarshalEasyJSON(w *jwriter.Writer) {
 // UnmarshalEasyJSON supports easyjson.Unmarshaler interface
 func (v *AuthResponse) UnmarshalEasyJSON(l *jlexer.Lexer) {
 	easyjsonC1cedd36DecodeGithubComChattermChatWire22(l, v)
+}
+func easyjsonC1cedd36DecodeGithubComChattermChatWire23(in *jlexer.Lexer, out *AttachmentInfo) {
+	isTopLevel := in.IsStart()
+	if in.IsNull() {
+		if isTopLevel {
+			in.Consumed()
+		}
+		in.Skip()
+		return
+	}
+	in.Delim('{')
+	for !in.IsDelim('}') {
+		key := in.UnsafeFieldName(false)
+		in.WantColon()
+		switch key {
+		case "name":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.Name = string(in.String())
+			}
+		case "type":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.Type = string(in.String())
+			}
+		case "size":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.Size = int64(in.Int64())
+			}
+		default:
+			in.SkipRecursive()
+		}
+		in.WantComma()
+	}
+	in.Delim('}')
+	if isTopLevel {
+		in.Consumed()
+	}
+}
+func easyjsonC1cedd36EncodeGithubComChattermChatWire23(out *jwriter.Writer, in AttachmentInfo) {
+	out.RawByte('{')
+	first := true
+	_ = first
+	if in.Name != "" {
+		const prefix string = ",\"name\":"
+		first = false
+		out.RawString(prefix[1:])
+		out.String(string(in.Name))
+	}
+	if in.Type != "" {
+		const prefix string = ",\"type\":"
+		if first {
+			first = false
+			out.RawString(prefix[1:])
+		} else {
+			out.RawString(prefix)
+		}
+		out.String(string(in.Type))
+	}
+	if in.Size != 0 {
+		const prefix string = ",\"size\":"
+		if first {
+			first = false
+			out.RawString(prefix[1:])
+		} else {
+			out.RawString(prefix)
+		}
+		out.Int64(int64(in.Size))
+	}
+	out.RawByte('}')
+}
+
+// MarshalEasyJSON supports easyjson.Marshaler interface
+func (v AttachmentInfo) MarshalEasyJSON(w *jwriter.Writer) {
+	easyjsonC1cedd36EncodeGithubComChattermChatWire23(w, v)
+}
+
+// UnmarshalEasyJSON supports easyjson.Unmarshaler interface
+func (v *AttachmentInfo) UnmarshalEasyJSON(l *jlexer.Lexer) {
+	easyjsonC1cedd36DecodeGithubComChattermChatWire23(l, v)
 }

@@ -22,7 +22,7 @@ const DeletedPreview = "message deleted"
 
 // SendRequest is what a send frame asks for.
 func (f Frame) SendRequest() SendRequest {
-	return SendRequest{MessageID: f.MessageID, Content: f.Content, Attachment: f.Attachment,
+	return SendRequest{MessageID: f.MessageID, Content: f.Content, Attachment: f.Attachment, AttachmentInfo: f.AttachmentInfo,
 		Kind: f.Kind, TargetSeq: f.TargetSeq, ReplyTo: f.ReplyTo}
 }
 
@@ -35,6 +35,14 @@ func (r SendRequest) Validate() error {
 	}
 	if r.Attachment != "" {
 		if err := ValidateMediaID(r.Attachment); err != nil {
+			return err
+		}
+	}
+	if r.AttachmentInfo != nil {
+		if r.Attachment == "" {
+			return Errorf(CodeInvalid, "send: attachment_info describes an attachment; there is none")
+		}
+		if err := r.AttachmentInfo.Validate(); err != nil {
 			return err
 		}
 	}

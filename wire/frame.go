@@ -48,15 +48,17 @@ type Frame struct {
 	Type string `json:"type"`
 	ID   string `json:"id,omitempty"`
 
-	ConversationID string    `json:"conversation_id,omitempty"`
-	SeqNo          int64     `json:"seq_no,omitempty"`
-	MessageID      string    `json:"message_id,omitempty"`
-	Content        string    `json:"content,omitempty"`
-	Attachment     string    `json:"attachment,omitempty"` // send: a media_id
-	Kind           string    `json:"kind,omitempty"`       // send: an event (SendRequest)
-	TargetSeq      int64     `json:"target_seq,omitempty"` // send: the message an event changes
-	ReplyTo        int64     `json:"reply_to,omitempty"`   // send: the message quoted
-	Timestamp      time.Time `json:"timestamp,omitzero"`
+	ConversationID string `json:"conversation_id,omitempty"`
+	SeqNo          int64  `json:"seq_no,omitempty"`
+	MessageID      string `json:"message_id,omitempty"`
+	Content        string `json:"content,omitempty"`
+	Attachment     string `json:"attachment,omitempty"` // send: a media_id
+	// send: the attachment's name, type and size (SendRequest)
+	AttachmentInfo *AttachmentInfo `json:"attachment_info,omitempty"`
+	Kind           string          `json:"kind,omitempty"`       // send: an event (SendRequest)
+	TargetSeq      int64           `json:"target_seq,omitempty"` // send: the message an event changes
+	ReplyTo        int64           `json:"reply_to,omitempty"`   // send: the message quoted
+	Timestamp      time.Time       `json:"timestamp,omitzero"`
 
 	UserID  string        `json:"user_id,omitempty"`      // hello: who is connected
 	Message *Message      `json:"message,omitempty"`      // message

@@ -73,6 +73,20 @@ func easyjson9ca4e755DecodeGithubComChattermChatWire(in *jlexer.Lexer, out *Fram
 			} else {
 				out.Attachment = string(in.String())
 			}
+		case "attachment_info":
+			if in.IsNull() {
+				in.Skip()
+				out.AttachmentInfo = nil
+			} else {
+				if out.AttachmentInfo == nil {
+					out.AttachmentInfo = new(AttachmentInfo)
+				}
+				if in.IsNull() {
+					in.Skip()
+				} else {
+					(*out.AttachmentInfo).UnmarshalEasyJSON(in)
+				}
+			}
 		case "kind":
 			if in.IsNull() {
 				in.Skip()
@@ -238,6 +252,11 @@ func easyjson9ca4e755EncodeGithubComChattermChatWire(out *jwriter.Writer, in Fra
 		const prefix string = ",\"attachment\":"
 		out.RawString(prefix)
 		out.String(string(in.Attachment))
+	}
+	if in.AttachmentInfo != nil {
+		const prefix string = ",\"attachment_info\":"
+		out.RawString(prefix)
+		(*in.AttachmentInfo).MarshalEasyJSON(out)
 	}
 	if in.Kind != "" {
 		const prefix string = ",\"kind\":"

@@ -664,7 +664,10 @@ func TestAttachment(t *testing.T) {
 		if got, _ := os.ReadFile(saved); string(got) != "week 47: all green\n" {
 			t.Fatalf("downloaded %q", got)
 		}
-		if human := bob.must("", "history", "--with", "alice"); !strings.Contains(human, "[attachment media/alice/") {
+		if ms[0].AttachmentInfo == nil || *ms[0].AttachmentInfo != (wire.AttachmentInfo{Name: "report.txt", Type: "text/plain", Size: 19}) {
+			t.Fatalf("attachment described as %+v", ms[0].AttachmentInfo)
+		}
+		if human := bob.must("", "history", "--with", "alice"); !strings.Contains(human, "[attachment report.txt, text/plain, 19 B media/alice/") {
 			t.Fatalf("history shows no attachment:\n%s", human)
 		}
 	})

@@ -112,7 +112,7 @@ func printMessage(w io.Writer, m wire.Message, withConversation bool) {
 		if text != "" {
 			text += " "
 		}
-		text += "[attachment " + termtext.OneLine(m.Attachment) + "]"
+		text += "[attachment " + attachmentLabel(m) + termtext.OneLine(m.Attachment) + "]"
 	}
 	if m.ReplyTo > 0 {
 		text = fmt.Sprintf("(reply to #%d) %s", m.ReplyTo, text)
@@ -127,6 +127,28 @@ func printMessage(w io.Writer, m wire.Message, withConversation bool) {
 		text += "  [" + r + "]"
 	}
 	fmt.Fprintf(w, "%s %s#%d %s: %s\n", ts, conv, m.SeqNo, m.SenderID, text)
+}
+
+// attachmentLabel is "name, type, size " of an attachment described by its
+// sender ("" when it was not).
+func attachmentLabel(m wire.Message) string {
+	a := m.AttachmentInfo
+	if a == nil {
+		return ""
+	}
+	var parts []string
+	for _, p := range []string{termtext.OneLine(a.Name), termtext.OneLine(a.Type)} {
+		if p != "" {
+			parts = append(parts, p)
+		}
+	}
+	if a.Size > 0 {
+		parts = append(parts, wire.SizeLabel(a.Size))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return strings.Join(parts, ", ") + " "
 }
 
 // reactionsLine says who reacted with what: "👍 alice bob, ❤ carol", emoji by

@@ -7,10 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"mime"
-	"net/http"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -129,9 +126,10 @@ func (a *app) runSend(ctx context.Context, args []string) error {
 	}
 
 	attachment := ""
+	var attachmentInfo *wire.AttachmentInfo
 	if file != nil {
 		uctx, cancel := context.WithTimeout(ctx, *timeout)
-		attachment, err = upload(uctx, api, file)
+		attachment, attachmentInfo, err = upload(uctx, api, file)
 		cancel()
 		if err != nil {
 			return err
@@ -149,7 +147,7 @@ func (a *app) runSend(ctx context.Context, args []string) error {
 		}
 		rctx, cancel := context.WithTimeout(ctx, *timeout)
 		defer cancel()
-		resp, err := api.SendNow(rctx, conv, wire.SendRequest{MessageID: id, Content: content, Attachment: attachment, ReplyTo: *replyTo})
+		resp, err := api.SendNow(rctx, conv, wire.SendRequest{MessageID: id, Content: content, Attachment: attachment, AttachmentInfo: attachmentInfo, ReplyTo: *replyTo})
 		if we := (*wire.Error)(nil); errors.As(err, &we) && we.Code == wire.CodeMaybeStored {
 			// The retries ran out with the outcome unknown: say how to settle it
 			// without a second copy.
@@ -224,28 +222,12 @@ func (a *app) runSend(ctx context.Context, args []string) error {
 
 // upload sends a file for an attachment, with its type from the name's
 // extension, else from its first bytes; it returns the media_id.
-func upload(ctx context.Context, api *client.API, f *os.File) (string, error) {
-	fi, err := f.Stat()
+func upload(ctx context.Context, api *client.API, f *os.File) (string, *wire.AttachmentInfo, error) {
+	id, info, err := api.UploadFile(ctx, f)
 	if err != nil {
-		return "", fmt.Errorf("--attach: %w", err)
+		return "", nil, fmt.Errorf("--attach: %w", err)
 	}
-	if !fi.Mode().IsRegular() {
-		return "", usagef("--attach: %s is not a regular file", f.Name())
-	}
-	typ := mime.TypeByExtension(filepath.Ext(f.Name()))
-	if typ == "" {
-		head := make([]byte, 512)
-		n, _ := io.ReadFull(f, head)
-		typ = http.DetectContentType(head[:n])
-		if _, err := f.Seek(0, io.SeekStart); err != nil {
-			return "", fmt.Errorf("--attach: %w", err)
-		}
-	}
-	id, err := api.UploadMedia(ctx, typ, f, fi.Size())
-	if err != nil {
-		return "", fmt.Errorf("upload %s: %w", filepath.Base(f.Name()), err)
-	}
-	return id, nil
+	return id, &info, nil
 }
 
 // readLine reads one line (with its newline, if any) of at most limit bytes;

@@ -2,6 +2,7 @@ package dynamo
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strconv"
 	"time"
@@ -65,7 +66,7 @@ func (s *Store) targetUpdate(ctx context.Context, m server.Message) (*types.Upda
 		expr = "SET content = :c, edited = :t, updated_seq = :seq ADD edit_seqs :e REMOVE s3_ref"
 		vals[":c"], vals[":t"], vals[":e"] = sv(m.Content), bv(true), &types.AttributeValueMemberNS{Value: []string{strconv.FormatInt(m.SeqNo, 10)}}
 	case wire.KindDelete:
-		expr = "SET deleted = :t, updated_seq = :seq REMOVE content, attachment, s3_ref, reactions"
+		expr = "SET deleted = :t, updated_seq = :seq REMOVE content, attachment, attachment_info, s3_ref, reactions"
 		vals[":t"] = bv(true)
 	default:
 		return nil, fmt.Errorf("dynamo append: unknown event kind %q", m.Kind)
@@ -146,6 +147,20 @@ func (s *Store) applyEventLater(ctx context.Context, m server.Message) error {
 		}
 		return nil
 	})
+}
+
+// getAttachmentInfo reads the JSON an attachment's description is kept as;
+// one that does not decode (it never should) reads as none.
+func getAttachmentInfo(it item) *wire.AttachmentInfo {
+	s := getS(it, "attachment_info")
+	if s == "" {
+		return nil
+	}
+	var a wire.AttachmentInfo
+	if json.Unmarshal([]byte(s), &a) != nil {
+		return nil
+	}
+	return &a
 }
 
 func getStringMap(it item, name string) map[string]string {

@@ -3,6 +3,7 @@ package dynamo
 import (
 	"context"
 	"crypto/rand"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -210,6 +211,10 @@ func (s *Store) messageItems(m server.Message) []planned {
 	}
 	if m.Attachment != "" {
 		msg["attachment"] = sv(m.Attachment)
+	}
+	if m.AttachmentInfo != nil {
+		b, _ := json.Marshal(m.AttachmentInfo) // strings and a number always encode
+		msg["attachment_info"] = sv(string(b))
 	}
 	if m.Kind != "" {
 		msg["kind"], msg["target_seq"] = sv(m.Kind), nv(m.TargetSeq)
@@ -494,6 +499,7 @@ func messageFrom(it item) server.Message {
 		Timestamp:      getT(it, "ts"),
 		S3Ref:          getS(it, "s3_ref"),
 		Attachment:     getS(it, "attachment"),
+		AttachmentInfo: getAttachmentInfo(it),
 		Kind:           getS(it, "kind"),
 		TargetSeq:      getN(it, "target_seq"),
 		ReplyTo:        getN(it, "reply_to"),

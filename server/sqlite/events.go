@@ -66,7 +66,7 @@ func (s *Store) afterEvent(tx *sql.Tx, m server.Message, receivers []string) err
 			return fmt.Errorf("apply edit: %w", err)
 		}
 	case wire.KindDelete:
-		if _, err := tx.Exec(`UPDATE messages SET content = '', attachment = '', s3_ref = '', reactions = '', deleted = 1, updated_seq = ?
+		if _, err := tx.Exec(`UPDATE messages SET content = '', attachment = '', attachment_info = '', s3_ref = '', reactions = '', deleted = 1, updated_seq = ?
 			WHERE conversation_id = ? AND seq_no = ?`, append([]any{m.SeqNo}, target...)...); err != nil {
 			return fmt.Errorf("apply delete: %w", err)
 		}

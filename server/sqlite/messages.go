@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/chatterm/chat/server"
+	"github.com/chatterm/chat/wire"
 )
 
 func (s *Store) AppendMessage(ctx context.Context, m server.Message, receivers []string) error {
@@ -68,7 +69,7 @@ func (s *Store) MaxAppend(int) int { return 1 << 16 }
 // decide the rest; only a conflict pays for the idempotency lookup.
 func (s *Store) insertMessage(m server.Message) (*server.DuplicateError, error) {
 	n, err := s.hot("insertMsg").exec(m.ConversationID, m.SeqNo, m.MessageID, m.SenderID, m.ReceiverID, m.Content, ns(m.Timestamp), m.Attachment,
-		m.Kind, m.TargetSeq, m.ReplyTo)
+		m.Kind, m.TargetSeq, m.ReplyTo, encodeAttachmentInfo(m.AttachmentInfo))
 	if err != nil {
 		return nil, fmt.Errorf("insert message: %w", err)
 	}
@@ -135,7 +136,7 @@ func (s *Store) NextSeq(ctx context.Context, convID string) (int64, error) {
 }
 
 const msgColumns = `seq_no, message_id, sender_id, receiver_id, content, ts, s3_ref, attachment,
-	kind, target_seq, reply_to, edited, deleted, reactions, updated_seq`
+	kind, target_seq, reply_to, edited, deleted, reactions, updated_seq, attachment_info`
 
 // msgRow is a row of msgColumns being scanned.
 type msgRow struct {
@@ -143,12 +144,13 @@ type msgRow struct {
 	ts              int64
 	edited, deleted int64
 	reactions       string
+	attachmentInfo  string
 }
 
 func (r *msgRow) dest() []any {
 	m := &r.m
 	return []any{&m.SeqNo, &m.MessageID, &m.SenderID, &m.ReceiverID, &m.Content, &r.ts, &m.S3Ref, &m.Attachment,
-		&m.Kind, &m.TargetSeq, &m.ReplyTo, &r.edited, &r.deleted, &r.reactions, &m.UpdatedSeq}
+		&m.Kind, &m.TargetSeq, &m.ReplyTo, &r.edited, &r.deleted, &r.reactions, &m.UpdatedSeq, &r.attachmentInfo}
 }
 
 func (r *msgRow) message(convID string) (server.Message, error) {
@@ -160,7 +162,30 @@ func (r *msgRow) message(convID string) (server.Message, error) {
 		return m, fmt.Errorf("message %s/%d: %w", convID, m.SeqNo, err)
 	}
 	m.Reactions = reactions
+	if m.AttachmentInfo, err = decodeAttachmentInfo(r.attachmentInfo); err != nil {
+		return m, fmt.Errorf("message %s/%d: %w", convID, m.SeqNo, err)
+	}
 	return m, nil
+}
+
+// An attachment's description is kept as JSON; "" for none.
+func decodeAttachmentInfo(s string) (*wire.AttachmentInfo, error) {
+	if s == "" {
+		return nil, nil
+	}
+	var a wire.AttachmentInfo
+	if err := json.Unmarshal([]byte(s), &a); err != nil {
+		return nil, fmt.Errorf("attachment_info: %w", err)
+	}
+	return &a, nil
+}
+
+func encodeAttachmentInfo(a *wire.AttachmentInfo) string {
+	if a == nil {
+		return ""
+	}
+	b, _ := json.Marshal(a) // strings and a number always encode
+	return string(b)
 }
 
 // Reactions are kept on the message's row as a JSON object, user_id → emoji;

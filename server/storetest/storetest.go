@@ -331,6 +331,7 @@ func testAppend(t *testing.T, s server.Store) {
 	must(t, s.CreateConversation(ctx, c, members))
 	m1 := msg(c.ID, 1, "alice", "bob")
 	m1.Attachment = "media/alice/abcdefghijklmnop" // kept through every read
+	m1.AttachmentInfo = &wire.AttachmentInfo{Name: "plan.pdf", Type: "application/pdf", Size: 48213}
 	t.Run("OK", func(t *testing.T) {
 		must(t, s.AppendMessage(ctx, m1, []string{"bob"}))
 		got, err := s.ListMessages(ctx, c.ID, 0, 10)
