@@ -71,3 +71,66 @@ func lastRune(s string) (rune, int) {
 	}
 	return 0, 1
 }
+
+// DownloadMedia writes an attachment's bytes to w: its short-lived URL from
+// the server, then the file from wherever that points (the server's own file
+// store, or S3), with this API's HTTP client and so its TLS settings.
+func (a *API) DownloadMedia(ctx context.Context, mediaID string, w io.Writer) error {
+	url, err := a.MediaURL(ctx, mediaID)
+	if err != nil {
+		return err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := a.hc.Do(req)
+	if err != nil {
+		return fmt.Errorf("download %s: %w", mediaID, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("download %s: the storage answered %s", mediaID, resp.Status)
+	}
+	if _, err := io.Copy(w, resp.Body); err != nil {
+		return fmt.Errorf("download %s: %w", mediaID, err)
+	}
+	return nil
+}
+
+// SaveMedia downloads an attachment into dir under name (its sender's file
+// name, or the media id's last part), never over an existing file: "a.pdf"
+// becomes "a (1).pdf" and so on. It returns the path written.
+func (a *API) SaveMedia(ctx context.Context, mediaID, dir, name string) (string, error) {
+	name = attachmentName(name)
+	if name == "" || name == "." || name == ".." {
+		name = filepath.Base(mediaID)
+	}
+	ext := filepath.Ext(name)
+	stem := strings.TrimSuffix(name, ext)
+	var f *os.File
+	var path string
+	for i := 0; ; i++ {
+		path = filepath.Join(dir, name)
+		if i > 0 {
+			path = filepath.Join(dir, fmt.Sprintf("%s (%d)%s", stem, i, ext))
+		}
+		var err error
+		f, err = os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		if err == nil {
+			break
+		}
+		if !os.IsExist(err) || i == 999 {
+			return "", fmt.Errorf("save %s: %w", mediaID, err)
+		}
+	}
+	err := a.DownloadMedia(ctx, mediaID, f)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(path)
+		return "", err
+	}
+	return path, nil
+}

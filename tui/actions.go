@@ -128,6 +128,10 @@ func (m *chatModel) handleActionKey(msg tea.KeyPressMsg) (cmd tea.Cmd, handled b
 		return m.startAction(actReact, false), true
 	case matches(msg, k.EditMsg):
 		return m.startAction(actEdit, true), true
+	case matches(msg, k.OpenFile):
+		return m.openAttachment(), true
+	case matches(msg, k.SaveFile):
+		return m.saveAttachment(), true
 	case matches(msg, k.Delete):
 		x, ok := m.acted(false)
 		if !ok {

@@ -27,7 +27,8 @@ func eventsFixture() *fakeBackend {
 		wire.Message{ConversationID: team, SeqNo: 7, MessageID: "t7", SenderID: "alice", Kind: wire.KindEdit, TargetSeq: 6, Content: "11 works, moved it", Timestamp: at.Add(3 * time.Minute)},
 		wire.Message{ConversationID: team, SeqNo: 8, MessageID: "t8", SenderID: "carol", Kind: wire.KindDelete, TargetSeq: 5, Timestamp: at.Add(3 * time.Minute)},
 		wire.Message{ConversationID: team, SeqNo: 9, MessageID: "t9", SenderID: "carol", Kind: wire.KindReaction, TargetSeq: 1, Content: "🎉", Timestamp: at.Add(4 * time.Minute)},
-		wire.Message{ConversationID: team, SeqNo: 10, MessageID: "t10", SenderID: "bob", Attachment: "media/bob/0123456789abcdef", Timestamp: at.Add(5 * time.Minute)},
+		wire.Message{ConversationID: team, SeqNo: 10, MessageID: "t10", SenderID: "bob", Attachment: "media/bob/0123456789abcdef", Timestamp: at.Add(5 * time.Minute),
+			AttachmentInfo: &wire.AttachmentInfo{Name: "slides.pdf", Type: "application/pdf", Size: 2_400_000}},
 	)
 	f.msgs[team] = msgs
 	for i := range f.inbox {
@@ -43,7 +44,7 @@ func TestGoldenChatEvents(t *testing.T) {
 	h.key("j", "enter")
 	screen := h.screen()
 	checkFrame(t, screen, 80, 24)
-	for _, want := range []string{"↪ carol: standup moved to 10:30", "👍 2", "🎉 1", "message deleted", "(edited)", "📎 attachment"} {
+	for _, want := range []string{"↪ carol: standup moved to 10:30", "👍 2", "🎉 1", "message deleted", "(edited)", "📎 slides.pdf · application/pdf · 2.4 MB"} {
 		if !strings.Contains(screen, want) {
 			t.Errorf("screen lacks %q", want)
 		}
@@ -130,4 +131,53 @@ func TestChangedMessageRedrawn(t *testing.T) {
 		Timestamp: fixtureNow.Add(-5 * time.Minute)}})
 	h.wantScreen("ping me when you are back! (edited)")
 	h.wantScreen("[❤ 1]")
+}
+
+// o opens the newest attachment (or the selected one) outside the terminal, w
+// saves it; "/attach PATH TEXT" in the composer uploads a file and sends it.
+func TestAttachmentKeys(t *testing.T) {
+	be := eventsFixture()
+	var opened []string
+	h := newHarnessWith(t, be, 80, 24, func(o *Options) {
+		o.OpenURL = func(url string) error { opened = append(opened, url); return nil }
+	})
+	h.key("j", "enter", "esc") // team, reading
+	h.key("o")
+	if len(opened) != 1 || opened[0] != "http://files.test/media/bob/0123456789abcdef" {
+		t.Fatalf("o opened %q", opened)
+	}
+	h.wantScreen("opened slides.pdf")
+	h.key("w")
+	h.wantScreen("saved to /tmp/downloads/slides.pdf")
+	h.key("s") // the newest message has it too; a message without one says so
+	h.key("up")
+	h.key("o")
+	h.wantScreen("no attachment here")
+	h.key("esc", "i")
+	h.typeText(`/attach "/tmp/my notes.txt" for the record`)
+	h.key("enter")
+	be.mu.Lock()
+	last := be.sends[len(be.sends)-1]
+	be.mu.Unlock()
+	if last.AttachmentInfo == nil || last.AttachmentInfo.Name != "my notes.txt" || last.Content != "for the record" {
+		t.Fatalf("/attach sent %+v", last)
+	}
+}
+
+func TestAttachCommand(t *testing.T) {
+	for _, tc := range []struct{ in, path, rest string }{
+		{"/attach a.pdf", "a.pdf", ""},
+		{"/attach ~/x/a.pdf the plan", "~/x/a.pdf", "the plan"},
+		{`/attach "/tmp/with space.txt" hi`, "/tmp/with space.txt", "hi"},
+	} {
+		path, rest, ok := attachCommand(tc.in)
+		if !ok || path != tc.path || rest != tc.rest {
+			t.Errorf("attachCommand(%q) = %q, %q, %v", tc.in, path, rest, ok)
+		}
+	}
+	for _, in := range []string{"/attach", "/attach ", "attach a.pdf", "/attachment a"} {
+		if _, _, ok := attachCommand(in); ok {
+			t.Errorf("attachCommand(%q) took it for a command", in)
+		}
+	}
 }

@@ -36,6 +36,14 @@ type Backend interface {
 	// local timestamp (seq_no 0: pending). A SentEvent follows when the server
 	// stored it.
 	Send(ctx context.Context, m wire.Message) (wire.Message, error)
+	// Attach uploads the file at path and queues a message carrying it, with
+	// text (may be empty); like Send once the upload is done.
+	Attach(ctx context.Context, conversationID, path, text string) (wire.Message, error)
+	// MediaURL returns a short-lived URL of an attachment (to open it).
+	MediaURL(ctx context.Context, mediaID string) (string, error)
+	// SaveMedia downloads an attachment into the user's download directory
+	// under name, never over an existing file, and returns the path.
+	SaveMedia(ctx context.Context, mediaID, name string) (string, error)
 	// MarkRead reports that the user has seen the conversation up to seq.
 	MarkRead(ctx context.Context, conversationID string, seq int64) error
 	// CreateDirect opens (or finds) the direct conversation with peer.

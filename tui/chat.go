@@ -343,6 +343,12 @@ func (m chatModel) Update(msg tea.Msg) (chatModel, tea.Cmd) {
 			m.render()
 		}
 
+	case attachmentDoneMsg:
+		if msg.err != nil {
+			return m, flash("attachment: "+errText(msg.err), true)
+		}
+		return m, flash(msg.what, false)
+
 	case markedReadMsg:
 		if msg.err != nil {
 			m.c.log.Warn("mark read", "conv", msg.conv, "seq", msg.seq, "err", msg.err)
@@ -552,6 +558,11 @@ func (m *chatModel) send() tea.Cmd {
 	text := strings.TrimSpace(m.compose.Value())
 	if text == "" {
 		return nil
+	}
+	if path, rest, ok := attachCommand(text); ok && m.action == actMessage {
+		m.compose.Reset()
+		m.afterLayoutChange()
+		return m.attach(path, rest)
 	}
 	out := m.outgoing(text)
 	m.compose.Reset()
@@ -947,7 +958,7 @@ func (m *chatModel) messageLines(x wire.Message, k lineKey) []string {
 			body = append(body, strings.Split(wrapped, "\n")...)
 		}
 		if x.Attachment != "" {
-			body = append(body, s.Accent.Render(ansi.Truncate("📎 attachment "+oneLine(x.Attachment), contentW, "…")))
+			body = append(body, s.Accent.Render(ansi.Truncate(attachmentLine(x), contentW, "…")))
 		}
 	}
 	if len(body) == 0 {

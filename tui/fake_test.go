@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
@@ -37,6 +38,7 @@ type fakeBackend struct {
 	presence map[string][]wire.MemberPresence // by conversation
 
 	sends        []wire.Message
+	saved        []string // media ids SaveMedia was asked for
 	reads        map[string]int64
 	historyCalls []int64
 	logins       []string
@@ -139,6 +141,27 @@ func (f *fakeBackend) Send(_ context.Context, m wire.Message) (wire.Message, err
 	m.MessageID, m.SenderID, m.Timestamp = fmt.Sprintf("m%d", f.nextID), f.user, f.now
 	f.sends = append(f.sends, m)
 	return m, nil
+}
+
+func (f *fakeBackend) Attach(_ context.Context, id, path, text string) (wire.Message, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.nextID++
+	m := wire.Message{ConversationID: id, MessageID: fmt.Sprintf("m%d", f.nextID), SenderID: f.user, Content: text, Timestamp: f.now,
+		Attachment: "media/" + f.user + "/" + strings.Repeat("x", 16), AttachmentInfo: &wire.AttachmentInfo{Name: filepath.Base(path)}}
+	f.sends = append(f.sends, m)
+	return m, nil
+}
+
+func (f *fakeBackend) MediaURL(_ context.Context, mediaID string) (string, error) {
+	return "http://files.test/" + mediaID, nil
+}
+
+func (f *fakeBackend) SaveMedia(_ context.Context, mediaID, name string) (string, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.saved = append(f.saved, mediaID)
+	return "/tmp/downloads/" + name, nil
 }
 
 func (f *fakeBackend) MarkRead(_ context.Context, id string, seq int64) error {
@@ -315,7 +338,18 @@ const cmdWait = 80 * time.Millisecond
 
 func newHarness(t *testing.T, be *fakeBackend, w, h int) *harness {
 	t.Helper()
-	m := New(Options{Backend: be, Now: func() time.Time { return fixtureNow }, Location: time.UTC, Dark: true, PageSize: 50})
+	return newHarnessWith(t, be, w, h, nil)
+}
+
+// newHarnessWith is newHarness with options changed by opt first.
+func newHarnessWith(t *testing.T, be *fakeBackend, w, h int, opt func(*Options)) *harness {
+	t.Helper()
+	o := Options{Backend: be, Now: func() time.Time { return fixtureNow }, Location: time.UTC, Dark: true, PageSize: 50,
+		OpenURL: func(string) error { return nil }} // never a real browser from a test
+	if opt != nil {
+		opt(&o)
+	}
+	m := New(o)
 	hs := &harness{t: t, be: be, m: m}
 	t.Cleanup(func() { close(be.events) })
 	hs.run(m.Init())

@@ -44,8 +44,12 @@ type KeyMap struct {
 	React   key.Binding
 	EditMsg key.Binding
 	Delete  key.Binding
-	Recall  key.Binding // writing: earlier messages typed here
-	Forward key.Binding // writing: back towards the newest typed
+	// Attachments: open (outside the terminal) or save the selected one, or
+	// the newest.
+	OpenFile key.Binding
+	SaveFile key.Binding
+	Recall   key.Binding // writing: earlier messages typed here
+	Forward  key.Binding // writing: back towards the newest typed
 
 	// Forms.
 	NextField   key.Binding
@@ -95,13 +99,15 @@ func DefaultKeyMap() KeyMap {
 		FirstUnread: b([]string{"U"}, "U", "first unread"),
 		Mute:        b([]string{"M"}, "M", "mute / unmute"),
 
-		Select:  b([]string{"s", "v"}, "s", "select a message (then ↑/↓)"),
-		Reply:   b([]string{"r"}, "r", "reply to it (or the newest)"),
-		React:   b([]string{"+"}, "+", "react with an emoji"),
-		EditMsg: b([]string{"e"}, "e", "edit it (or your newest)"),
-		Delete:  b([]string{"D"}, "D D", "delete it for everyone"),
-		Recall:  b([]string{"ctrl+p"}, "ctrl+p", "earlier typed messages"),
-		Forward: b([]string{"ctrl+n"}, "ctrl+n", "later typed messages"),
+		Select:   b([]string{"s", "v"}, "s", "select a message (then ↑/↓)"),
+		Reply:    b([]string{"r"}, "r", "reply to it (or the newest)"),
+		React:    b([]string{"+"}, "+", "react with an emoji"),
+		EditMsg:  b([]string{"e"}, "e", "edit it (or your newest)"),
+		Delete:   b([]string{"D"}, "D D", "delete it for everyone"),
+		OpenFile: b([]string{"o"}, "o", "open its attachment"),
+		SaveFile: b([]string{"w"}, "w", "save its attachment"),
+		Recall:   b([]string{"ctrl+p"}, "ctrl+p", "earlier typed messages"),
+		Forward:  b([]string{"ctrl+n"}, "ctrl+n", "later typed messages"),
 
 		NextField:   b([]string{"tab", "down"}, "tab", "next field"),
 		PrevField:   b([]string{"shift+tab", "up"}, "shift+tab", "previous field"),
@@ -126,7 +132,7 @@ func (k KeyMap) sections() []helpSection {
 		{"Everywhere", []key.Binding{k.Finder, k.NextUnread, k.Reconnect, k.Mouse, k.Help, k.Quit}},
 		{"Inbox", []key.Binding{k.Up, k.Down, k.Top, k.Bottom, k.Open, k.NewDirect, k.NewGroup}},
 		{"Chat: reading (esc)", []key.Binding{k.Up, k.Down, k.HalfUp, k.HalfDown, k.PageUp, k.PageDown, k.Top, k.Bottom, k.FirstUnread, k.Compose, k.Members, k.Mute, k.Back}},
-		{"Chat: on a message", []key.Binding{k.Select, k.Reply, k.React, k.EditMsg, k.Delete}},
+		{"Chat: on a message", []key.Binding{k.Select, k.Reply, k.React, k.EditMsg, k.Delete, k.OpenFile, k.SaveFile}},
 		{"Chat: writing", []key.Binding{k.Send, k.Newline, k.Editor, k.Cancel, k.Recall, k.Forward, k.PageUp, k.PageDown}},
 	}
 }

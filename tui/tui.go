@@ -45,6 +45,9 @@ type Options struct {
 	// Notify is how a message that arrives unseen is told (notify.go): ""
 	// or NotifyBell, NotifyOff, NotifyOSC9, NotifyOSC777, NotifyNotifySend.
 	Notify string
+	// OpenURL opens an attachment's URL outside the terminal; nil means
+	// $BROWSER, else xdg-open (open on macOS).
+	OpenURL func(url string) error
 }
 
 // common is what every screen shares: soft-serve's common.Common.
@@ -61,7 +64,8 @@ type common struct {
 	page    int
 	timeout time.Duration
 	started time.Time
-	notify  string          // Options.Notify
+	notify  string // Options.Notify
+	openURL func(url string) error
 	inputs  inputHistory    // what was sent, by conversation (inputhistory.go)
 	muted   map[string]bool // conversations that ring nothing (mute.go)
 
@@ -175,12 +179,15 @@ func New(o Options) Model {
 	if o.Started.IsZero() {
 		o.Started = time.Now()
 	}
+	if o.OpenURL == nil {
+		o.OpenURL = openURL
+	}
 	user, server := o.Backend.Session()
 	c := &common{
 		ctx: o.Context, be: o.Backend, me: user, server: server,
 		styles: NewStyles(o.Dark), keys: DefaultKeyMap(),
 		now: o.Now, loc: o.Location, log: o.Logger, page: o.PageSize, timeout: o.CallTimeout,
-		started: o.Started, notify: o.Notify,
+		started: o.Started, notify: o.Notify, openURL: o.OpenURL,
 	}
 	m := Model{c: c, page: pageInbox, conn: client.State{Status: client.Connecting}}
 	m.login = newLoginModel(c, server)

@@ -3,8 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"io"
-	"net/http"
 	"os"
 
 	"github.com/chatterm/chat/internal/termtext"
@@ -39,34 +37,22 @@ func (a *app) runMedia(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	url, err := api.MediaURL(ctx, pos[0])
-	if err != nil {
-		return err
-	}
 	if *out == "" {
+		url, err := api.MediaURL(ctx, pos[0])
+		if err != nil {
+			return err
+		}
 		fmt.Fprintln(a.stdout, termtext.OneLine(url))
 		return nil
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return fmt.Errorf("download: %w", err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("download: the storage answered %s", resp.Status)
 	}
 	f, err := os.Create(*out)
 	if err != nil {
 		return err
 	}
-	if _, err := io.Copy(f, resp.Body); err != nil {
+	if err := api.DownloadMedia(ctx, pos[0], f); err != nil {
 		f.Close()
 		os.Remove(*out)
-		return fmt.Errorf("download: %w", err)
+		return err
 	}
 	return f.Close()
 }

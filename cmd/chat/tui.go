@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -287,6 +288,64 @@ func (b *tuiBackend) Send(ctx context.Context, m wire.Message) (wire.Message, er
 		return wire.Message{}, err
 	}
 	return s.EnqueueMessage(ctx, m)
+}
+
+func (b *tuiBackend) Attach(ctx context.Context, id, path, text string) (wire.Message, error) {
+	s, err := b.session()
+	if err != nil {
+		return wire.Message{}, err
+	}
+	f, err := os.Open(expandHome(path))
+	if err != nil {
+		return wire.Message{}, err
+	}
+	defer f.Close()
+	media, info, err := s.API().UploadFile(ctx, f)
+	if err != nil {
+		return wire.Message{}, err
+	}
+	return s.EnqueueMessage(ctx, wire.Message{ConversationID: id, Content: text, Attachment: media, AttachmentInfo: &info})
+}
+
+func (b *tuiBackend) MediaURL(ctx context.Context, mediaID string) (string, error) {
+	s, err := b.session()
+	if err != nil {
+		return "", err
+	}
+	return s.API().MediaURL(ctx, mediaID)
+}
+
+func (b *tuiBackend) SaveMedia(ctx context.Context, mediaID, name string) (string, error) {
+	s, err := b.session()
+	if err != nil {
+		return "", err
+	}
+	return s.API().SaveMedia(ctx, mediaID, downloadDir(), name)
+}
+
+// downloadDir is where saved attachments go: $XDG_DOWNLOAD_DIR, else
+// ~/Downloads when it exists, else the current directory.
+func downloadDir() string {
+	if d := os.Getenv("XDG_DOWNLOAD_DIR"); d != "" {
+		return expandHome(d)
+	}
+	if home, err := os.UserHomeDir(); err == nil {
+		if fi, err := os.Stat(filepath.Join(home, "Downloads")); err == nil && fi.IsDir() {
+			return filepath.Join(home, "Downloads")
+		}
+	}
+	return "."
+}
+
+// expandHome turns a leading ~/ into the home directory, as a shell would
+// for a path typed in the composer.
+func expandHome(p string) string {
+	if rest, ok := strings.CutPrefix(p, "~/"); ok {
+		if home, err := os.UserHomeDir(); err == nil {
+			return filepath.Join(home, rest)
+		}
+	}
+	return p
 }
 
 func (b *tuiBackend) MarkRead(ctx context.Context, id string, seq int64) error {
