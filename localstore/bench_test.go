@@ -63,3 +63,42 @@ func BenchmarkHistoryPage(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkPutMessage is the cache's part of a message arriving: one message
+// stored in its own transaction (the search index's triggers included), as a
+// live chat stores them.
+func BenchmarkPutMessage(b *testing.B) {
+	s, err := Open(ctx, filepath.Join(b.TempDir(), "cache.db"), Options{UserID: "me"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	b.ReportAllocs()
+	for i := range b.N {
+		m := msg(dm, int64(i+1), "bob", fmt.Sprintf("message %d about the deployment of build %d on node %d", i, i/10, i%7))
+		if _, err := s.PutMessages(ctx, m); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkPutMessageBurst is the same in bursts of 100 per transaction, as a
+// busy chat's frames arrive; per message.
+func BenchmarkPutMessageBurst(b *testing.B) {
+	s, err := Open(ctx, filepath.Join(b.TempDir(), "cache.db"), Options{UserID: "me"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	b.ReportAllocs()
+	ms := make([]wire.Message, 0, 100)
+	for i := range b.N {
+		ms = append(ms, msg(dm, int64(i+1), "bob", fmt.Sprintf("message %d about the deployment of build %d on node %d", i, i/10, i%7)))
+		if len(ms) == cap(ms) || i == b.N-1 {
+			if _, err := s.PutMessages(ctx, ms...); err != nil {
+				b.Fatal(err)
+			}
+			ms = ms[:0]
+		}
+	}
+}

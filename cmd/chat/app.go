@@ -42,6 +42,8 @@ Commands:
   edit SEQ TEXT         edit a message of yours
   delete SEQ            delete a message for everyone
   history               print a conversation's messages
+  search WORDS          search the messages cached here (chat fetch fills the cache)
+  fetch                 cache a conversation's whole history (for search)
   ls                    list conversations with unread counts
   tail                  follow new messages until interrupted
   group                 create a group, add or remove members, show one
@@ -110,6 +112,8 @@ func init() {
 		{"edit", "edit a message of yours", (*app).runEdit},
 		{"delete", "delete a message for everyone", (*app).runDelete},
 		{"history", "print a conversation", (*app).runHistory},
+		{"search", "search the cached messages", (*app).runSearch},
+		{"fetch", "cache a conversation's whole history", (*app).runFetch},
 		{"ls", "list conversations", (*app).runLs},
 		{"tail", "follow new messages", (*app).runTail},
 		{"group", "manage groups", (*app).runGroup},
@@ -355,6 +359,13 @@ func (a *app) stdinTerminal() (uintptr, bool) {
 		return 0, false
 	}
 	return f.Fd(), term.IsTerminal(f.Fd())
+}
+
+// stderrTerminal says whether standard error is a terminal (progress that
+// rewrites its line goes only there).
+func (a *app) stderrTerminal() bool {
+	f, ok := a.stderr.(*os.File)
+	return ok && term.IsTerminal(f.Fd())
 }
 
 // login loads the stored login and returns an API client for it.

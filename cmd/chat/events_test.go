@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -78,5 +79,41 @@ func TestReplyReactEditDelete(t *testing.T) {
 	}
 	if got := alice.must("", "history", "--with", "bob"); !strings.Contains(got, "lunch at one? (edited)") || strings.Contains(got, "[👍") {
 		t.Errorf("after refusals and a taken-back reaction:\n%s", got)
+	}
+}
+
+// chat fetch fills the cache with a whole conversation; chat search then
+// finds in it, newest first, narrowed to one conversation or not, with a
+// snippet in --json.
+func TestFetchAndSearch(t *testing.T) {
+	srv := servertest.Start(t)
+	alice, bob := newUser(t, srv, "alice"), newUser(t, srv, "bob")
+	in := new(strings.Builder)
+	for i := 1; i <= 130; i++ { // more than one page of history
+		fmt.Fprintf(in, "routine line %d\n", i)
+		if i == 7 {
+			in.WriteString("the Deployment failed on node 3\n")
+		}
+	}
+	bob.must(in.String(), "send", "--to", "alice", "--lines")
+	bob.must("", "send", "--to", "alice", "deploy retried, all green")
+
+	if out, _, _ := alice.run("", "search", "deploy"); strings.Contains(out, "Deployment") {
+		t.Fatalf("found before the cache was filled:\n%s", out)
+	}
+	if _, stderr, code := alice.run("", "fetch", "--with", "bob"); code != 0 || !strings.Contains(stderr, "whole history") {
+		t.Fatalf("fetch: exit %d, %q", code, stderr)
+	}
+	out := alice.must("", "search", "deploy")
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 2 || !strings.Contains(lines[0], "deploy retried") || !strings.Contains(lines[1], "the Deployment failed") {
+		t.Fatalf("search deploy, newest first:\n%s", out)
+	}
+	if out := alice.must("", "search", "--with", "bob", "--json", "FAILED", "node"); !strings.Contains(out, `"snippet":"the Deployment failed on node 3"`) ||
+		!strings.Contains(out, `"seq_no":8`) {
+		t.Fatalf("search --json:\n%s", out)
+	}
+	if _, stderr, code := alice.run("", "search"); code != 2 || !strings.Contains(stderr, "what to search for") {
+		t.Fatalf("search with no words: exit %d, %q", code, stderr)
 	}
 }

@@ -1,0 +1,70 @@
+package localstore
+
+import (
+	"testing"
+
+	"github.com/chatterm/chat/wire"
+)
+
+func hitSeqs(hs []SearchHit) []int64 {
+	var out []int64
+	for _, h := range hs {
+		out = append(out, h.Message.SeqNo)
+	}
+	return out
+}
+
+// Search finds every word as a word or its start, case and accents ignored,
+// newest first; edits and deletes change what it finds; events are not
+// found; a conversation narrows it.
+func TestSearch(t *testing.T) {
+	s := MustOpen(t)
+	const grp = "g:ops"
+	if _, err := s.PutMessages(ctx,
+		msg(dm, 1, "bob", "The deployment FAILED on node 3"),
+		msg(dm, 2, "me", "retrying the deploy now"),
+		msg(dm, 3, "bob", "Café au lait?"),
+		msg(grp, 1, "carol", "deploy failed again, rolling back"),
+		ev(4, "bob", wire.KindReaction, 1, "deploy"), // an event: never a hit
+	); err != nil {
+		t.Fatal(err)
+	}
+	search := func(q, conv string) []int64 {
+		t.Helper()
+		hs, err := s.Search(ctx, q, conv, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return hitSeqs(hs)
+	}
+	if got := search("deploy fail", ""); !equal(got, []int64{1, 1}) {
+		t.Fatalf("deploy fail: %v", got)
+	}
+	if got := search("deploy", dm); !equal(got, []int64{2, 1}) {
+		t.Fatalf("deploy in the direct chat, newest first: %v", got)
+	}
+	if got := search("cafe", ""); !equal(got, []int64{3}) {
+		t.Fatalf("cafe (accents ignored): %v", got)
+	}
+	hs, _ := s.Search(ctx, "failed", dm, 10)
+	if len(hs) != 1 || hs[0].Snippet != "The deployment "+SnippetStart+"FAILED"+SnippetEnd+" on node 3" {
+		t.Fatalf("snippet: %+v", hs)
+	}
+	// An edit changes what is found; a delete leaves nothing.
+	if _, err := s.PutMessages(ctx, ev(5, "bob", wire.KindEdit, 1, "all green on node 3"), ev(6, "me", wire.KindDelete, 2, "")); err != nil {
+		t.Fatal(err)
+	}
+	if got := search("deploy", dm); len(got) != 0 {
+		t.Fatalf("after an edit and a delete, deploy still finds %v", got)
+	}
+	if got := search("green", dm); !equal(got, []int64{1}) {
+		t.Fatalf("the edited text is not found: %v", got)
+	}
+	// Punctuation and FTS syntax in the query are just separators.
+	if got := search(`"green" (node* -`, dm); !equal(got, []int64{1}) {
+		t.Fatalf("a query with FTS syntax: %v", got)
+	}
+	if _, err := s.Search(ctx, " ?! ", "", 10); wire.ErrorCode(err) != wire.CodeInvalid {
+		t.Fatalf("a query with no word: %v", err)
+	}
+}
