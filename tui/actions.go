@@ -267,3 +267,29 @@ func reactionsLine(reactions map[string]string, me string) string {
 	}
 	return strings.Join(parts, "  ")
 }
+
+// jump shows the message at seq selected (a search result): at once when it
+// is loaded, else when older pages have brought it.
+func (m *chatModel) jump(seq int64) tea.Cmd {
+	m.blurCompose()
+	m.toUnread, m.toOldest = false, false
+	m.jumpTo = seq
+	return m.continueJump()
+}
+
+func (m *chatModel) continueJump() tea.Cmd {
+	if m.jumpTo == 0 || !m.loaded {
+		return nil // the newest page's arrival carries on
+	}
+	if x, ok := m.messageAt(m.jumpTo); ok && visible(x) {
+		m.selected, m.jumpTo = x.SeqNo, 0
+		m.render()
+		m.showSelected()
+		return m.maybeMarkRead()
+	}
+	if m.more && m.loadErr == nil && (len(m.msgs) == 0 || m.msgs[0].SeqNo > m.jumpTo) {
+		return m.loadOlder()
+	}
+	m.jumpTo = 0
+	return flash("that message is not in this conversation any more", false)
+}

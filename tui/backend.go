@@ -44,6 +44,9 @@ type Backend interface {
 	// SaveMedia downloads an attachment into the user's download directory
 	// under name, never over an existing file, and returns the path.
 	SaveMedia(ctx context.Context, mediaID, name string) (string, error)
+	// Search finds cached messages with every word of query (as a word or
+	// its start), in one conversation or all (""), newest first.
+	Search(ctx context.Context, query, conversationID string, limit int) ([]SearchHit, error)
 	// MarkRead reports that the user has seen the conversation up to seq.
 	MarkRead(ctx context.Context, conversationID string, seq int64) error
 	// CreateDirect opens (or finds) the direct conversation with peer.

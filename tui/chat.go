@@ -87,6 +87,7 @@ type chatModel struct {
 	// which message, and a delete waiting for its second D.
 	selected      int64
 	selLine       int
+	jumpTo        int64 // a search result to show, once older pages bring it
 	action        composeAction
 	target        wire.Message
 	confirmDelete int64
@@ -295,7 +296,9 @@ func (m chatModel) Update(msg tea.Msg) (chatModel, tea.Cmd) {
 			m.toOldest = m.more
 			m.scroll(len(m.lines)) // stay on the first line loaded while the next page comes
 		}
-		if m.toUnread {
+		if m.jumpTo > 0 {
+			cmds = append(cmds, m.continueJump())
+		} else if m.toUnread {
 			if len(m.msgs) > 0 && m.msgs[0].SeqNo > m.unreadFrom && m.more {
 				cmds = append(cmds, m.loadOlder()) // the first unread is further back
 			} else {

@@ -153,6 +153,28 @@ func (f *fakeBackend) Attach(_ context.Context, id, path, text string) (wire.Mes
 	return m, nil
 }
 
+// Search finds messages of the fixture containing query (case ignored).
+func (f *fakeBackend) Search(_ context.Context, query, conv string, limit int) ([]SearchHit, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var hits []SearchHit
+	for id, ms := range f.msgs {
+		if conv != "" && id != conv {
+			continue
+		}
+		for _, m := range ms {
+			i := strings.Index(strings.ToLower(m.Content), strings.ToLower(query))
+			if m.Kind != "" || i < 0 {
+				continue
+			}
+			hits = append(hits, SearchHit{Message: m,
+				Snippet: m.Content[:i] + SnippetStart + m.Content[i:i+len(query)] + SnippetEnd + m.Content[i+len(query):]})
+		}
+	}
+	slices.SortFunc(hits, func(a, b SearchHit) int { return b.Message.Timestamp.Compare(a.Message.Timestamp) })
+	return hits[:min(len(hits), limit)], nil
+}
+
 func (f *fakeBackend) MediaURL(_ context.Context, mediaID string) (string, error) {
 	return "http://files.test/" + mediaID, nil
 }

@@ -178,6 +178,16 @@ func (m inboxModel) selected() (wire.InboxEntry, bool) {
 	return m.entries[m.cursor], true
 }
 
+// entry returns the conversation with that id, if the inbox has it.
+func (m inboxModel) entry(id string) (wire.InboxEntry, bool) {
+	for _, e := range m.entries {
+		if e.ConversationID == id {
+			return e, true
+		}
+	}
+	return wire.InboxEntry{}, false
+}
+
 func (m *inboxModel) selectID(id string) {
 	for i, e := range m.entries {
 		if e.ConversationID == id {

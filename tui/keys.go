@@ -9,6 +9,7 @@ type KeyMap struct {
 	Quit       key.Binding
 	Help       key.Binding
 	Finder     key.Binding
+	Search     key.Binding
 	NextUnread key.Binding
 	Reconnect  key.Binding
 	Mouse      key.Binding // f2: hand the mouse to the terminal (select, copy) or take it back
@@ -72,6 +73,7 @@ func DefaultKeyMap() KeyMap {
 		Quit:       b([]string{"ctrl+c"}, "ctrl+c", "quit"),
 		Help:       b([]string{"?", "f1"}, "?", "help"),
 		Finder:     b([]string{"ctrl+k"}, "ctrl+k", "switch conversation"),
+		Search:     b([]string{"/"}, "/", "search messages (in a chat: that chat)"),
 		NextUnread: b([]string{"alt+n", "u"}, "u/alt+n", "next unread"),
 		Reconnect:  b([]string{"ctrl+r"}, "ctrl+r", "reconnect now"),
 		Mouse:      b([]string{"f2"}, "f2", "select text (mouse)"),
@@ -129,7 +131,7 @@ type helpSection struct {
 
 func (k KeyMap) sections() []helpSection {
 	return []helpSection{
-		{"Everywhere", []key.Binding{k.Finder, k.NextUnread, k.Reconnect, k.Mouse, k.Help, k.Quit}},
+		{"Everywhere", []key.Binding{k.Finder, k.Search, k.NextUnread, k.Reconnect, k.Mouse, k.Help, k.Quit}},
 		{"Inbox", []key.Binding{k.Up, k.Down, k.Top, k.Bottom, k.Open, k.NewDirect, k.NewGroup}},
 		{"Chat: reading (esc)", []key.Binding{k.Up, k.Down, k.HalfUp, k.HalfDown, k.PageUp, k.PageDown, k.Top, k.Bottom, k.FirstUnread, k.Compose, k.Members, k.Mute, k.Back}},
 		{"Chat: on a message", []key.Binding{k.Select, k.Reply, k.React, k.EditMsg, k.Delete, k.OpenFile, k.SaveFile}},

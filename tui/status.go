@@ -75,6 +75,8 @@ func (m Model) hints() string {
 	switch m.overlay {
 	case overlayFinder:
 		bs = m.finder.ShortHelp()
+	case overlaySearch:
+		bs = m.search.ShortHelp()
 	case overlayNewChat:
 		bs = m.newChat.ShortHelp()
 	case overlayHelp:

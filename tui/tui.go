@@ -100,6 +100,7 @@ const (
 	overlayHelp
 	overlayNewChat
 	overlayMembers
+	overlaySearch
 )
 
 // Messages the root model sends or that several screens send to it.
@@ -133,6 +134,7 @@ type Model struct {
 	inbox   inboxModel
 	chat    chatModel
 	finder  finderModel
+	search  searchModel
 	help    helpModel
 	newChat newConvModel
 	members membersModel
@@ -194,6 +196,7 @@ func New(o Options) Model {
 	m.inbox = newInboxModel(c)
 	m.chat = newChatModel(c)
 	m.finder = newFinderModel(c)
+	m.search = newSearchModel(c)
 	m.help = newHelpModel(c)
 	m.newChat = newNewConvModel(c)
 	m.members = newMembersModel(c)
@@ -355,6 +358,22 @@ func (m Model) update(msg tea.Msg) (Model, tea.Cmd) {
 	case closeOverlayMsg:
 		return m, m.closeOverlay()
 
+	case openAtMsg:
+		m.overlay = overlayNone
+		if m.page == pageChat && m.chat.conv.ConversationID == msg.entry.ConversationID {
+			return m, m.chat.jump(msg.seq)
+		}
+		e := msg.entry
+		if known, ok := m.inbox.entry(e.ConversationID); ok {
+			e = known
+		}
+		m.page = pageChat
+		m.inbox.markOpened(e.ConversationID)
+		m.inbox.selectID(e.ConversationID)
+		cmd := m.chat.open(e)
+		m.resize()
+		return m, tea.Batch(cmd, m.chat.jump(msg.seq))
+
 	case conversationCreatedMsg:
 		var cmd tea.Cmd
 		m.newChat, cmd = m.newChat.Update(msg)
@@ -419,6 +438,9 @@ func (m *Model) routeToFocused(msg tea.Msg) tea.Cmd {
 	case overlayFinder:
 		m.finder, cmd = m.finder.Update(msg)
 		return cmd
+	case overlaySearch:
+		m.search, cmd = m.search.Update(msg)
+		return cmd
 	case overlayNewChat:
 		m.newChat, cmd = m.newChat.Update(msg)
 		return cmd
@@ -443,7 +465,7 @@ func (m *Model) routeToFocused(msg tea.Msg) tea.Cmd {
 // such as ? and u go to it rather than to global bindings.
 func (m *Model) typing() bool {
 	switch m.overlay {
-	case overlayFinder, overlayNewChat:
+	case overlayFinder, overlayNewChat, overlaySearch:
 		return true
 	case overlayMembers:
 		return m.members.adding
@@ -484,6 +506,13 @@ func (m Model) handleKey(msg tea.KeyPressMsg) (Model, tea.Cmd) {
 		case matches(msg, k.Finder) && m.overlay != overlayFinder:
 			m.openOverlay(overlayFinder)
 			return m, m.finder.open(m.inbox.entries)
+		case matches(msg, k.Search) && !typing && m.overlay == overlayNone:
+			var conv wire.InboxEntry
+			if m.page == pageChat {
+				conv = m.chat.conv
+			}
+			m.openOverlay(overlaySearch)
+			return m, m.search.open(conv, m.inbox.entries)
 		case matches(msg, k.Reconnect):
 			if m.conn.Status == client.Connected {
 				return m, nil
@@ -667,6 +696,7 @@ func (m *Model) resize() {
 		m.chat.SetSize(m.width, h)
 	}
 	m.finder.SetSize(m.width, h)
+	m.search.SetSize(m.width, h)
 	m.help.SetSize(m.width, h)
 	m.newChat.SetSize(m.width, h)
 	m.members.SetSize(m.width, h)
@@ -677,6 +707,7 @@ func (m *Model) restyle() {
 	m.login.restyle()
 	m.chat.restyle()
 	m.finder.restyle()
+	m.search.restyle()
 	m.newChat.restyle()
 	m.members.restyle()
 }
@@ -725,6 +756,8 @@ func (m Model) render() string {
 	switch m.overlay {
 	case overlayFinder:
 		box = m.finder.View()
+	case overlaySearch:
+		box = m.search.View()
 	case overlayHelp:
 		box = m.help.View()
 	case overlayNewChat:

@@ -15,6 +15,7 @@ import (
 	"github.com/charmbracelet/x/term"
 
 	"github.com/chatterm/chat/client"
+	"github.com/chatterm/chat/localstore"
 	"github.com/chatterm/chat/tui"
 	"github.com/chatterm/chat/wire"
 )
@@ -346,6 +347,25 @@ func expandHome(p string) string {
 		}
 	}
 	return p
+}
+
+// snippetMarks turns the cache's marks of matched words into the TUI's.
+var snippetMarks = strings.NewReplacer(localstore.SnippetStart, tui.SnippetStart, localstore.SnippetEnd, tui.SnippetEnd)
+
+func (b *tuiBackend) Search(ctx context.Context, query, conv string, limit int) ([]tui.SearchHit, error) {
+	s, err := b.session()
+	if err != nil {
+		return nil, err
+	}
+	hits, err := s.Store().Search(ctx, query, conv, limit)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]tui.SearchHit, len(hits))
+	for i, h := range hits {
+		out[i] = tui.SearchHit{Message: h.Message, Snippet: snippetMarks.Replace(h.Snippet)}
+	}
+	return out, nil
 }
 
 func (b *tuiBackend) MarkRead(ctx context.Context, id string, seq int64) error {

@@ -1,0 +1,59 @@
+package tui
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chatterm/chat/wire"
+)
+
+// / in the inbox searches every conversation; each keystroke searches again;
+// enter opens the conversation at the message found, selected, loading older
+// pages until it is there.
+func TestSearchJumpsToTheMessage(t *testing.T) {
+	be := fixture()
+	bob := wire.DirectConversationID("alice", "bob")
+	// A long conversation: the hit is far older than the newest page.
+	var ms []wire.Message
+	for i := 1; i <= 300; i++ {
+		text := fmt.Sprintf("filler %d", i)
+		if i == 20 {
+			text = "the invoice for October is attached"
+		}
+		ms = append(ms, wire.Message{ConversationID: bob, SeqNo: int64(i), MessageID: fmt.Sprintf("x%d", i), SenderID: "bob",
+			Content: text, Timestamp: fixtureNow.Add(time.Duration(i-300) * time.Minute)})
+	}
+	be.msgs[bob] = ms
+	for i := range be.inbox {
+		if be.inbox[i].ConversationID == bob {
+			be.inbox[i].LastSeq, be.inbox[i].LastReadSeq, be.inbox[i].Unread = 300, 300, 0
+		}
+	}
+	h := newHarness(t, be, 90, 30)
+	h.key("/")
+	h.wantScreen("Search all conversations")
+	h.typeText("invoice")
+	h.wantScreen("bob · Mar 10 10:50 bob")
+	h.wantScreen("the invoice for October")
+	h.key("enter")
+	chat := h.root().chat
+	if h.root().page != pageChat || chat.conv.ConversationID != bob {
+		t.Fatalf("enter did not open bob's chat (page %v, %s)", h.root().page, chat.conv.ConversationID)
+	}
+	if chat.selected != 20 || chat.jumpTo != 0 {
+		t.Fatalf("selected %d, still jumping to %d", chat.selected, chat.jumpTo)
+	}
+	h.wantScreen("▶")
+	h.wantScreen("the invoice for October is attached")
+
+	// In a chat, / searches that chat only.
+	h.key("esc", "/")
+	h.wantScreen("Search bob")
+	h.typeText("standup")
+	if s := h.screen(); strings.Contains(s, "standup moved") {
+		t.Fatalf("a search of bob's chat found the team's message:\n%s", s)
+	}
+	h.wantScreen("nothing in the messages on this machine")
+}
