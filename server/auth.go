@@ -135,6 +135,9 @@ func (s *Service) Login(ctx context.Context, req wire.LoginRequest, from string)
 	if !ok {
 		return wire.AuthResponse{}, wrong
 	}
+	if u.Disabled { // said only to whoever knows the password
+		return wire.AuthResponse{}, wire.Errorf(wire.CodeForbidden, "this account is disabled; ask a server admin")
+	}
 	return s.issueToken(ctx, u)
 }
 

@@ -265,6 +265,12 @@ func (s *Service) onEnvelope(env Envelope) {
 		s.resync()
 		return
 	}
+	if env.Close {
+		for _, u := range env.UserIDs {
+			s.hub.CloseUser(u, conn.CloseTokenRevoked, "signed out by an admin")
+		}
+		return
+	}
 	s.hub.Deliver(env.UserIDs, conn.Frame{Data: env.Frame, Queued: time.Now(), Message: true}, nil)
 }
 

@@ -104,6 +104,9 @@ type Envelope struct {
 	// this node may have been lost: its subscription was re-established after
 	// a broken connection. The node then catches its connections up.
 	Lost bool
+	// Close asks the node to close the users' connections (4001: an admin
+	// ended their sessions); no frame.
+	Close bool
 }
 
 // Broker carries envelopes between nodes (Redis pub/sub per node in production;

@@ -28,6 +28,11 @@ type User struct {
 	PasswordHash []byte
 	Admin        bool
 	HidePresence bool // others see neither online nor last seen (and neither does the user)
+	Disabled     bool // by an admin: no login, no session
+	// ResetHash is the hash of a one-time password-reset code an admin made,
+	// good until ResetExpires; empty when there is none.
+	ResetHash    string
+	ResetExpires time.Time
 	CreatedAt    time.Time
 }
 
@@ -36,6 +41,18 @@ type ProfileChange struct {
 	DisplayName  *string
 	Status       *string
 	HidePresence *bool
+	// What only an admin (or a password reset) changes.
+	Admin        *bool
+	Disabled     *bool
+	PasswordHash []byte // nil: unchanged
+	ResetHash    *string
+	ResetExpires *time.Time
+}
+
+// Empty says whether the change changes nothing (stores answer it with a read).
+func (c ProfileChange) Empty() bool {
+	return c.DisplayName == nil && c.Status == nil && c.HidePresence == nil && c.Admin == nil && c.Disabled == nil &&
+		c.PasswordHash == nil && c.ResetHash == nil && c.ResetExpires == nil
 }
 
 // Token is a login session, stored by the hash of the bearer token.

@@ -39,6 +39,14 @@ type AccountStore interface {
 	PutToken(ctx context.Context, t Token) error
 	GetToken(ctx context.Context, hash string) (Token, error) // ErrNotFound, also when expired
 	DeleteToken(ctx context.Context, hash string) error       // no error if absent
+
+	// Administration: rare, by a server admin, so a scan is allowed (the
+	// DynamoDB store scans the users, tokens and invites tables).
+	ListUsers(ctx context.Context) ([]User, error) // by id
+	// DeleteUserTokens ends every session of a user (logins made after it are new).
+	DeleteUserTokens(ctx context.Context, userID string) error
+	ListInvites(ctx context.Context) ([]Invite, error) // unexpired, newest first
+	DeleteInvite(ctx context.Context, hash string) error // ErrNotFound
 }
 
 // ConversationStore holds conversations and their participants.

@@ -255,3 +255,53 @@ type InboxEntry struct {
 type InboxResponse struct {
 	Conversations []InboxEntry `json:"conversations"`
 }
+
+// AdminUser is a user as a server admin sees it (GET /v1/admin/users).
+type AdminUser struct {
+	UserID      string    `json:"user_id"`
+	DisplayName string    `json:"display_name"`
+	Admin       bool      `json:"admin"`
+	Disabled    bool      `json:"disabled"`
+	Online      bool      `json:"online"`
+	CreatedAt   time.Time `json:"created_at"`
+}
+
+// AdminUsersResponse is GET /v1/admin/users, by user id.
+type AdminUsersResponse struct {
+	Users []AdminUser `json:"users"`
+}
+
+// AdminUserChange is PATCH /v1/admin/users/{user_id}: the fields given change.
+type AdminUserChange struct {
+	Disabled *bool `json:"disabled,omitempty"` // true also ends every session at once
+	Admin    *bool `json:"admin,omitempty"`
+}
+
+// PasswordResetCode is POST /v1/admin/users/{user_id}/password-reset: a
+// one-time code to hand to the user, who sets a new password with it
+// (POST /v1/password-reset) before ExpiresAt.
+type PasswordResetCode struct {
+	UserID    string    `json:"user_id"`
+	Code      string    `json:"code"`
+	ExpiresAt time.Time `json:"expires_at"`
+}
+
+// PasswordResetRequest is POST /v1/password-reset: answered like a login.
+type PasswordResetRequest struct {
+	UserID   string `json:"user_id"`
+	Code     string `json:"code"`
+	Password string `json:"password"`
+}
+
+// InviteInfo is an unused, unexpired invite (the code itself is not kept:
+// ID is its hash).
+type InviteInfo struct {
+	ID        string    `json:"id"`
+	CreatedBy string    `json:"created_by"`
+	ExpiresAt time.Time `json:"expires_at"`
+}
+
+// InvitesResponse is GET /v1/admin/invites, newest first.
+type InvitesResponse struct {
+	Invites []InviteInfo `json:"invites"`
+}

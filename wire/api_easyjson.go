@@ -776,7 +776,155 @@ func (v PresenceResponse) MarshalEasyJSON(w *jwriter.Writer) {
 func (v *PresenceResponse) UnmarshalEasyJSON(l *jlexer.Lexer) {
 	easyjsonC1cedd36DecodeGithubComChattermChatWire7(l, v)
 }
-func easyjsonC1cedd36DecodeGithubComChattermChatWire8(in *jlexer.Lexer, out *Participant) {
+func easyjsonC1cedd36DecodeGithubComChattermChatWire8(in *jlexer.Lexer, out *PasswordResetRequest) {
+	isTopLevel := in.IsStart()
+	if in.IsNull() {
+		if isTopLevel {
+			in.Consumed()
+		}
+		in.Skip()
+		return
+	}
+	in.Delim('{')
+	for !in.IsDelim('}') {
+		key := in.UnsafeFieldName(false)
+		in.WantColon()
+		switch key {
+		case "user_id":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.UserID = string(in.String())
+			}
+		case "code":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.Code = string(in.String())
+			}
+		case "password":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.Password = string(in.String())
+			}
+		default:
+			in.SkipRecursive()
+		}
+		in.WantComma()
+	}
+	in.Delim('}')
+	if isTopLevel {
+		in.Consumed()
+	}
+}
+func easyjsonC1cedd36EncodeGithubComChattermChatWire8(out *jwriter.Writer, in PasswordResetRequest) {
+	out.RawByte('{')
+	first := true
+	_ = first
+	{
+		const prefix string = ",\"user_id\":"
+		out.RawString(prefix[1:])
+		out.String(string(in.UserID))
+	}
+	{
+		const prefix string = ",\"code\":"
+		out.RawString(prefix)
+		out.String(string(in.Code))
+	}
+	{
+		const prefix string = ",\"password\":"
+		out.RawString(prefix)
+		out.String(string(in.Password))
+	}
+	out.RawByte('}')
+}
+
+// MarshalEasyJSON supports easyjson.Marshaler interface
+func (v PasswordResetRequest) MarshalEasyJSON(w *jwriter.Writer) {
+	easyjsonC1cedd36EncodeGithubComChattermChatWire8(w, v)
+}
+
+// UnmarshalEasyJSON supports easyjson.Unmarshaler interface
+func (v *PasswordResetRequest) UnmarshalEasyJSON(l *jlexer.Lexer) {
+	easyjsonC1cedd36DecodeGithubComChattermChatWire8(l, v)
+}
+func easyjsonC1cedd36DecodeGithubComChattermChatWire9(in *jlexer.Lexer, out *PasswordResetCode) {
+	isTopLevel := in.IsStart()
+	if in.IsNull() {
+		if isTopLevel {
+			in.Consumed()
+		}
+		in.Skip()
+		return
+	}
+	in.Delim('{')
+	for !in.IsDelim('}') {
+		key := in.UnsafeFieldName(false)
+		in.WantColon()
+		switch key {
+		case "user_id":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.UserID = string(in.String())
+			}
+		case "code":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.Code = string(in.String())
+			}
+		case "expires_at":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				if data := in.Raw(); in.Ok() {
+					in.AddError((out.ExpiresAt).UnmarshalJSON(data))
+				}
+			}
+		default:
+			in.SkipRecursive()
+		}
+		in.WantComma()
+	}
+	in.Delim('}')
+	if isTopLevel {
+		in.Consumed()
+	}
+}
+func easyjsonC1cedd36EncodeGithubComChattermChatWire9(out *jwriter.Writer, in PasswordResetCode) {
+	out.RawByte('{')
+	first := true
+	_ = first
+	{
+		const prefix string = ",\"user_id\":"
+		out.RawString(prefix[1:])
+		out.String(string(in.UserID))
+	}
+	{
+		const prefix string = ",\"code\":"
+		out.RawString(prefix)
+		out.String(string(in.Code))
+	}
+	{
+		const prefix string = ",\"expires_at\":"
+		out.RawString(prefix)
+		out.Raw((in.ExpiresAt).MarshalJSON())
+	}
+	out.RawByte('}')
+}
+
+// MarshalEasyJSON supports easyjson.Marshaler interface
+func (v PasswordResetCode) MarshalEasyJSON(w *jwriter.Writer) {
+	easyjsonC1cedd36EncodeGithubComChattermChatWire9(w, v)
+}
+
+// UnmarshalEasyJSON supports easyjson.Unmarshaler interface
+func (v *PasswordResetCode) UnmarshalEasyJSON(l *jlexer.Lexer) {
+	easyjsonC1cedd36DecodeGithubComChattermChatWire9(l, v)
+}
+func easyjsonC1cedd36DecodeGithubComChattermChatWire10(in *jlexer.Lexer, out *Participant) {
 	isTopLevel := in.IsStart()
 	if in.IsNull() {
 		if isTopLevel {
@@ -820,7 +968,7 @@ func easyjsonC1cedd36DecodeGithubComChattermChatWire8(in *jlexer.Lexer, out *Par
 		in.Consumed()
 	}
 }
-func easyjsonC1cedd36EncodeGithubComChattermChatWire8(out *jwriter.Writer, in Participant) {
+func easyjsonC1cedd36EncodeGithubComChattermChatWire10(out *jwriter.Writer, in Participant) {
 	out.RawByte('{')
 	first := true
 	_ = first
@@ -844,14 +992,14 @@ func easyjsonC1cedd36EncodeGithubComChattermChatWire8(out *jwriter.Writer, in Pa
 
 // MarshalEasyJSON supports easyjson.Marshaler interface
 func (v Participant) MarshalEasyJSON(w *jwriter.Writer) {
-	easyjsonC1cedd36EncodeGithubComChattermChatWire8(w, v)
+	easyjsonC1cedd36EncodeGithubComChattermChatWire10(w, v)
 }
 
 // UnmarshalEasyJSON supports easyjson.Unmarshaler interface
 func (v *Participant) UnmarshalEasyJSON(l *jlexer.Lexer) {
-	easyjsonC1cedd36DecodeGithubComChattermChatWire8(l, v)
+	easyjsonC1cedd36DecodeGithubComChattermChatWire10(l, v)
 }
-func easyjsonC1cedd36DecodeGithubComChattermChatWire9(in *jlexer.Lexer, out *Message) {
+func easyjsonC1cedd36DecodeGithubComChattermChatWire11(in *jlexer.Lexer, out *Message) {
 	isTopLevel := in.IsStart()
 	if in.IsNull() {
 		if isTopLevel {
@@ -975,7 +1123,7 @@ func easyjsonC1cedd36DecodeGithubComChattermChatWire9(in *jlexer.Lexer, out *Mes
 		in.Consumed()
 	}
 }
-func easyjsonC1cedd36EncodeGithubComChattermChatWire9(out *jwriter.Writer, in Message) {
+func easyjsonC1cedd36EncodeGithubComChattermChatWire11(out *jwriter.Writer, in Message) {
 	out.RawByte('{')
 	first := true
 	_ = first
@@ -1059,14 +1207,14 @@ func easyjsonC1cedd36EncodeGithubComChattermChatWire9(out *jwriter.Writer, in Me
 
 // MarshalEasyJSON supports easyjson.Marshaler interface
 func (v Message) MarshalEasyJSON(w *jwriter.Writer) {
-	easyjsonC1cedd36EncodeGithubComChattermChatWire9(w, v)
+	easyjsonC1cedd36EncodeGithubComChattermChatWire11(w, v)
 }
 
 // UnmarshalEasyJSON supports easyjson.Unmarshaler interface
 func (v *Message) UnmarshalEasyJSON(l *jlexer.Lexer) {
-	easyjsonC1cedd36DecodeGithubComChattermChatWire9(l, v)
+	easyjsonC1cedd36DecodeGithubComChattermChatWire11(l, v)
 }
-func easyjsonC1cedd36DecodeGithubComChattermChatWire10(in *jlexer.Lexer, out *MembersRequest) {
+func easyjsonC1cedd36DecodeGithubComChattermChatWire12(in *jlexer.Lexer, out *MembersRequest) {
 	isTopLevel := in.IsStart()
 	if in.IsNull() {
 		if isTopLevel {
@@ -1117,7 +1265,7 @@ func easyjsonC1cedd36DecodeGithubComChattermChatWire10(in *jlexer.Lexer, out *Me
 		in.Consumed()
 	}
 }
-func easyjsonC1cedd36EncodeGithubComChattermChatWire10(out *jwriter.Writer, in MembersRequest) {
+func easyjsonC1cedd36EncodeGithubComChattermChatWire12(out *jwriter.Writer, in MembersRequest) {
 	out.RawByte('{')
 	first := true
 	_ = first
@@ -1142,14 +1290,14 @@ func easyjsonC1cedd36EncodeGithubComChattermChatWire10(out *jwriter.Writer, in M
 
 // MarshalEasyJSON supports easyjson.Marshaler interface
 func (v MembersRequest) MarshalEasyJSON(w *jwriter.Writer) {
-	easyjsonC1cedd36EncodeGithubComChattermChatWire10(w, v)
+	easyjsonC1cedd36EncodeGithubComChattermChatWire12(w, v)
 }
 
 // UnmarshalEasyJSON supports easyjson.Unmarshaler interface
 func (v *MembersRequest) UnmarshalEasyJSON(l *jlexer.Lexer) {
-	easyjsonC1cedd36DecodeGithubComChattermChatWire10(l, v)
+	easyjsonC1cedd36DecodeGithubComChattermChatWire12(l, v)
 }
-func easyjsonC1cedd36DecodeGithubComChattermChatWire11(in *jlexer.Lexer, out *MemberStatus) {
+func easyjsonC1cedd36DecodeGithubComChattermChatWire13(in *jlexer.Lexer, out *MemberStatus) {
 	isTopLevel := in.IsStart()
 	if in.IsNull() {
 		if isTopLevel {
@@ -1191,7 +1339,7 @@ func easyjsonC1cedd36DecodeGithubComChattermChatWire11(in *jlexer.Lexer, out *Me
 		in.Consumed()
 	}
 }
-func easyjsonC1cedd36EncodeGithubComChattermChatWire11(out *jwriter.Writer, in MemberStatus) {
+func easyjsonC1cedd36EncodeGithubComChattermChatWire13(out *jwriter.Writer, in MemberStatus) {
 	out.RawByte('{')
 	first := true
 	_ = first
@@ -1215,14 +1363,14 @@ func easyjsonC1cedd36EncodeGithubComChattermChatWire11(out *jwriter.Writer, in M
 
 // MarshalEasyJSON supports easyjson.Marshaler interface
 func (v MemberStatus) MarshalEasyJSON(w *jwriter.Writer) {
-	easyjsonC1cedd36EncodeGithubComChattermChatWire11(w, v)
+	easyjsonC1cedd36EncodeGithubComChattermChatWire13(w, v)
 }
 
 // UnmarshalEasyJSON supports easyjson.Unmarshaler interface
 func (v *MemberStatus) UnmarshalEasyJSON(l *jlexer.Lexer) {
-	easyjsonC1cedd36DecodeGithubComChattermChatWire11(l, v)
+	easyjsonC1cedd36DecodeGithubComChattermChatWire13(l, v)
 }
-func easyjsonC1cedd36DecodeGithubComChattermChatWire12(in *jlexer.Lexer, out *MemberPresence) {
+func easyjsonC1cedd36DecodeGithubComChattermChatWire14(in *jlexer.Lexer, out *MemberPresence) {
 	isTopLevel := in.IsStart()
 	if in.IsNull() {
 		if isTopLevel {
@@ -1272,7 +1420,7 @@ func easyjsonC1cedd36DecodeGithubComChattermChatWire12(in *jlexer.Lexer, out *Me
 		in.Consumed()
 	}
 }
-func easyjsonC1cedd36EncodeGithubComChattermChatWire12(out *jwriter.Writer, in MemberPresence) {
+func easyjsonC1cedd36EncodeGithubComChattermChatWire14(out *jwriter.Writer, in MemberPresence) {
 	out.RawByte('{')
 	first := true
 	_ = first
@@ -1301,14 +1449,14 @@ func easyjsonC1cedd36EncodeGithubComChattermChatWire12(out *jwriter.Writer, in M
 
 // MarshalEasyJSON supports easyjson.Marshaler interface
 func (v MemberPresence) MarshalEasyJSON(w *jwriter.Writer) {
-	easyjsonC1cedd36EncodeGithubComChattermChatWire12(w, v)
+	easyjsonC1cedd36EncodeGithubComChattermChatWire14(w, v)
 }
 
 // UnmarshalEasyJSON supports easyjson.Unmarshaler interface
 func (v *MemberPresence) UnmarshalEasyJSON(l *jlexer.Lexer) {
-	easyjsonC1cedd36DecodeGithubComChattermChatWire12(l, v)
+	easyjsonC1cedd36DecodeGithubComChattermChatWire14(l, v)
 }
-func easyjsonC1cedd36DecodeGithubComChattermChatWire13(in *jlexer.Lexer, out *MediaResponse) {
+func easyjsonC1cedd36DecodeGithubComChattermChatWire15(in *jlexer.Lexer, out *MediaResponse) {
 	isTopLevel := in.IsStart()
 	if in.IsNull() {
 		if isTopLevel {
@@ -1352,7 +1500,7 @@ func easyjsonC1cedd36DecodeGithubComChattermChatWire13(in *jlexer.Lexer, out *Me
 		in.Consumed()
 	}
 }
-func easyjsonC1cedd36EncodeGithubComChattermChatWire13(out *jwriter.Writer, in MediaResponse) {
+func easyjsonC1cedd36EncodeGithubComChattermChatWire15(out *jwriter.Writer, in MediaResponse) {
 	out.RawByte('{')
 	first := true
 	_ = first
@@ -1376,14 +1524,14 @@ func easyjsonC1cedd36EncodeGithubComChattermChatWire13(out *jwriter.Writer, in M
 
 // MarshalEasyJSON supports easyjson.Marshaler interface
 func (v MediaResponse) MarshalEasyJSON(w *jwriter.Writer) {
-	easyjsonC1cedd36EncodeGithubComChattermChatWire13(w, v)
+	easyjsonC1cedd36EncodeGithubComChattermChatWire15(w, v)
 }
 
 // UnmarshalEasyJSON supports easyjson.Unmarshaler interface
 func (v *MediaResponse) UnmarshalEasyJSON(l *jlexer.Lexer) {
-	easyjsonC1cedd36DecodeGithubComChattermChatWire13(l, v)
+	easyjsonC1cedd36DecodeGithubComChattermChatWire15(l, v)
 }
-func easyjsonC1cedd36DecodeGithubComChattermChatWire14(in *jlexer.Lexer, out *MediaRequest) {
+func easyjsonC1cedd36DecodeGithubComChattermChatWire16(in *jlexer.Lexer, out *MediaRequest) {
 	isTopLevel := in.IsStart()
 	if in.IsNull() {
 		if isTopLevel {
@@ -1413,7 +1561,7 @@ func easyjsonC1cedd36DecodeGithubComChattermChatWire14(in *jlexer.Lexer, out *Me
 		in.Consumed()
 	}
 }
-func easyjsonC1cedd36EncodeGithubComChattermChatWire14(out *jwriter.Writer, in MediaRequest) {
+func easyjsonC1cedd36EncodeGithubComChattermChatWire16(out *jwriter.Writer, in MediaRequest) {
 	out.RawByte('{')
 	first := true
 	_ = first
@@ -1427,14 +1575,14 @@ func easyjsonC1cedd36EncodeGithubComChattermChatWire14(out *jwriter.Writer, in M
 
 // MarshalEasyJSON supports easyjson.Marshaler interface
 func (v MediaRequest) MarshalEasyJSON(w *jwriter.Writer) {
-	easyjsonC1cedd36EncodeGithubComChattermChatWire14(w, v)
+	easyjsonC1cedd36EncodeGithubComChattermChatWire16(w, v)
 }
 
 // UnmarshalEasyJSON supports easyjson.Unmarshaler interface
 func (v *MediaRequest) UnmarshalEasyJSON(l *jlexer.Lexer) {
-	easyjsonC1cedd36DecodeGithubComChattermChatWire14(l, v)
+	easyjsonC1cedd36DecodeGithubComChattermChatWire16(l, v)
 }
-func easyjsonC1cedd36DecodeGithubComChattermChatWire15(in *jlexer.Lexer, out *LoginRequest) {
+func easyjsonC1cedd36DecodeGithubComChattermChatWire17(in *jlexer.Lexer, out *LoginRequest) {
 	isTopLevel := in.IsStart()
 	if in.IsNull() {
 		if isTopLevel {
@@ -1470,7 +1618,7 @@ func easyjsonC1cedd36DecodeGithubComChattermChatWire15(in *jlexer.Lexer, out *Lo
 		in.Consumed()
 	}
 }
-func easyjsonC1cedd36EncodeGithubComChattermChatWire15(out *jwriter.Writer, in LoginRequest) {
+func easyjsonC1cedd36EncodeGithubComChattermChatWire17(out *jwriter.Writer, in LoginRequest) {
 	out.RawByte('{')
 	first := true
 	_ = first
@@ -1489,14 +1637,97 @@ func easyjsonC1cedd36EncodeGithubComChattermChatWire15(out *jwriter.Writer, in L
 
 // MarshalEasyJSON supports easyjson.Marshaler interface
 func (v LoginRequest) MarshalEasyJSON(w *jwriter.Writer) {
-	easyjsonC1cedd36EncodeGithubComChattermChatWire15(w, v)
+	easyjsonC1cedd36EncodeGithubComChattermChatWire17(w, v)
 }
 
 // UnmarshalEasyJSON supports easyjson.Unmarshaler interface
 func (v *LoginRequest) UnmarshalEasyJSON(l *jlexer.Lexer) {
-	easyjsonC1cedd36DecodeGithubComChattermChatWire15(l, v)
+	easyjsonC1cedd36DecodeGithubComChattermChatWire17(l, v)
 }
-func easyjsonC1cedd36DecodeGithubComChattermChatWire16(in *jlexer.Lexer, out *InviteResponse) {
+func easyjsonC1cedd36DecodeGithubComChattermChatWire18(in *jlexer.Lexer, out *InvitesResponse) {
+	isTopLevel := in.IsStart()
+	if in.IsNull() {
+		if isTopLevel {
+			in.Consumed()
+		}
+		in.Skip()
+		return
+	}
+	in.Delim('{')
+	for !in.IsDelim('}') {
+		key := in.UnsafeFieldName(false)
+		in.WantColon()
+		switch key {
+		case "invites":
+			if in.IsNull() {
+				in.Skip()
+				out.Invites = nil
+			} else {
+				in.Delim('[')
+				if out.Invites == nil {
+					if !in.IsDelim(']') {
+						out.Invites = make([]InviteInfo, 0, 1)
+					} else {
+						out.Invites = []InviteInfo{}
+					}
+				} else {
+					out.Invites = (out.Invites)[:0]
+				}
+				for !in.IsDelim(']') {
+					var v10 InviteInfo
+					if in.IsNull() {
+						in.Skip()
+					} else {
+						(v10).UnmarshalEasyJSON(in)
+					}
+					out.Invites = append(out.Invites, v10)
+					in.WantComma()
+				}
+				in.Delim(']')
+			}
+		default:
+			in.SkipRecursive()
+		}
+		in.WantComma()
+	}
+	in.Delim('}')
+	if isTopLevel {
+		in.Consumed()
+	}
+}
+func easyjsonC1cedd36EncodeGithubComChattermChatWire18(out *jwriter.Writer, in InvitesResponse) {
+	out.RawByte('{')
+	first := true
+	_ = first
+	{
+		const prefix string = ",\"invites\":"
+		out.RawString(prefix[1:])
+		if in.Invites == nil && (out.Flags&jwriter.NilSliceAsEmpty) == 0 {
+			out.RawString("null")
+		} else {
+			out.RawByte('[')
+			for v11, v12 := range in.Invites {
+				if v11 > 0 {
+					out.RawByte(',')
+				}
+				(v12).MarshalEasyJSON(out)
+			}
+			out.RawByte(']')
+		}
+	}
+	out.RawByte('}')
+}
+
+// MarshalEasyJSON supports easyjson.Marshaler interface
+func (v InvitesResponse) MarshalEasyJSON(w *jwriter.Writer) {
+	easyjsonC1cedd36EncodeGithubComChattermChatWire18(w, v)
+}
+
+// UnmarshalEasyJSON supports easyjson.Unmarshaler interface
+func (v *InvitesResponse) UnmarshalEasyJSON(l *jlexer.Lexer) {
+	easyjsonC1cedd36DecodeGithubComChattermChatWire18(l, v)
+}
+func easyjsonC1cedd36DecodeGithubComChattermChatWire19(in *jlexer.Lexer, out *InviteResponse) {
 	isTopLevel := in.IsStart()
 	if in.IsNull() {
 		if isTopLevel {
@@ -1534,7 +1765,7 @@ func easyjsonC1cedd36DecodeGithubComChattermChatWire16(in *jlexer.Lexer, out *In
 		in.Consumed()
 	}
 }
-func easyjsonC1cedd36EncodeGithubComChattermChatWire16(out *jwriter.Writer, in InviteResponse) {
+func easyjsonC1cedd36EncodeGithubComChattermChatWire19(out *jwriter.Writer, in InviteResponse) {
 	out.RawByte('{')
 	first := true
 	_ = first
@@ -1553,14 +1784,89 @@ func easyjsonC1cedd36EncodeGithubComChattermChatWire16(out *jwriter.Writer, in I
 
 // MarshalEasyJSON supports easyjson.Marshaler interface
 func (v InviteResponse) MarshalEasyJSON(w *jwriter.Writer) {
-	easyjsonC1cedd36EncodeGithubComChattermChatWire16(w, v)
+	easyjsonC1cedd36EncodeGithubComChattermChatWire19(w, v)
 }
 
 // UnmarshalEasyJSON supports easyjson.Unmarshaler interface
 func (v *InviteResponse) UnmarshalEasyJSON(l *jlexer.Lexer) {
-	easyjsonC1cedd36DecodeGithubComChattermChatWire16(l, v)
+	easyjsonC1cedd36DecodeGithubComChattermChatWire19(l, v)
 }
-func easyjsonC1cedd36DecodeGithubComChattermChatWire17(in *jlexer.Lexer, out *InboxResponse) {
+func easyjsonC1cedd36DecodeGithubComChattermChatWire20(in *jlexer.Lexer, out *InviteInfo) {
+	isTopLevel := in.IsStart()
+	if in.IsNull() {
+		if isTopLevel {
+			in.Consumed()
+		}
+		in.Skip()
+		return
+	}
+	in.Delim('{')
+	for !in.IsDelim('}') {
+		key := in.UnsafeFieldName(false)
+		in.WantColon()
+		switch key {
+		case "id":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.ID = string(in.String())
+			}
+		case "created_by":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.CreatedBy = string(in.String())
+			}
+		case "expires_at":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				if data := in.Raw(); in.Ok() {
+					in.AddError((out.ExpiresAt).UnmarshalJSON(data))
+				}
+			}
+		default:
+			in.SkipRecursive()
+		}
+		in.WantComma()
+	}
+	in.Delim('}')
+	if isTopLevel {
+		in.Consumed()
+	}
+}
+func easyjsonC1cedd36EncodeGithubComChattermChatWire20(out *jwriter.Writer, in InviteInfo) {
+	out.RawByte('{')
+	first := true
+	_ = first
+	{
+		const prefix string = ",\"id\":"
+		out.RawString(prefix[1:])
+		out.String(string(in.ID))
+	}
+	{
+		const prefix string = ",\"created_by\":"
+		out.RawString(prefix)
+		out.String(string(in.CreatedBy))
+	}
+	{
+		const prefix string = ",\"expires_at\":"
+		out.RawString(prefix)
+		out.Raw((in.ExpiresAt).MarshalJSON())
+	}
+	out.RawByte('}')
+}
+
+// MarshalEasyJSON supports easyjson.Marshaler interface
+func (v InviteInfo) MarshalEasyJSON(w *jwriter.Writer) {
+	easyjsonC1cedd36EncodeGithubComChattermChatWire20(w, v)
+}
+
+// UnmarshalEasyJSON supports easyjson.Unmarshaler interface
+func (v *InviteInfo) UnmarshalEasyJSON(l *jlexer.Lexer) {
+	easyjsonC1cedd36DecodeGithubComChattermChatWire20(l, v)
+}
+func easyjsonC1cedd36DecodeGithubComChattermChatWire21(in *jlexer.Lexer, out *InboxResponse) {
 	isTopLevel := in.IsStart()
 	if in.IsNull() {
 		if isTopLevel {
@@ -1590,13 +1896,13 @@ func easyjsonC1cedd36DecodeGithubComChattermChatWire17(in *jlexer.Lexer, out *In
 					out.Conversations = (out.Conversations)[:0]
 				}
 				for !in.IsDelim(']') {
-					var v10 InboxEntry
+					var v13 InboxEntry
 					if in.IsNull() {
 						in.Skip()
 					} else {
-						(v10).UnmarshalEasyJSON(in)
+						(v13).UnmarshalEasyJSON(in)
 					}
-					out.Conversations = append(out.Conversations, v10)
+					out.Conversations = append(out.Conversations, v13)
 					in.WantComma()
 				}
 				in.Delim(']')
@@ -1611,7 +1917,7 @@ func easyjsonC1cedd36DecodeGithubComChattermChatWire17(in *jlexer.Lexer, out *In
 		in.Consumed()
 	}
 }
-func easyjsonC1cedd36EncodeGithubComChattermChatWire17(out *jwriter.Writer, in InboxResponse) {
+func easyjsonC1cedd36EncodeGithubComChattermChatWire21(out *jwriter.Writer, in InboxResponse) {
 	out.RawByte('{')
 	first := true
 	_ = first
@@ -1622,11 +1928,11 @@ func easyjsonC1cedd36EncodeGithubComChattermChatWire17(out *jwriter.Writer, in I
 			out.RawString("null")
 		} else {
 			out.RawByte('[')
-			for v11, v12 := range in.Conversations {
-				if v11 > 0 {
+			for v14, v15 := range in.Conversations {
+				if v14 > 0 {
 					out.RawByte(',')
 				}
-				(v12).MarshalEasyJSON(out)
+				(v15).MarshalEasyJSON(out)
 			}
 			out.RawByte(']')
 		}
@@ -1636,14 +1942,14 @@ func easyjsonC1cedd36EncodeGithubComChattermChatWire17(out *jwriter.Writer, in I
 
 // MarshalEasyJSON supports easyjson.Marshaler interface
 func (v InboxResponse) MarshalEasyJSON(w *jwriter.Writer) {
-	easyjsonC1cedd36EncodeGithubComChattermChatWire17(w, v)
+	easyjsonC1cedd36EncodeGithubComChattermChatWire21(w, v)
 }
 
 // UnmarshalEasyJSON supports easyjson.Unmarshaler interface
 func (v *InboxResponse) UnmarshalEasyJSON(l *jlexer.Lexer) {
-	easyjsonC1cedd36DecodeGithubComChattermChatWire17(l, v)
+	easyjsonC1cedd36DecodeGithubComChattermChatWire21(l, v)
 }
-func easyjsonC1cedd36DecodeGithubComChattermChatWire18(in *jlexer.Lexer, out *InboxEntry) {
+func easyjsonC1cedd36DecodeGithubComChattermChatWire22(in *jlexer.Lexer, out *InboxEntry) {
 	isTopLevel := in.IsStart()
 	if in.IsNull() {
 		if isTopLevel {
@@ -1735,7 +2041,7 @@ func easyjsonC1cedd36DecodeGithubComChattermChatWire18(in *jlexer.Lexer, out *In
 		in.Consumed()
 	}
 }
-func easyjsonC1cedd36EncodeGithubComChattermChatWire18(out *jwriter.Writer, in InboxEntry) {
+func easyjsonC1cedd36EncodeGithubComChattermChatWire22(out *jwriter.Writer, in InboxEntry) {
 	out.RawByte('{')
 	first := true
 	_ = first
@@ -1799,14 +2105,14 @@ func easyjsonC1cedd36EncodeGithubComChattermChatWire18(out *jwriter.Writer, in I
 
 // MarshalEasyJSON supports easyjson.Marshaler interface
 func (v InboxEntry) MarshalEasyJSON(w *jwriter.Writer) {
-	easyjsonC1cedd36EncodeGithubComChattermChatWire18(w, v)
+	easyjsonC1cedd36EncodeGithubComChattermChatWire22(w, v)
 }
 
 // UnmarshalEasyJSON supports easyjson.Unmarshaler interface
 func (v *InboxEntry) UnmarshalEasyJSON(l *jlexer.Lexer) {
-	easyjsonC1cedd36DecodeGithubComChattermChatWire18(l, v)
+	easyjsonC1cedd36DecodeGithubComChattermChatWire22(l, v)
 }
-func easyjsonC1cedd36DecodeGithubComChattermChatWire19(in *jlexer.Lexer, out *HistoryResponse) {
+func easyjsonC1cedd36DecodeGithubComChattermChatWire23(in *jlexer.Lexer, out *HistoryResponse) {
 	isTopLevel := in.IsStart()
 	if in.IsNull() {
 		if isTopLevel {
@@ -1842,13 +2148,13 @@ func easyjsonC1cedd36DecodeGithubComChattermChatWire19(in *jlexer.Lexer, out *Hi
 					out.Messages = (out.Messages)[:0]
 				}
 				for !in.IsDelim(']') {
-					var v13 Message
+					var v16 Message
 					if in.IsNull() {
 						in.Skip()
 					} else {
-						(v13).UnmarshalEasyJSON(in)
+						(v16).UnmarshalEasyJSON(in)
 					}
-					out.Messages = append(out.Messages, v13)
+					out.Messages = append(out.Messages, v16)
 					in.WantComma()
 				}
 				in.Delim(']')
@@ -1869,7 +2175,7 @@ func easyjsonC1cedd36DecodeGithubComChattermChatWire19(in *jlexer.Lexer, out *Hi
 		in.Consumed()
 	}
 }
-func easyjsonC1cedd36EncodeGithubComChattermChatWire19(out *jwriter.Writer, in HistoryResponse) {
+func easyjsonC1cedd36EncodeGithubComChattermChatWire23(out *jwriter.Writer, in HistoryResponse) {
 	out.RawByte('{')
 	first := true
 	_ = first
@@ -1885,11 +2191,11 @@ func easyjsonC1cedd36EncodeGithubComChattermChatWire19(out *jwriter.Writer, in H
 			out.RawString("null")
 		} else {
 			out.RawByte('[')
-			for v14, v15 := range in.Messages {
-				if v14 > 0 {
+			for v17, v18 := range in.Messages {
+				if v17 > 0 {
 					out.RawByte(',')
 				}
-				(v15).MarshalEasyJSON(out)
+				(v18).MarshalEasyJSON(out)
 			}
 			out.RawByte(']')
 		}
@@ -1904,14 +2210,14 @@ func easyjsonC1cedd36EncodeGithubComChattermChatWire19(out *jwriter.Writer, in H
 
 // MarshalEasyJSON supports easyjson.Marshaler interface
 func (v HistoryResponse) MarshalEasyJSON(w *jwriter.Writer) {
-	easyjsonC1cedd36EncodeGithubComChattermChatWire19(w, v)
+	easyjsonC1cedd36EncodeGithubComChattermChatWire23(w, v)
 }
 
 // UnmarshalEasyJSON supports easyjson.Unmarshaler interface
 func (v *HistoryResponse) UnmarshalEasyJSON(l *jlexer.Lexer) {
-	easyjsonC1cedd36DecodeGithubComChattermChatWire19(l, v)
+	easyjsonC1cedd36DecodeGithubComChattermChatWire23(l, v)
 }
-func easyjsonC1cedd36DecodeGithubComChattermChatWire20(in *jlexer.Lexer, out *CreateConversationRequest) {
+func easyjsonC1cedd36DecodeGithubComChattermChatWire24(in *jlexer.Lexer, out *CreateConversationRequest) {
 	isTopLevel := in.IsStart()
 	if in.IsNull() {
 		if isTopLevel {
@@ -1953,13 +2259,13 @@ func easyjsonC1cedd36DecodeGithubComChattermChatWire20(in *jlexer.Lexer, out *Cr
 					out.Members = (out.Members)[:0]
 				}
 				for !in.IsDelim(']') {
-					var v16 string
+					var v19 string
 					if in.IsNull() {
 						in.Skip()
 					} else {
-						v16 = string(in.String())
+						v19 = string(in.String())
 					}
-					out.Members = append(out.Members, v16)
+					out.Members = append(out.Members, v19)
 					in.WantComma()
 				}
 				in.Delim(']')
@@ -1974,7 +2280,7 @@ func easyjsonC1cedd36DecodeGithubComChattermChatWire20(in *jlexer.Lexer, out *Cr
 		in.Consumed()
 	}
 }
-func easyjsonC1cedd36EncodeGithubComChattermChatWire20(out *jwriter.Writer, in CreateConversationRequest) {
+func easyjsonC1cedd36EncodeGithubComChattermChatWire24(out *jwriter.Writer, in CreateConversationRequest) {
 	out.RawByte('{')
 	first := true
 	_ = first
@@ -1995,11 +2301,11 @@ func easyjsonC1cedd36EncodeGithubComChattermChatWire20(out *jwriter.Writer, in C
 			out.RawString("null")
 		} else {
 			out.RawByte('[')
-			for v17, v18 := range in.Members {
-				if v17 > 0 {
+			for v20, v21 := range in.Members {
+				if v20 > 0 {
 					out.RawByte(',')
 				}
-				out.String(string(v18))
+				out.String(string(v21))
 			}
 			out.RawByte(']')
 		}
@@ -2009,14 +2315,14 @@ func easyjsonC1cedd36EncodeGithubComChattermChatWire20(out *jwriter.Writer, in C
 
 // MarshalEasyJSON supports easyjson.Marshaler interface
 func (v CreateConversationRequest) MarshalEasyJSON(w *jwriter.Writer) {
-	easyjsonC1cedd36EncodeGithubComChattermChatWire20(w, v)
+	easyjsonC1cedd36EncodeGithubComChattermChatWire24(w, v)
 }
 
 // UnmarshalEasyJSON supports easyjson.Unmarshaler interface
 func (v *CreateConversationRequest) UnmarshalEasyJSON(l *jlexer.Lexer) {
-	easyjsonC1cedd36DecodeGithubComChattermChatWire20(l, v)
+	easyjsonC1cedd36DecodeGithubComChattermChatWire24(l, v)
 }
-func easyjsonC1cedd36DecodeGithubComChattermChatWire21(in *jlexer.Lexer, out *Conversation) {
+func easyjsonC1cedd36DecodeGithubComChattermChatWire25(in *jlexer.Lexer, out *Conversation) {
 	isTopLevel := in.IsStart()
 	if in.IsNull() {
 		if isTopLevel {
@@ -2098,13 +2404,13 @@ func easyjsonC1cedd36DecodeGithubComChattermChatWire21(in *jlexer.Lexer, out *Co
 					out.Participants = (out.Participants)[:0]
 				}
 				for !in.IsDelim(']') {
-					var v19 Participant
+					var v22 Participant
 					if in.IsNull() {
 						in.Skip()
 					} else {
-						(v19).UnmarshalEasyJSON(in)
+						(v22).UnmarshalEasyJSON(in)
 					}
-					out.Participants = append(out.Participants, v19)
+					out.Participants = append(out.Participants, v22)
 					in.WantComma()
 				}
 				in.Delim(']')
@@ -2119,7 +2425,7 @@ func easyjsonC1cedd36DecodeGithubComChattermChatWire21(in *jlexer.Lexer, out *Co
 		in.Consumed()
 	}
 }
-func easyjsonC1cedd36EncodeGithubComChattermChatWire21(out *jwriter.Writer, in Conversation) {
+func easyjsonC1cedd36EncodeGithubComChattermChatWire25(out *jwriter.Writer, in Conversation) {
 	out.RawByte('{')
 	first := true
 	_ = first
@@ -2168,11 +2474,11 @@ func easyjsonC1cedd36EncodeGithubComChattermChatWire21(out *jwriter.Writer, in C
 		out.RawString(prefix)
 		{
 			out.RawByte('[')
-			for v20, v21 := range in.Participants {
-				if v20 > 0 {
+			for v23, v24 := range in.Participants {
+				if v23 > 0 {
 					out.RawByte(',')
 				}
-				(v21).MarshalEasyJSON(out)
+				(v24).MarshalEasyJSON(out)
 			}
 			out.RawByte(']')
 		}
@@ -2182,14 +2488,14 @@ func easyjsonC1cedd36EncodeGithubComChattermChatWire21(out *jwriter.Writer, in C
 
 // MarshalEasyJSON supports easyjson.Marshaler interface
 func (v Conversation) MarshalEasyJSON(w *jwriter.Writer) {
-	easyjsonC1cedd36EncodeGithubComChattermChatWire21(w, v)
+	easyjsonC1cedd36EncodeGithubComChattermChatWire25(w, v)
 }
 
 // UnmarshalEasyJSON supports easyjson.Unmarshaler interface
 func (v *Conversation) UnmarshalEasyJSON(l *jlexer.Lexer) {
-	easyjsonC1cedd36DecodeGithubComChattermChatWire21(l, v)
+	easyjsonC1cedd36DecodeGithubComChattermChatWire25(l, v)
 }
-func easyjsonC1cedd36DecodeGithubComChattermChatWire22(in *jlexer.Lexer, out *AuthResponse) {
+func easyjsonC1cedd36DecodeGithubComChattermChatWire26(in *jlexer.Lexer, out *AuthResponse) {
 	isTopLevel := in.IsStart()
 	if in.IsNull() {
 		if isTopLevel {
@@ -2239,7 +2545,7 @@ func easyjsonC1cedd36DecodeGithubComChattermChatWire22(in *jlexer.Lexer, out *Au
 		in.Consumed()
 	}
 }
-func easyjsonC1cedd36EncodeGithubComChattermChatWire22(out *jwriter.Writer, in AuthResponse) {
+func easyjsonC1cedd36EncodeGithubComChattermChatWire26(out *jwriter.Writer, in AuthResponse) {
 	out.RawByte('{')
 	first := true
 	_ = first
@@ -2268,14 +2574,14 @@ func easyjsonC1cedd36EncodeGithubComChattermChatWire22(out *jwriter.Writer, in A
 
 // MarshalEasyJSON supports easyjson.Marshaler interface
 func (v AuthResponse) MarshalEasyJSON(w *jwriter.Writer) {
-	easyjsonC1cedd36EncodeGithubComChattermChatWire22(w, v)
+	easyjsonC1cedd36EncodeGithubComChattermChatWire26(w, v)
 }
 
 // UnmarshalEasyJSON supports easyjson.Unmarshaler interface
 func (v *AuthResponse) UnmarshalEasyJSON(l *jlexer.Lexer) {
-	easyjsonC1cedd36DecodeGithubComChattermChatWire22(l, v)
+	easyjsonC1cedd36DecodeGithubComChattermChatWire26(l, v)
 }
-func easyjsonC1cedd36DecodeGithubComChattermChatWire23(in *jlexer.Lexer, out *AttachmentInfo) {
+func easyjsonC1cedd36DecodeGithubComChattermChatWire27(in *jlexer.Lexer, out *AttachmentInfo) {
 	isTopLevel := in.IsStart()
 	if in.IsNull() {
 		if isTopLevel {
@@ -2317,7 +2623,7 @@ func easyjsonC1cedd36DecodeGithubComChattermChatWire23(in *jlexer.Lexer, out *At
 		in.Consumed()
 	}
 }
-func easyjsonC1cedd36EncodeGithubComChattermChatWire23(out *jwriter.Writer, in AttachmentInfo) {
+func easyjsonC1cedd36EncodeGithubComChattermChatWire27(out *jwriter.Writer, in AttachmentInfo) {
 	out.RawByte('{')
 	first := true
 	_ = first
@@ -2352,10 +2658,285 @@ func easyjsonC1cedd36EncodeGithubComChattermChatWire23(out *jwriter.Writer, in A
 
 // MarshalEasyJSON supports easyjson.Marshaler interface
 func (v AttachmentInfo) MarshalEasyJSON(w *jwriter.Writer) {
-	easyjsonC1cedd36EncodeGithubComChattermChatWire23(w, v)
+	easyjsonC1cedd36EncodeGithubComChattermChatWire27(w, v)
 }
 
 // UnmarshalEasyJSON supports easyjson.Unmarshaler interface
 func (v *AttachmentInfo) UnmarshalEasyJSON(l *jlexer.Lexer) {
-	easyjsonC1cedd36DecodeGithubComChattermChatWire23(l, v)
+	easyjsonC1cedd36DecodeGithubComChattermChatWire27(l, v)
+}
+func easyjsonC1cedd36DecodeGithubComChattermChatWire28(in *jlexer.Lexer, out *AdminUsersResponse) {
+	isTopLevel := in.IsStart()
+	if in.IsNull() {
+		if isTopLevel {
+			in.Consumed()
+		}
+		in.Skip()
+		return
+	}
+	in.Delim('{')
+	for !in.IsDelim('}') {
+		key := in.UnsafeFieldName(false)
+		in.WantColon()
+		switch key {
+		case "users":
+			if in.IsNull() {
+				in.Skip()
+				out.Users = nil
+			} else {
+				in.Delim('[')
+				if out.Users == nil {
+					if !in.IsDelim(']') {
+						out.Users = make([]AdminUser, 0, 1)
+					} else {
+						out.Users = []AdminUser{}
+					}
+				} else {
+					out.Users = (out.Users)[:0]
+				}
+				for !in.IsDelim(']') {
+					var v25 AdminUser
+					if in.IsNull() {
+						in.Skip()
+					} else {
+						(v25).UnmarshalEasyJSON(in)
+					}
+					out.Users = append(out.Users, v25)
+					in.WantComma()
+				}
+				in.Delim(']')
+			}
+		default:
+			in.SkipRecursive()
+		}
+		in.WantComma()
+	}
+	in.Delim('}')
+	if isTopLevel {
+		in.Consumed()
+	}
+}
+func easyjsonC1cedd36EncodeGithubComChattermChatWire28(out *jwriter.Writer, in AdminUsersResponse) {
+	out.RawByte('{')
+	first := true
+	_ = first
+	{
+		const prefix string = ",\"users\":"
+		out.RawString(prefix[1:])
+		if in.Users == nil && (out.Flags&jwriter.NilSliceAsEmpty) == 0 {
+			out.RawString("null")
+		} else {
+			out.RawByte('[')
+			for v26, v27 := range in.Users {
+				if v26 > 0 {
+					out.RawByte(',')
+				}
+				(v27).MarshalEasyJSON(out)
+			}
+			out.RawByte(']')
+		}
+	}
+	out.RawByte('}')
+}
+
+// MarshalEasyJSON supports easyjson.Marshaler interface
+func (v AdminUsersResponse) MarshalEasyJSON(w *jwriter.Writer) {
+	easyjsonC1cedd36EncodeGithubComChattermChatWire28(w, v)
+}
+
+// UnmarshalEasyJSON supports easyjson.Unmarshaler interface
+func (v *AdminUsersResponse) UnmarshalEasyJSON(l *jlexer.Lexer) {
+	easyjsonC1cedd36DecodeGithubComChattermChatWire28(l, v)
+}
+func easyjsonC1cedd36DecodeGithubComChattermChatWire29(in *jlexer.Lexer, out *AdminUserChange) {
+	isTopLevel := in.IsStart()
+	if in.IsNull() {
+		if isTopLevel {
+			in.Consumed()
+		}
+		in.Skip()
+		return
+	}
+	in.Delim('{')
+	for !in.IsDelim('}') {
+		key := in.UnsafeFieldName(false)
+		in.WantColon()
+		switch key {
+		case "disabled":
+			if in.IsNull() {
+				in.Skip()
+				out.Disabled = nil
+			} else {
+				if out.Disabled == nil {
+					out.Disabled = new(bool)
+				}
+				if in.IsNull() {
+					in.Skip()
+				} else {
+					*out.Disabled = bool(in.Bool())
+				}
+			}
+		case "admin":
+			if in.IsNull() {
+				in.Skip()
+				out.Admin = nil
+			} else {
+				if out.Admin == nil {
+					out.Admin = new(bool)
+				}
+				if in.IsNull() {
+					in.Skip()
+				} else {
+					*out.Admin = bool(in.Bool())
+				}
+			}
+		default:
+			in.SkipRecursive()
+		}
+		in.WantComma()
+	}
+	in.Delim('}')
+	if isTopLevel {
+		in.Consumed()
+	}
+}
+func easyjsonC1cedd36EncodeGithubComChattermChatWire29(out *jwriter.Writer, in AdminUserChange) {
+	out.RawByte('{')
+	first := true
+	_ = first
+	if in.Disabled != nil {
+		const prefix string = ",\"disabled\":"
+		first = false
+		out.RawString(prefix[1:])
+		out.Bool(bool(*in.Disabled))
+	}
+	if in.Admin != nil {
+		const prefix string = ",\"admin\":"
+		if first {
+			first = false
+			out.RawString(prefix[1:])
+		} else {
+			out.RawString(prefix)
+		}
+		out.Bool(bool(*in.Admin))
+	}
+	out.RawByte('}')
+}
+
+// MarshalEasyJSON supports easyjson.Marshaler interface
+func (v AdminUserChange) MarshalEasyJSON(w *jwriter.Writer) {
+	easyjsonC1cedd36EncodeGithubComChattermChatWire29(w, v)
+}
+
+// UnmarshalEasyJSON supports easyjson.Unmarshaler interface
+func (v *AdminUserChange) UnmarshalEasyJSON(l *jlexer.Lexer) {
+	easyjsonC1cedd36DecodeGithubComChattermChatWire29(l, v)
+}
+func easyjsonC1cedd36DecodeGithubComChattermChatWire30(in *jlexer.Lexer, out *AdminUser) {
+	isTopLevel := in.IsStart()
+	if in.IsNull() {
+		if isTopLevel {
+			in.Consumed()
+		}
+		in.Skip()
+		return
+	}
+	in.Delim('{')
+	for !in.IsDelim('}') {
+		key := in.UnsafeFieldName(false)
+		in.WantColon()
+		switch key {
+		case "user_id":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.UserID = string(in.String())
+			}
+		case "display_name":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.DisplayName = string(in.String())
+			}
+		case "admin":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.Admin = bool(in.Bool())
+			}
+		case "disabled":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.Disabled = bool(in.Bool())
+			}
+		case "online":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.Online = bool(in.Bool())
+			}
+		case "created_at":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				if data := in.Raw(); in.Ok() {
+					in.AddError((out.CreatedAt).UnmarshalJSON(data))
+				}
+			}
+		default:
+			in.SkipRecursive()
+		}
+		in.WantComma()
+	}
+	in.Delim('}')
+	if isTopLevel {
+		in.Consumed()
+	}
+}
+func easyjsonC1cedd36EncodeGithubComChattermChatWire30(out *jwriter.Writer, in AdminUser) {
+	out.RawByte('{')
+	first := true
+	_ = first
+	{
+		const prefix string = ",\"user_id\":"
+		out.RawString(prefix[1:])
+		out.String(string(in.UserID))
+	}
+	{
+		const prefix string = ",\"display_name\":"
+		out.RawString(prefix)
+		out.String(string(in.DisplayName))
+	}
+	{
+		const prefix string = ",\"admin\":"
+		out.RawString(prefix)
+		out.Bool(bool(in.Admin))
+	}
+	{
+		const prefix string = ",\"disabled\":"
+		out.RawString(prefix)
+		out.Bool(bool(in.Disabled))
+	}
+	{
+		const prefix string = ",\"online\":"
+		out.RawString(prefix)
+		out.Bool(bool(in.Online))
+	}
+	{
+		const prefix string = ",\"created_at\":"
+		out.RawString(prefix)
+		out.Raw((in.CreatedAt).MarshalJSON())
+	}
+	out.RawByte('}')
+}
+
+// MarshalEasyJSON supports easyjson.Marshaler interface
+func (v AdminUser) MarshalEasyJSON(w *jwriter.Writer) {
+	easyjsonC1cedd36EncodeGithubComChattermChatWire30(w, v)
+}
+
+// UnmarshalEasyJSON supports easyjson.Unmarshaler interface
+func (v *AdminUser) UnmarshalEasyJSON(l *jlexer.Lexer) {
+	easyjsonC1cedd36DecodeGithubComChattermChatWire30(l, v)
 }

@@ -48,6 +48,8 @@ Commands:
   tail                  follow new messages until interrupted
   group                 create a group, add or remove members, show one
   invite                make an invite code (admins)
+  admin                 users, disable, reset-password, revoke-sessions, grant, invites... (admins)
+  reset-password USER   set a new password with the code an admin gave you
   media MEDIA_ID        print an attachment's download URL, or save it (-o)
   presence              who in a conversation is online, or when last seen
   profile               show or change your name, status and presence setting
@@ -118,6 +120,8 @@ func init() {
 		{"tail", "follow new messages", (*app).runTail},
 		{"group", "manage groups", (*app).runGroup},
 		{"invite", "make an invite code", (*app).runInvite},
+		{"admin", "administer the server (admins)", (*app).runAdmin},
+		{"reset-password", "set a new password with an admin's code", (*app).runResetPassword},
 		{"media", "fetch an attachment", (*app).runMedia},
 		{"presence", "who is online in a conversation", (*app).runPresence},
 		{"profile", "show or change your profile and settings", (*app).runProfile},

@@ -112,6 +112,19 @@ func (h *Hub) CloseToken(userID, tokenHash string, code int, reason string) {
 	}
 }
 
+// CloseUser closes every connection of a user.
+func (h *Hub) CloseUser(userID string, code int, reason string) {
+	h.mu.RLock()
+	var hit []*Conn
+	for c := range h.users[userID] {
+		hit = append(hit, c)
+	}
+	h.mu.RUnlock()
+	for _, c := range hit {
+		c.Close(code, reason)
+	}
+}
+
 // CloseAll closes every connection, and any added after it (it is the
 // shutdown).
 func (h *Hub) CloseAll(code int, reason string) {

@@ -3,6 +3,8 @@ package dynamo
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -111,59 +113,78 @@ func (s *Store) FirstUser(ctx context.Context) (string, error) {
 }
 
 func userFrom(it item) server.User {
-	return server.User{
+	u := server.User{
 		ID:           getS(it, "user_id"),
 		DisplayName:  getS(it, "display_name"),
 		Status:       getS(it, "status"),
 		PasswordHash: getB(it, "password_hash"),
 		Admin:        getBool(it, "admin"),
 		HidePresence: getBool(it, "hide_presence"), // absent on users made before it existed: false
+		Disabled:     getBool(it, "disabled"),
+		ResetHash:    getS(it, "reset_hash"),
 		CreatedAt:    getT(it, "created_at"),
 	}
+	if _, ok := it["reset_expires"]; ok {
+		u.ResetExpires = getT(it, "reset_expires")
+	}
+	return u
 }
 
 // UpdateProfile is one conditional UpdateItem returning the new item.
 func (s *Store) UpdateProfile(ctx context.Context, id string, ch server.ProfileChange) (server.User, error) {
-	displayName, status := ch.DisplayName, ch.Status
-	if displayName == nil && status == nil && ch.HidePresence == nil {
+	if ch.Empty() {
 		return s.GetUser(ctx, id)
+	}
+	var sets []string
+	vals := item{}
+	set := func(name string, v types.AttributeValue) {
+		k := fmt.Sprintf(":v%d", len(vals))
+		sets = append(sets, "#"+name+" = "+k)
+		vals[k] = v
+	}
+	if ch.DisplayName != nil {
+		set("display_name", sv(*ch.DisplayName))
+	}
+	if ch.Status != nil {
+		set("status", sv(*ch.Status))
+	}
+	if ch.HidePresence != nil {
+		set("hide_presence", bv(*ch.HidePresence))
+	}
+	if ch.Admin != nil {
+		set("admin", bv(*ch.Admin))
+	}
+	if ch.Disabled != nil {
+		set("disabled", bv(*ch.Disabled))
+	}
+	if ch.PasswordHash != nil {
+		set("password_hash", &types.AttributeValueMemberB{Value: ch.PasswordHash})
+	}
+	if ch.ResetHash != nil {
+		set("reset_hash", sv(*ch.ResetHash))
+	}
+	if ch.ResetExpires != nil {
+		set("reset_expires", tv(*ch.ResetExpires))
+	}
+	names := map[string]string{}
+	for _, e := range sets {
+		n, _, _ := strings.Cut(e, " ")
+		names[n] = n[1:] // every name through #: "status" is a reserved word
 	}
 	var u server.User
 	err := s.do(ctx, "update profile", func(ctx context.Context) error {
 		if id == firstUserKey {
 			return server.ErrNotFound
 		}
-		expr, vals := "SET", item{}
-		if displayName != nil {
-			expr += " display_name = :n"
-			vals[":n"] = sv(*displayName)
-		}
-		if status != nil {
-			if displayName != nil {
-				expr += ","
-			}
-			expr += " #st = :s"
-			vals[":s"] = sv(*status)
-		}
-		if ch.HidePresence != nil {
-			if len(vals) > 0 {
-				expr += ","
-			}
-			expr += " hide_presence = :h"
-			vals[":h"] = bv(*ch.HidePresence)
-		}
-		in := &dynamodb.UpdateItemInput{
+		out, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 			TableName:                 aws.String(s.t.users),
 			Key:                       item{"user_id": sv(id)},
-			UpdateExpression:          aws.String(expr),
+			UpdateExpression:          aws.String("SET " + strings.Join(sets, ", ")),
 			ConditionExpression:       aws.String("attribute_exists(user_id)"),
+			ExpressionAttributeNames:  names,
 			ExpressionAttributeValues: vals,
 			ReturnValues:              types.ReturnValueAllNew,
-		}
-		if status != nil {
-			in.ExpressionAttributeNames = map[string]string{"#st": "status"} // a reserved word
-		}
-		out, err := s.db.UpdateItem(ctx, in)
+		})
 		if isCondFailed(err) {
 			return server.ErrNotFound
 		}
@@ -174,6 +195,79 @@ func (s *Store) UpdateProfile(ctx context.Context, id string, ch server.ProfileC
 		return nil
 	})
 	return u, err
+}
+
+// scanAll reads a whole table (administration only: see server.AccountStore).
+func (s *Store) scanAll(ctx context.Context, op, table string, fn func(item)) error {
+	return s.do(ctx, op, func(ctx context.Context) error {
+		in := &dynamodb.ScanInput{TableName: aws.String(table), ConsistentRead: aws.Bool(true)}
+		for {
+			out, err := s.db.Scan(ctx, in)
+			if err != nil {
+				return err
+			}
+			for _, it := range out.Items {
+				fn(it)
+			}
+			if len(out.LastEvaluatedKey) == 0 {
+				return nil
+			}
+			in.ExclusiveStartKey = out.LastEvaluatedKey
+		}
+	})
+}
+
+func (s *Store) ListUsers(ctx context.Context) ([]server.User, error) {
+	var out []server.User
+	err := s.scanAll(ctx, "list users", s.t.users, func(it item) {
+		if getS(it, "user_id") != firstUserKey {
+			out = append(out, userFrom(it))
+		}
+	})
+	slices.SortFunc(out, func(a, b server.User) int { return strings.Compare(a.ID, b.ID) })
+	return out, err
+}
+
+func (s *Store) DeleteUserTokens(ctx context.Context, userID string) error {
+	var hashes []string
+	err := s.scanAll(ctx, "list tokens", s.t.tokens, func(it item) {
+		if getS(it, "user_id") == userID {
+			hashes = append(hashes, getS(it, "hash"))
+		}
+	})
+	if err != nil {
+		return err
+	}
+	for _, h := range hashes {
+		if err := s.DeleteToken(ctx, h); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *Store) ListInvites(ctx context.Context) ([]server.Invite, error) {
+	var out []server.Invite
+	now := s.o.Now()
+	err := s.scanAll(ctx, "list invites", s.t.invites, func(it item) {
+		inv := server.Invite{Hash: getS(it, "hash"), CreatedBy: getS(it, "created_by"), ExpiresAt: getT(it, "expires_at")}
+		if inv.ExpiresAt.After(now) {
+			out = append(out, inv)
+		}
+	})
+	slices.SortFunc(out, func(a, b server.Invite) int { return b.ExpiresAt.Compare(a.ExpiresAt) })
+	return out, err
+}
+
+func (s *Store) DeleteInvite(ctx context.Context, hash string) error {
+	return s.do(ctx, "delete invite", func(ctx context.Context) error {
+		_, err := s.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(s.t.invites), Key: item{"hash": sv(hash)},
+			ConditionExpression: aws.String("attribute_exists(#h)"), ExpressionAttributeNames: map[string]string{"#h": "hash"}})
+		if isCondFailed(err) {
+			return server.ErrNotFound
+		}
+		return err
+	})
 }
 
 func (s *Store) PutInvite(ctx context.Context, inv server.Invite) error {

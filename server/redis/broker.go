@@ -101,6 +101,7 @@ func (b *Broker) Subscribe(ctx context.Context, nodeID string, handle func(serve
 
 // Envelope encoding: uvarint user count, then per user uvarint length and bytes,
 // then the frame (the rest). Compact, and the frame is not copied into JSON.
+// No frame means Close: a frame is never empty.
 func encodeEnvelope(env server.Envelope) []byte {
 	n := binary.MaxVarintLen64 + len(env.Frame)
 	for _, u := range env.UserIDs {
@@ -133,5 +134,6 @@ func decodeEnvelope(b []byte) (server.Envelope, error) {
 		b = b[n+int(l):]
 	}
 	env.Frame = b
+	env.Close = len(b) == 0
 	return env, nil
 }

@@ -12,10 +12,10 @@ func TestEnvelopeRoundTrip(t *testing.T) {
 	for _, env := range []server.Envelope{
 		{},
 		{UserIDs: []string{"ann"}, Frame: []byte(`{"type":"message"}`)},
-		{UserIDs: []string{"", "bob", "ünï"}, Frame: nil},
+		{UserIDs: []string{"", "bob", "ünï"}, Close: true},
 	} {
 		got, err := decodeEnvelope(encodeEnvelope(env))
-		if err != nil || !slices.Equal(got.UserIDs, env.UserIDs) || !bytes.Equal(got.Frame, env.Frame) {
+		if err != nil || !slices.Equal(got.UserIDs, env.UserIDs) || !bytes.Equal(got.Frame, env.Frame) || got.Close != (len(env.Frame) == 0) {
 			t.Errorf("round trip of %+v = %+v, %v", env, got, err)
 		}
 	}

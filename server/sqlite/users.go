@@ -57,12 +57,14 @@ func (s *Store) FirstUser(ctx context.Context) (string, error) {
 	return id, nil
 }
 
-const selectUser = `SELECT user_id, display_name, status, password_hash, admin, hide_presence, created_at FROM users WHERE user_id = ?`
+const userColumns = `user_id, display_name, status, password_hash, admin, hide_presence, disabled, reset_hash, reset_expires, created_at`
 
-func scanUser(row *sql.Row) (server.User, error) {
+const selectUser = `SELECT ` + userColumns + ` FROM users WHERE user_id = ?`
+
+func scanUser(row interface{ Scan(...any) error }) (server.User, error) {
 	var u server.User
-	var created int64
-	err := row.Scan(&u.ID, &u.DisplayName, &u.Status, &u.PasswordHash, &u.Admin, &u.HidePresence, &created)
+	var created, resetExp int64
+	err := row.Scan(&u.ID, &u.DisplayName, &u.Status, &u.PasswordHash, &u.Admin, &u.HidePresence, &u.Disabled, &u.ResetHash, &resetExp, &created)
 	if errors.Is(err, sql.ErrNoRows) {
 		return u, server.ErrNotFound
 	}
@@ -70,15 +72,83 @@ func scanUser(row *sql.Row) (server.User, error) {
 		return u, fmt.Errorf("get user: %w", err)
 	}
 	u.CreatedAt = fromNS(created)
+	if resetExp != 0 {
+		u.ResetExpires = fromNS(resetExp)
+	}
 	return u, nil
+}
+
+func (s *Store) ListUsers(ctx context.Context) ([]server.User, error) {
+	rows, err := s.r.QueryContext(ctx, `SELECT `+userColumns+` FROM users ORDER BY user_id`)
+	if err != nil {
+		return nil, fmt.Errorf("list users: %w", err)
+	}
+	defer rows.Close()
+	var out []server.User
+	for rows.Next() {
+		u, err := scanUser(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, u)
+	}
+	return out, rows.Err()
+}
+
+func (s *Store) DeleteUserTokens(ctx context.Context, userID string) error {
+	return s.write(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.Exec(`DELETE FROM tokens WHERE user_id = ?`, userID); err != nil {
+			return fmt.Errorf("delete tokens of %s: %w", userID, err)
+		}
+		return nil
+	})
+}
+
+func (s *Store) ListInvites(ctx context.Context) ([]server.Invite, error) {
+	rows, err := s.r.QueryContext(ctx, `SELECT hash, created_by, expires_at FROM invites WHERE expires_at > ? ORDER BY expires_at DESC`, ns(s.now()))
+	if err != nil {
+		return nil, fmt.Errorf("list invites: %w", err)
+	}
+	defer rows.Close()
+	var out []server.Invite
+	for rows.Next() {
+		var inv server.Invite
+		var exp int64
+		if err := rows.Scan(&inv.Hash, &inv.CreatedBy, &exp); err != nil {
+			return nil, fmt.Errorf("list invites: %w", err)
+		}
+		inv.ExpiresAt = fromNS(exp)
+		out = append(out, inv)
+	}
+	return out, rows.Err()
+}
+
+func (s *Store) DeleteInvite(ctx context.Context, hash string) error {
+	return s.write(ctx, func(tx *sql.Tx) error {
+		res, err := tx.Exec(`DELETE FROM invites WHERE hash = ?`, hash)
+		if err != nil {
+			return fmt.Errorf("delete invite: %w", err)
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return server.ErrNotFound
+		}
+		return nil
+	})
 }
 
 func (s *Store) UpdateProfile(ctx context.Context, id string, ch server.ProfileChange) (server.User, error) {
 	var u server.User
 	err := s.write(ctx, func(tx *sql.Tx) error {
+		var resetExp *int64
+		if ch.ResetExpires != nil {
+			n := ns(*ch.ResetExpires)
+			resetExp = &n
+		}
 		res, err := tx.Exec(`UPDATE users SET display_name = COALESCE(?, display_name), status = COALESCE(?, status),
-			hide_presence = COALESCE(?, hide_presence) WHERE user_id = ?`,
-			ch.DisplayName, ch.Status, ch.HidePresence, id)
+			hide_presence = COALESCE(?, hide_presence), admin = COALESCE(?, admin), disabled = COALESCE(?, disabled),
+			password_hash = COALESCE(?, password_hash), reset_hash = COALESCE(?, reset_hash),
+			reset_expires = COALESCE(?, reset_expires) WHERE user_id = ?`,
+			ch.DisplayName, ch.Status, ch.HidePresence, ch.Admin, ch.Disabled, ch.PasswordHash, ch.ResetHash, resetExp, id)
 		if err != nil {
 			return fmt.Errorf("update profile: %w", err)
 		}

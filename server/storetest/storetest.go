@@ -41,6 +41,7 @@ func Run(t *testing.T, newStore Factory, opt Options) {
 	}
 	t.Run("Users", func(t *testing.T) { testUsers(t, newStore(t)) })
 	t.Run("Tokens", func(t *testing.T) { testTokens(t, newStore(t)) })
+	t.Run("Administration", func(t *testing.T) { testAdministration(t, newStore(t)) })
 	t.Run("Conversations", func(t *testing.T) { testConversations(t, newStore(t)) })
 	t.Run("Append", func(t *testing.T) { testAppend(t, newStore(t)) })
 	t.Run("AppendConcurrent", func(t *testing.T) { testAppendConcurrent(t, newStore(t), opt) })
