@@ -61,24 +61,25 @@ func TestEventsReachAnOfflineDeviceInOrder(t *testing.T) {
 	if r, _ := bob.store.Message(bg, conv, reply.SeqNo); r.ReplyTo != one.SeqNo {
 		t.Fatalf("bob's copy of the reply: %+v", r)
 	}
+	// The cache is written before the UI is told: wait for the telling.
 	changed := map[int64]wire.Message{}
-	bob.mu.Lock()
-	for _, ev := range bob.events {
-		if c, ok := ev.(client.ChangedEvent); ok {
-			changed[c.Message.SeqNo] = c.Message
+	bob.waitFor("bob's UI told of both changes", func() bool {
+		bob.mu.Lock()
+		defer bob.mu.Unlock()
+		for _, ev := range bob.events {
+			if c, ok := ev.(client.ChangedEvent); ok {
+				changed[c.Message.SeqNo] = c.Message
+			}
 		}
-	}
-	bob.mu.Unlock()
-	if changed[one.SeqNo].Content != "final text" || !changed[two.SeqNo].Deleted {
-		t.Fatalf("bob's UI was told of %+v", changed)
-	}
+		return changed[one.SeqNo].Content == "final text" && changed[two.SeqNo].Deleted
+	})
 	// Unread: the reply only; the events are not messages.
 	e, err := bob.store.InboxEntry(bg, conv)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if e.Unread != 3 || e.LastMessageBody != "see above" {
-		t.Fatalf("bob's inbox: unread %d, preview %q; want 3 (two messages and the reply), see above", e.Unread, e.LastMessageBody)
+		t.Fatalf("bob's inbox: unread %d, preview %q; want 3 (two messages and the reply), see above: %+v", e.Unread, e.LastMessageBody, e)
 	}
 	// Alice's own cache agrees: her reaction as stored, her edit applied.
 	a1, err := alice.store.Message(bg, conv, one.SeqNo)

@@ -119,3 +119,34 @@ func TestEventsSeenTwiceChangeNothing(t *testing.T) {
 		t.Fatalf("a newer copy was not taken: %+v", m)
 	}
 }
+
+// The server's unread count leaves events out; when the inbox is refreshed
+// from it before the events themselves arrive (a reconnect: inbox first, then
+// the backlog), they are not counted out a second time.
+func TestEventsAfterTheInboxCountedThem(t *testing.T) {
+	s := MustOpen(t)
+	if _, err := s.PutMessages(ctx, msg(dm, 1, "bob", "one")); err != nil {
+		t.Fatal(err)
+	}
+	// The server: seq 2 a reaction, 3 a message, 4 an edit; unread 2 (1 and 3).
+	if err := s.PutInbox(ctx, wire.InboxEntry{ConversationID: dm, Type: wire.Direct, Peer: "bob", LastSeq: 4, Unread: 2}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.PutMessages(ctx, ev(2, "bob", wire.KindReaction, 1, "👍"), msg(dm, 3, "bob", "three"), ev(4, "bob", wire.KindEdit, 3, "3")); err != nil {
+		t.Fatal(err)
+	}
+	e, err := s.InboxEntry(ctx, dm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.Unread != 2 {
+		t.Fatalf("unread %d after the backlog the inbox had counted, want 2", e.Unread)
+	}
+	// A new event after them is a new gap; a new message is one more unread.
+	if _, err := s.PutMessages(ctx, ev(5, "bob", wire.KindReaction, 3, "🎉"), msg(dm, 6, "bob", "six")); err != nil {
+		t.Fatal(err)
+	}
+	if e, _ = s.InboxEntry(ctx, dm); e.Unread != 3 {
+		t.Fatalf("unread %d, want 3", e.Unread)
+	}
+}

@@ -74,6 +74,21 @@ func (s *Store) putMessages(ctx context.Context, tx *sql.Tx, msgs []wire.Message
 	}
 	// The rest is per conversation, not per message: one preview (the newest),
 	// one boundary per sender (the highest), one cursor walk.
+	// What the inbox row covered before: an event at or below its last_seq is
+	// counted already (the server's unread count leaves events out, and the
+	// gaps taken from it count them).
+	covered := map[string]int64{}
+	for _, ev := range events {
+		if _, ok := covered[ev.ConversationID]; ok {
+			continue
+		}
+		var last int64
+		err := tx.QueryRowContext(ctx, `SELECT last_seq FROM inbox WHERE conversation_id = ?`, ev.ConversationID).Scan(&last)
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return nil, err
+		}
+		covered[ev.ConversationID] = last
+	}
 	for conv, seq := range top {
 		typ, peer := s.conversationShape(conv)
 		if _, err := tx.ExecContext(ctx, `INSERT INTO inbox (conversation_id, type, peer, last_seq) VALUES (?, ?, ?, ?)
@@ -100,9 +115,12 @@ func (s *Store) putMessages(ctx context.Context, tx *sql.Tx, msgs []wire.Message
 		}
 	}
 	// An event's seq_no holds no message: past our read boundary (as our own
-	// sends above have moved it) it is a gap, so unread counts messages, as
-	// the server's count does.
+	// sends above have moved it) and past what the row covered, it is a new
+	// gap, so unread counts messages, as the server's count does.
 	for _, ev := range events {
+		if ev.SeqNo <= covered[ev.ConversationID] {
+			continue
+		}
 		if _, err := tx.ExecContext(ctx, `UPDATE inbox SET gaps = gaps + 1 WHERE conversation_id = ? AND last_read_seq < ?`,
 			ev.ConversationID, ev.SeqNo); err != nil {
 			return nil, err

@@ -45,6 +45,7 @@ func (m *chatModel) changed(x wire.Message) {
 	i := sort.Search(len(m.msgs), func(i int) bool { return m.msgs[i].SeqNo >= x.SeqNo })
 	if i < len(m.msgs) && m.msgs[i].SeqNo == x.SeqNo && m.msgs[i].UpdatedSeq < x.UpdatedSeq {
 		m.msgs[i] = x
+		m.msgsVersion++ // a reply quoting it may change too: draw everything
 		if m.target.SeqNo == x.SeqNo {
 			m.target = x
 		}

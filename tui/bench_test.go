@@ -31,6 +31,7 @@ func BenchmarkChatRender(b *testing.B) {
 	}
 	b.ResetTimer()
 	for b.Loop() {
+		c.drawn = drawnState{} // a full redraw, as a tick or a resize asks
 		c.render()
 	}
 }
@@ -57,5 +58,43 @@ func BenchmarkLiveMessage(b *testing.B) {
 		tm, _ = tm.Update(client.MessageEvent{Message: wire.Message{ConversationID: long, SeqNo: seq, MessageID: fmt.Sprint(seq),
 			SenderID: "dave", Content: "another one", Timestamp: fixtureNow}})
 		_ = tm.View()
+	}
+}
+
+// BenchmarkBurstInto10k is issue 17's case: a 2,000-message burst arriving in
+// an open chat that has 10,000 messages loaded, through the root model as the
+// event pump hands them over (eventBatchMsg: what waited together), with a
+// View after each batch, as each frame does. Reported per message.
+func BenchmarkBurstInto10k(b *testing.B) {
+	for _, batch := range []int{1, 16, 128} {
+		b.Run(fmt.Sprintf("batch%d", batch), func(b *testing.B) {
+			be := fixture()
+			long := wire.DirectConversationID("alice", "dave")
+			be.addMessages(long, []string{"dave", "alice"}, 10000, fixtureNow.Add(-48*time.Hour), func(i int) string {
+				return fmt.Sprintf("message %d with a few words in it, as chat lines usually have", i)
+			})
+			be.inbox = append(be.inbox, wire.InboxEntry{ConversationID: long, Type: wire.Direct, Peer: "dave", LastSeq: 10000, LastMessageAt: fixtureNow})
+			m := New(Options{Backend: be, Now: func() time.Time { return fixtureNow }, Location: time.UTC, PageSize: 100})
+			var tm tea.Model = m
+			tm, _ = tm.Update(tea.WindowSizeMsg{Width: 120, Height: 40})
+			tm, _ = tm.Update(openConversationMsg{entry: be.inbox[len(be.inbox)-1]})
+			p, _ := be.History(context.Background(), long, 0, 10000)
+			tm, _ = tm.Update(historyMsg{conv: long, page: p})
+			seq := int64(10000)
+			b.ResetTimer()
+			for b.Loop() {
+				for sent := 0; sent < 2000; sent += batch {
+					evs := make(eventBatchMsg, batch)
+					for i := range evs {
+						seq++
+						evs[i] = client.MessageEvent{Message: wire.Message{ConversationID: long, SeqNo: seq, MessageID: fmt.Sprint(seq),
+							SenderID: "dave", Content: "another line of the burst", Timestamp: fixtureNow}}
+					}
+					tm, _ = tm.Update(evs)
+					_ = tm.View()
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*2000)/1000, "µs/msg")
+		})
 	}
 }

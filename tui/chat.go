@@ -87,6 +87,12 @@ type chatModel struct {
 	// which message, and a delete waiting for its second D.
 	selected      int64
 	selLine       int
+	// What render needs to draw only what is new (render.go): a count of
+	// changes to m.msgs other than appends, the widest sender name seen, and
+	// what m.lines was drawn from.
+	msgsVersion int
+	senderMax   int
+	drawn       drawnState
 	jumpTo        int64 // a search result to show, once older pages bring it
 	action        composeAction
 	target        wire.Message
@@ -171,7 +177,7 @@ type lineKey struct {
 
 func (m *chatModel) restyle() {
 	m.compose.SetStyles(composerStyles(m.c.styles))
-	m.lineCache = nil
+	m.lineCache, m.drawn = nil, drawnState{}
 	m.render()
 }
 
@@ -642,9 +648,10 @@ func (m *chatModel) merge(in []wire.Message) bool {
 				break
 			}
 		}
+		m.senderMax = max(m.senderMax, ansi.StringWidth(msg.SenderID))
 		n := len(m.msgs)
 		if n == 0 || m.msgs[n-1].SeqNo < msg.SeqNo {
-			m.msgs = append(m.msgs, msg)
+			m.msgs = append(m.msgs, msg) // render draws only what is new
 			added = true
 			continue
 		}
@@ -655,6 +662,7 @@ func (m *chatModel) merge(in []wire.Message) bool {
 		m.msgs = append(m.msgs, wire.Message{})
 		copy(m.msgs[i+1:], m.msgs[i:])
 		m.msgs[i] = msg
+		m.msgsVersion++ // not at the end: render draws everything again
 		added = true
 	}
 	return added
@@ -846,81 +854,6 @@ func (m *chatModel) composerHeight() int {
 
 func (m *chatModel) historyHeight() int {
 	return max(m.height-chatHeaderH-m.composerHeight(), 1)
-}
-
-// render rebuilds the cached history lines after a change.
-func (m *chatModel) render() {
-	if m.width <= 0 {
-		m.lines = nil
-		return
-	}
-	s := m.c.styles
-	w := m.width
-	var out []string
-	m.newLine = -1
-	if m.loaded && !m.more {
-		out = append(out, centre(s.Faint.Render("· beginning of the conversation ·"), w))
-	}
-	if m.loadingOlder {
-		out = append(out, centre(s.Subtle.Render("loading older messages…"), w))
-	}
-	senderW := 3
-	for _, p := range m.participants {
-		senderW = max(senderW, ansi.StringWidth(p.UserID))
-	}
-	for _, x := range m.msgs {
-		senderW = max(senderW, ansi.StringWidth(x.SenderID))
-	}
-	senderW = min(senderW, maxSenderW, max(w/4, 3))
-	delivered, read := m.boundaries()
-	all := make([]wire.Message, 0, len(m.msgs)+len(m.pending))
-	all = append(all, m.msgs...)
-	all = append(all, m.pending...)
-	var prev wire.Message
-	now := m.c.now()
-	m.selLine = -1
-	first := true
-	for _, x := range all {
-		if !visible(x) {
-			continue // an event: it shows in the message it changed
-		}
-		i := 0
-		if !first {
-			i = 1
-		}
-		first = false
-		ts := x.Timestamp
-		if i == 0 || !sameDay(prev.Timestamp, ts, m.c.loc) {
-			out = append(out, daySeparator(s, dayLabel(ts, now, m.c.loc), w))
-		}
-		if m.unreadFrom > 0 && x.SeqNo >= m.unreadFrom && (i == 0 || prev.SeqNo < m.unreadFrom) && x.SeqNo > 0 {
-			m.newLine = len(out)
-			out = append(out, newMarker(s, w))
-		}
-		showName := i == 0 || prev.SenderID != x.SenderID || !sameDay(prev.Timestamp, ts, m.c.loc) ||
-			ts.Sub(prev.Timestamp) > 10*time.Minute
-		t := m.tickFor(x, delivered, read)
-		k := lineKey{width: w, senderW: senderW, showName: showName, tick: t, failed: m.failed[x.MessageID],
-			seq: x.SeqNo, minute: ts.Unix() / 60, updated: x.UpdatedSeq, selected: m.selected != 0 && x.SeqNo == m.selected}
-		if x.ReplyTo > 0 {
-			k.quote = m.quoteLine(x)
-		}
-		if k.selected {
-			m.selLine = len(out)
-		}
-		c, ok := m.lineCache[x.MessageID]
-		if !ok || c.key != k {
-			c = cachedLines{key: k, lines: m.messageLines(x, k)}
-			if m.lineCache == nil {
-				m.lineCache = map[string]cachedLines{}
-			}
-			m.lineCache[x.MessageID] = c
-		}
-		out = append(out, c.lines...)
-		prev = x
-	}
-	m.lines = out
-	m.afterLayoutChange()
 }
 
 func (m *chatModel) messageLines(x wire.Message, k lineKey) []string {

@@ -218,14 +218,38 @@ func (m Model) Init() tea.Cmd {
 	return tea.Batch(cmds...)
 }
 
-// waitEvent returns one event from the backend; Update re-arms it after each.
+// maxEventBatch bounds the events one Update applies together.
+const maxEventBatch = 512
+
+// eventBatchMsg is events that were waiting together: applied in one Update,
+// so a burst of messages costs one frame, not one per message.
+type eventBatchMsg []client.Event
+
+// waitEvent returns the backend's next event, with any others already
+// waiting; Update re-arms it after each.
 func waitEvent(ch <-chan client.Event) tea.Cmd {
 	return func() tea.Msg {
 		ev, ok := <-ch
 		if !ok {
 			return eventsClosedMsg{}
 		}
-		return ev
+		batch := eventBatchMsg{ev}
+		for len(batch) < maxEventBatch {
+			select {
+			case ev, ok := <-ch:
+				if !ok {
+					return batch // the next wait says it closed
+				}
+				batch = append(batch, ev)
+				continue
+			default:
+			}
+			break
+		}
+		if len(batch) == 1 {
+			return ev
+		}
+		return batch
 	}
 }
 
@@ -310,6 +334,13 @@ func (m Model) update(msg tea.Msg) (Model, tea.Cmd) {
 	case client.Event:
 		cmd := m.handleEvent(msg)
 		return m, tea.Batch(cmd, waitEvent(m.c.be.Events()))
+
+	case eventBatchMsg:
+		cmds := make([]tea.Cmd, 0, len(msg)+1)
+		for _, ev := range msg {
+			cmds = append(cmds, m.handleEvent(ev))
+		}
+		return m, tea.Batch(append(cmds, waitEvent(m.c.be.Events()))...)
 
 	case eventsClosedMsg:
 		m.conn = client.State{Status: client.Offline, Unsent: m.conn.Unsent}
@@ -746,12 +777,29 @@ func (m Model) render() string {
 	case pageChat:
 		body = m.chat.View()
 		if m.sidebar() {
-			rule := m.c.styles.Faint.Render(strings.TrimSuffix(strings.Repeat("│ \n", h), "\n"))
-			body = lipgloss.JoinHorizontal(lipgloss.Top, fitBlock(m.inbox.View(), sidebarWidth, h), rule,
-				fitBlock(body, m.width-sidebarWidth-2, h))
+			// Both sides are cut and padded to their widths, so the lines join
+			// as they are: measuring them again (lipgloss.JoinHorizontal, then
+			// fitBlock) was most of a frame's time in a busy chat.
+			left := strings.Split(fitBlock(m.inbox.View(), sidebarWidth, h), "\n")
+			right := strings.Split(fitBlock(body, m.width-sidebarWidth-2, h), "\n")
+			rule := m.c.styles.Faint.Render("│ ")
+			var b strings.Builder
+			for i := range h {
+				if i > 0 {
+					b.WriteByte('\n')
+				}
+				b.WriteString(left[i])
+				b.WriteString(rule)
+				b.WriteString(right[i])
+			}
+			body = b.String()
+		} else {
+			body = fitBlock(body, m.width, h)
 		}
 	}
-	body = fitBlock(body, m.width, h)
+	if m.page != pageChat {
+		body = fitBlock(body, m.width, h)
+	}
 	var box string
 	switch m.overlay {
 	case overlayFinder:

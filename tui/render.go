@@ -1,0 +1,116 @@
+package tui
+
+import (
+	"time"
+
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/chatterm/chat/wire"
+)
+
+// drawnState is what the history lines (chatModel.lines) were drawn from.
+// When the only change since is messages appended at the end, render draws
+// just those: a busy chat with thousands of messages loaded costs one
+// message's lines per message, not a walk of all of them.
+type drawnState struct {
+	valid                      bool
+	width, senderW             int
+	delivered, read            int64
+	loaded, more, loadingOlder bool
+	selected, unreadFrom       int64
+	msgs, version, failed      int
+	pending                    bool
+	prev                       wire.Message // the last message drawn
+	any                        bool         // prev is set
+}
+
+// render brings the history lines up to date after a change.
+func (m *chatModel) render() {
+	if m.width <= 0 {
+		m.lines, m.drawn = nil, drawnState{}
+		return
+	}
+	senderW := m.senderWidth()
+	delivered, read := m.boundaries()
+	d := drawnState{valid: true, width: m.width, senderW: senderW, delivered: delivered, read: read,
+		loaded: m.loaded, more: m.more, loadingOlder: m.loadingOlder, selected: m.selected, unreadFrom: m.unreadFrom,
+		msgs: len(m.msgs), version: m.msgsVersion, failed: len(m.failed), pending: len(m.pending) > 0}
+	old := m.drawn
+	if old.valid && !old.pending && !d.pending && old.version == d.version && old.msgs <= d.msgs &&
+		old.width == d.width && old.senderW == d.senderW && old.delivered == d.delivered && old.read == d.read &&
+		old.loaded == d.loaded && old.more == d.more && old.loadingOlder == d.loadingOlder &&
+		old.selected == d.selected && old.unreadFrom == d.unreadFrom && old.failed == d.failed {
+		d.prev, d.any = old.prev, old.any
+		m.lines = m.drawMessages(m.lines, m.msgs[old.msgs:], &d)
+		m.drawn = d
+		m.afterLayoutChange()
+		return
+	}
+	s := m.c.styles
+	var out []string
+	m.newLine, m.selLine = -1, -1
+	if m.loaded && !m.more {
+		out = append(out, centre(s.Faint.Render("· beginning of the conversation ·"), m.width))
+	}
+	if m.loadingOlder {
+		out = append(out, centre(s.Subtle.Render("loading older messages…"), m.width))
+	}
+	out = m.drawMessages(out, m.msgs, &d)
+	m.drawn = d
+	out = m.drawMessages(out, m.pending, &d) // after what is stored, and never a base to append to
+	m.lines = out
+	m.afterLayoutChange()
+}
+
+// senderWidth is the width of the sender column: the widest member or sender
+// name, within bounds.
+func (m *chatModel) senderWidth() int {
+	w := max(3, m.senderMax)
+	for _, p := range m.participants {
+		w = max(w, ansi.StringWidth(p.UserID))
+	}
+	return min(w, maxSenderW, max(m.width/4, 3))
+}
+
+// drawMessages appends the lines of msgs to out, going on from d.prev.
+func (m *chatModel) drawMessages(out []string, msgs []wire.Message, d *drawnState) []string {
+	s := m.c.styles
+	w := m.width
+	now := m.c.now()
+	for _, x := range msgs {
+		if !visible(x) {
+			continue // an event: it shows in the message it changed
+		}
+		prev, first := d.prev, !d.any
+		ts := x.Timestamp
+		if first || !sameDay(prev.Timestamp, ts, m.c.loc) {
+			out = append(out, daySeparator(s, dayLabel(ts, now, m.c.loc), w))
+		}
+		if m.unreadFrom > 0 && x.SeqNo >= m.unreadFrom && (first || prev.SeqNo < m.unreadFrom) && x.SeqNo > 0 {
+			m.newLine = len(out)
+			out = append(out, newMarker(s, w))
+		}
+		showName := first || prev.SenderID != x.SenderID || !sameDay(prev.Timestamp, ts, m.c.loc) ||
+			ts.Sub(prev.Timestamp) > 10*time.Minute
+		t := m.tickFor(x, d.delivered, d.read)
+		k := lineKey{width: w, senderW: d.senderW, showName: showName, tick: t, failed: m.failed[x.MessageID],
+			seq: x.SeqNo, minute: ts.Unix() / 60, updated: x.UpdatedSeq, selected: m.selected != 0 && x.SeqNo == m.selected}
+		if x.ReplyTo > 0 {
+			k.quote = m.quoteLine(x)
+		}
+		if k.selected {
+			m.selLine = len(out)
+		}
+		c, ok := m.lineCache[x.MessageID]
+		if !ok || c.key != k {
+			c = cachedLines{key: k, lines: m.messageLines(x, k)}
+			if m.lineCache == nil {
+				m.lineCache = map[string]cachedLines{}
+			}
+			m.lineCache[x.MessageID] = c
+		}
+		out = append(out, c.lines...)
+		d.prev, d.any = x, true
+	}
+	return out
+}
