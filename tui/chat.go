@@ -85,14 +85,14 @@ type chatModel struct {
 	// Acting on a message (actions.go): the selection (its seq_no, 0: none,
 	// and its first line once rendered), what the composer writes and on
 	// which message, and a delete waiting for its second D.
-	selected      int64
-	selLine       int
+	selected int64
+	selLine  int
 	// What render needs to draw only what is new (render.go): a count of
 	// changes to m.msgs other than appends, the widest sender name seen, and
 	// what m.lines was drawn from.
-	msgsVersion int
-	senderMax   int
-	drawn       drawnState
+	msgsVersion   int
+	senderMax     int
+	drawn         drawnState
 	jumpTo        int64 // a search result to show, once older pages bring it
 	action        composeAction
 	target        wire.Message
