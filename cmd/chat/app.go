@@ -53,6 +53,7 @@ Commands:
   media MEDIA_ID        print an attachment's download URL, or save it (-o)
   presence              who in a conversation is online, or when last seen
   profile               show or change your name, status and presence setting
+  completion SHELL      a completion script for bash, zsh or fish
 
 Run "chat COMMAND --help" for a command's flags and examples.
 
@@ -125,6 +126,7 @@ func init() {
 		{"media", "fetch an attachment", (*app).runMedia},
 		{"presence", "who is online in a conversation", (*app).runPresence},
 		{"profile", "show or change your profile and settings", (*app).runProfile},
+		{"completion", "a shell completion script", (*app).runCompletion},
 	}
 }
 
@@ -151,6 +153,12 @@ func (a *app) main(ctx context.Context, args []string) int {
 	if len(args) == 0 {
 		a.cmd = ""
 		if err := runTUI(ctx, a.config()); err != nil {
+			return a.fail(err)
+		}
+		return exitOK
+	}
+	if args[0] == "__complete" { // for the completion scripts; not in the usage
+		if err := a.runComplete(ctx, args[1:]); err != nil {
 			return a.fail(err)
 		}
 		return exitOK
