@@ -890,8 +890,7 @@ func (m *chatModel) messageLines(x wire.Message, k lineKey) []string {
 			if para == "" && x.Content == "" {
 				break // an attachment alone: its line below says it all
 			}
-			wrapped := ansi.Wrap(para, contentW, "")
-			body = append(body, strings.Split(wrapped, "\n")...)
+			body = append(body, wrapText(para, contentW)...)
 		}
 		if x.Attachment != "" {
 			body = append(body, s.Accent.Render(ansi.Truncate(attachmentLine(x), contentW, "…")))
