@@ -224,6 +224,22 @@ type_line bob "👍"
 wait_for alice "👍 1" "bob's reaction under his reply on alice's screen"
 log "a reply with its quote and a reaction crossed between the two clients"
 
+# Search and jump: alice searches her chat for her first message and lands on
+# it, selected.
+tm send-keys -t alice Escape
+wait_for alice "i write" "alice's chat to be in reading mode"
+tm send-keys -t alice /
+wait_for alice "Search bob" "alice's search box"
+tm send-keys -t alice -l -- "hello"
+wait_for alice "▌" "the search result (its cursor bar)"
+tm send-keys -t alice Enter
+deadline=$((SECONDS + TIMEOUT))
+until screen alice | grep -q "▶.*hello from alice"; do
+	((SECONDS < deadline)) || fail "enter on the search result did not select alice's first message"
+	sleep 0.1
+done
+log "a search found alice's first message and jumped to it"
+
 # Quit cleanly with ctrl+c: chat exits with status 0.
 for s in alice bob; do
 	tm send-keys -t "$s" C-c
