@@ -98,3 +98,42 @@ func BenchmarkBurstInto10k(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkOpenAt5000Unread is opening a chat with 5,000 unread messages
+// until its first unread is on screen under the "new" marker (issue 17:
+// under 100 ms): the newest page, then older pages one after another as the
+// open asks for them, until the first unread is drawn. The backend's answers
+// are made beforehand: this is the TUI's own part.
+func BenchmarkOpenAt5000Unread(b *testing.B) {
+	be := fixture()
+	long := wire.DirectConversationID("alice", "dave")
+	be.addMessages(long, []string{"dave"}, 6000, fixtureNow.Add(-48*time.Hour), func(i int) string {
+		return fmt.Sprintf("message %d with a few words in it, as chat lines usually have", i)
+	})
+	entry := wire.InboxEntry{ConversationID: long, Type: wire.Direct, Peer: "dave", LastSeq: 6000, LastReadSeq: 1000, Unread: 5000, LastMessageAt: fixtureNow}
+	be.inbox = append(be.inbox, entry)
+	m := New(Options{Backend: be, Now: func() time.Time { return fixtureNow }, Location: time.UTC, PageSize: 50})
+	m.chat.SetSize(120, 40)
+	pages := map[int64]Page{} // the backend's answers, ready: its time is not the TUI's
+	for before := int64(0); before != 1; {
+		p, _ := be.History(context.Background(), long, before, 50)
+		pages[before] = p
+		before = p.Messages[0].SeqNo
+	}
+	for b.Loop() {
+		c := m.chat
+		c.open(entry)
+		before := int64(0)
+		for {
+			c, _ = c.Update(historyMsg{conv: long, before: before, page: pages[before]})
+			if !c.toUnread {
+				break
+			}
+			before = c.msgs[0].SeqNo
+		}
+		if c.newLine < 0 {
+			b.Fatal("no unread marker")
+		}
+		_ = c.View()
+	}
+}

@@ -1,8 +1,9 @@
 package tui
 
 import (
+	"cmp"
 	"fmt"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 
@@ -297,7 +298,12 @@ func (m chatModel) Update(msg tea.Msg) (chatModel, tea.Cmd) {
 		}
 		m.more = msg.page.More
 		m.merge(msg.page.Messages)
-		m.render()
+		// On the way back to the first unread nothing is drawn until it is
+		// there: a chat opening at 5,000 unread drew every page it passed.
+		onTheWay := m.toUnread && m.jumpTo == 0 && len(m.msgs) > 0 && m.msgs[0].SeqNo > m.unreadFrom && m.more
+		if !onTheWay {
+			m.render()
+		}
 		if m.toOldest && msg.before != 0 {
 			m.toOldest = m.more
 			m.scroll(len(m.lines)) // stay on the first line loaded while the next page comes
@@ -637,6 +643,7 @@ func (m *chatModel) addPending(p wire.Message) {
 // at-least-once) and retiring pending copies of our own. It reports whether
 // anything new was added.
 func (m *chatModel) merge(in []wire.Message) bool {
+	var older []wire.Message // to go somewhere before the newest: merged in one pass below
 	added := false
 	for _, msg := range in {
 		if msg.SeqNo <= 0 {
@@ -655,15 +662,35 @@ func (m *chatModel) merge(in []wire.Message) bool {
 			added = true
 			continue
 		}
-		i := sort.Search(n, func(i int) bool { return m.msgs[i].SeqNo >= msg.SeqNo })
-		if i < n && m.msgs[i].SeqNo == msg.SeqNo {
-			continue
+		older = append(older, msg)
+	}
+	if len(older) == 0 {
+		return added
+	}
+	// A page of older messages (or a gap filled): one merge of two sorted
+	// lists, not an insertion each, which moved every later message along
+	// and made loading thousands of them quadratic.
+	slices.SortFunc(older, func(a, b wire.Message) int { return cmp.Compare(a.SeqNo, b.SeqNo) })
+	merged := make([]wire.Message, 0, len(m.msgs)+len(older))
+	i, j := 0, 0
+	for i < len(m.msgs) || j < len(older) {
+		switch {
+		case j == len(older) || i < len(m.msgs) && m.msgs[i].SeqNo < older[j].SeqNo:
+			merged = append(merged, m.msgs[i])
+			i++
+		case i < len(m.msgs) && m.msgs[i].SeqNo == older[j].SeqNo:
+			j++ // had it already
+		default:
+			if len(merged) == 0 || merged[len(merged)-1].SeqNo != older[j].SeqNo {
+				merged = append(merged, older[j])
+				added = true
+			}
+			j++
 		}
-		m.msgs = append(m.msgs, wire.Message{})
-		copy(m.msgs[i+1:], m.msgs[i:])
-		m.msgs[i] = msg
+	}
+	if len(merged) != len(m.msgs) {
+		m.msgs = merged
 		m.msgsVersion++ // not at the end: render draws everything again
-		added = true
 	}
 	return added
 }
@@ -796,7 +823,9 @@ func (m *chatModel) loadOlder() tea.Cmd {
 	}
 	atTop := m.offset >= len(m.lines)-m.historyHeight()
 	m.loadingOlder = true
-	m.render()
+	if !m.toUnread { // on the way to the first unread, drawn once it is there
+		m.render()
+	}
 	if atTop {
 		m.offset = max(len(m.lines)-m.historyHeight(), 0) // show the "loading" line
 	}
