@@ -57,3 +57,12 @@ func TestSearchJumpsToTheMessage(t *testing.T) {
 	}
 	h.wantScreen("nothing in the messages on this machine")
 }
+
+func TestGoldenSearch(t *testing.T) {
+	h := newHarness(t, fixture(), 80, 24)
+	h.key("/")
+	h.typeText("demo")
+	h.wantScreen("the demo build is ready")
+	checkFrame(t, h.screen(), 80, 24)
+	golden(t, "search", h.screen())
+}
