@@ -107,6 +107,13 @@ func (s *Service) hydrate(ctx context.Context, msgs []Message) error {
 			return fmt.Errorf("message %s/%d is archived but no blob storage is configured", m.ConversationID, m.SeqNo)
 		}
 		data, err := s.cfg.Blobs.Get(ctx, m.S3Ref)
+		if errors.Is(err, ErrNotFound) {
+			// A delete removes the archived text before it records the
+			// tombstone (events.go); if that record then failed, the message
+			// has no text left to show, and the rest of the page still reads.
+			s.log.Warn("an archived message's text is gone; a delete of it may not have been recorded", "key", m.S3Ref)
+			continue
+		}
 		if err != nil {
 			return fmt.Errorf("fetch archived message %s: %w", m.S3Ref, err)
 		}

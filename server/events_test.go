@@ -228,3 +228,28 @@ func TestEditAndDeleteArchivedMessages(t *testing.T) {
 		t.Fatalf("re-archived edited message: %+v", got)
 	}
 }
+
+// A delete takes the archived text away first; if recording the tombstone
+// then fails, the message is left with no text, and history still reads.
+func TestHistoryReadsPastAMissingArchivedText(t *testing.T) {
+	f := newEventsFixture(t)
+	ctx := context.Background()
+	one := f.mustSend("alice", f.direct, wire.SendRequest{Content: "kept"})
+	two := f.mustSend("alice", f.direct, wire.SendRequest{Content: "its blob goes"})
+	if n, err := f.svc.ArchiveOnce(ctx, f.store.(server.ColdStore), -time.Hour); err != nil || n != 2 {
+		t.Fatalf("archive: %d, %v", n, err)
+	}
+	if err := f.blobs.Delete(ctx, "cold/"+f.direct+"/"+strconv.FormatInt(two, 10)+".json"); err != nil {
+		t.Fatal(err)
+	}
+	h, err := f.svc.History(ctx, "bob", f.direct, 0, 0, 10)
+	if err != nil || len(h.Messages) != 2 {
+		t.Fatalf("history with an archived text missing: %+v, %v", h, err)
+	}
+	if got := f.message("bob", f.direct, one); got.Content != "kept" {
+		t.Fatalf("the other message: %+v", got)
+	}
+	if got := f.message("bob", f.direct, two); got.Content != "" {
+		t.Fatalf("the message whose text is gone: %+v", got)
+	}
+}
