@@ -105,6 +105,9 @@ type chatModel struct {
 	// lineCache keeps each message's rendered lines: a tick or a new message
 	// re-renders one message, not the whole history.
 	lineCache map[string]cachedLines
+	// composerShown is the composer as last drawn (render.go): a frame in a
+	// busy chat draws it again only when it changed.
+	composerShown *composerShown
 
 	offset  int // history lines scrolled up from the bottom
 	newHere int // messages that arrived while scrolled up
@@ -128,7 +131,7 @@ const (
 )
 
 func newChatModel(c *common) chatModel {
-	m := chatModel{c: c, statuses: map[string]wire.MemberStatus{}, failed: map[string]string{}}
+	m := chatModel{c: c, statuses: map[string]wire.MemberStatus{}, failed: map[string]string{}, composerShown: &composerShown{}}
 	m.compose = newComposer(c)
 	return m
 }
@@ -204,7 +207,7 @@ func (m *chatModel) open(e wire.InboxEntry) tea.Cmd {
 	}
 	*m = chatModel{
 		c: m.c, conv: e, statuses: map[string]wire.MemberStatus{}, failed: map[string]string{},
-		compose: m.compose, width: m.width, height: m.height, active: true, drafts: drafts,
+		compose: m.compose, width: m.width, height: m.height, active: true, drafts: drafts, composerShown: m.composerShown,
 	}
 	if e.Unread > 0 {
 		m.unreadFrom = e.LastReadSeq + 1
@@ -1026,7 +1029,7 @@ func (m chatModel) View() string {
 	if line := m.actionLine(); line != "" {
 		parts = append(parts, line)
 	}
-	parts = append(parts, m.compose.View())
+	parts = append(parts, m.composerView())
 	return strings.Join(parts, "\n")
 }
 

@@ -114,3 +114,34 @@ func (m *chatModel) drawMessages(out []string, msgs []wire.Message, d *drawnStat
 	}
 	return out
 }
+
+// composerShown is the composer's drawing and what it was drawn from.
+type composerShown struct {
+	key  composerKey
+	view string
+}
+
+type composerKey struct {
+	value               string
+	focused             bool
+	width, height, line int
+	column              int
+	styles              *Styles
+}
+
+// composerView is the composer as textarea draws it, drawn again only when
+// its text, cursor, focus, size or styles changed: it was a third of a
+// frame's time while messages poured in.
+func (m chatModel) composerView() string {
+	li := m.compose.LineInfo()
+	k := composerKey{value: m.compose.Value(), focused: m.compose.Focused(), width: m.compose.Width(), height: m.compose.Height(),
+		line: m.compose.Line(), column: li.CharOffset, styles: m.c.styles}
+	if c := m.composerShown; c != nil {
+		if c.key == k && c.view != "" {
+			return c.view
+		}
+		c.key, c.view = k, m.compose.View()
+		return c.view
+	}
+	return m.compose.View()
+}
