@@ -17,9 +17,14 @@ const firstArchivePass = time.Minute
 // archiveBatch is how many messages one archiver pass moves at most.
 const archiveBatch = 500
 
-// coldKey is where an archived message lives in the BlobStore.
-func coldKey(convID string, seq int64) string {
-	return fmt.Sprintf("cold/%s/%d.json", convID, seq)
+// coldKey is where an archived message lives in the BlobStore: one key per
+// version of it (updated_seq), so an edit that removes the old version's blob
+// can never remove the new version's, archived again meanwhile.
+func coldKey(m Message) string {
+	if m.UpdatedSeq > 0 {
+		return fmt.Sprintf("cold/%s/%d-%d.json", m.ConversationID, m.SeqNo, m.UpdatedSeq)
+	}
+	return fmt.Sprintf("cold/%s/%d.json", m.ConversationID, m.SeqNo)
 }
 
 // RunArchiver moves messages older than after to the BlobStore every interval,
@@ -76,7 +81,7 @@ func (s *Service) ArchiveOnce(ctx context.Context, cold ColdStore, after time.Du
 		if err != nil {
 			return i, err
 		}
-		key := coldKey(m.ConversationID, m.SeqNo)
+		key := coldKey(m)
 		if err := s.cfg.Blobs.Put(ctx, key, data, "application/json"); err != nil {
 			return i, fmt.Errorf("put %s: %w", key, err)
 		}

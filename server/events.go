@@ -120,7 +120,7 @@ func (s *Service) planEvent(ctx context.Context, m, target Message) (ev Message,
 			m.Content = ""
 		}
 	}
-	m.BaseSeq = target.UpdatedSeq
+	m.BaseSeq, m.BaseRef = target.UpdatedSeq, target.S3Ref
 	return m, false, nil
 }
 

@@ -132,6 +132,11 @@ type Message struct {
 	// target is still at it (ErrTargetChanged otherwise), so two events racing
 	// from two nodes cannot both be applied to what each thought it saw.
 	BaseSeq int64
+	// BaseRef, on an edit or delete being stored, is the target's S3Ref the
+	// Service saw (and removes the blob of): the store refuses the event
+	// (ErrTargetChanged) if the archiver moved the target meanwhile, so no
+	// blob it wrote is left behind holding text the event took away.
+	BaseRef string
 }
 
 // IsEvent says whether m changes another message rather than being one.

@@ -79,7 +79,8 @@ type MessageStore interface {
 	//
 	// An event (m.IsEvent()) is stored the same way, and in the same write is
 	// applied to its target's row, which must be a message (no Kind) at
-	// UpdatedSeq == m.BaseSeq and not deleted: a reaction sets or (content "")
+	// UpdatedSeq == m.BaseSeq and not deleted (and for an edit or delete, at
+	// S3Ref == m.BaseRef): a reaction sets or (content "")
 	// removes the sender's entry in Reactions; an edit replaces Content and
 	// sets Edited; a delete clears Content, Attachment, Reactions and S3Ref,
 	// sets Deleted, and clears the content of the target's earlier edits

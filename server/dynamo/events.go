@@ -26,7 +26,7 @@ func unchanged(updatedSeq int64) (string, item) {
 
 // targetUpdate is the write that applies event m to its target, part of m's
 // transaction: conditioned on the target being a message, not deleted, at
-// m.BaseSeq (else the transaction is cancelled and AppendMessage answers
+// m.BaseSeq and, for an edit or delete, at m.BaseRef (else the transaction is cancelled and AppendMessage answers
 // ErrTargetChanged). A reaction reads the target first: a nested map path
 // cannot be set when the map does not exist yet, so the whole map is
 // written, and the condition keeps that read current.
@@ -70,6 +70,16 @@ func (s *Store) targetUpdate(ctx context.Context, m server.Message) (*types.Upda
 		vals[":t"] = bv(true)
 	default:
 		return nil, fmt.Errorf("dynamo append: unknown event kind %q", m.Kind)
+	}
+	if m.Kind != wire.KindReaction {
+		// The archiver must not have moved the target since the Service
+		// looked (server.Message.BaseRef).
+		if m.BaseRef == "" {
+			cond += " AND attribute_not_exists(s3_ref)"
+		} else {
+			cond += " AND s3_ref = :ref"
+			vals[":ref"] = sv(m.BaseRef)
+		}
 	}
 	return &types.Update{TableName: aws.String(s.t.messages), Key: key, UpdateExpression: aws.String(expr),
 		ConditionExpression: aws.String(cond), ExpressionAttributeValues: vals}, nil

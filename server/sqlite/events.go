@@ -28,13 +28,14 @@ func (s *Store) afterEvent(tx *sql.Tx, m server.Message, receivers []string) err
 		return server.ErrSeqTaken
 	}
 	var (
-		kind             string
+		kind, ref        string
 		deleted, updated int64
 		reactionsJSON    string
 	)
-	err = tx.QueryRow(`SELECT kind, deleted, updated_seq, reactions FROM messages WHERE conversation_id = ? AND seq_no = ?`,
-		m.ConversationID, m.TargetSeq).Scan(&kind, &deleted, &updated, &reactionsJSON)
-	if errors.Is(err, sql.ErrNoRows) || (err == nil && (kind != "" || deleted != 0 || updated != m.BaseSeq)) {
+	err = tx.QueryRow(`SELECT kind, deleted, updated_seq, reactions, s3_ref FROM messages WHERE conversation_id = ? AND seq_no = ?`,
+		m.ConversationID, m.TargetSeq).Scan(&kind, &deleted, &updated, &reactionsJSON, &ref)
+	moved := m.Kind != wire.KindReaction && ref != m.BaseRef // archived (or brought back) since the Service looked
+	if errors.Is(err, sql.ErrNoRows) || (err == nil && (kind != "" || deleted != 0 || updated != m.BaseSeq || moved)) {
 		return server.ErrTargetChanged
 	}
 	if err != nil {

@@ -198,8 +198,14 @@ func testColdStoreEvents(t *testing.T, s server.Store, cold server.ColdStore) {
 	if m := messageAt(t, s, c.ID, 2); m.Content != "newer text" || m.S3Ref != "" {
 		t.Fatalf("an edit lost to a stale archive mark: %+v", m)
 	}
+	// An edit or delete checked against the message while it was hot, stored
+	// after the archiver moved it: refused (the Service would not remove the
+	// blob, and the old text would stay in it).
+	stale := event(c.ID, 7, "alice", wire.KindEdit, 1, 0, "edited in the cold")
+	wantErr(t, s.AppendMessage(ctx, stale, nil), server.ErrTargetChanged)
 	// An archived message edited: its text is back in the table, the blob ref gone.
-	must(t, s.AppendMessage(ctx, event(c.ID, 7, "alice", wire.KindEdit, 1, 0, "edited in the cold"), nil))
+	stale.BaseRef = "cold/1"
+	must(t, s.AppendMessage(ctx, stale, nil))
 	if m := messageAt(t, s, c.ID, 1); m.Content != "edited in the cold" || m.S3Ref != "" || !m.Edited {
 		t.Fatalf("edited archived message: %+v", m)
 	}
@@ -209,7 +215,9 @@ func testColdStoreEvents(t *testing.T, s server.Store, cold server.ColdStore) {
 	for _, m := range got {
 		must(t, cold.MarkArchived(ctx, m, fmt.Sprintf("cold/%d", m.SeqNo)))
 	}
-	must(t, s.AppendMessage(ctx, event(c.ID, 8, "alice", wire.KindDelete, 1, 7, ""), nil))
+	del := event(c.ID, 8, "alice", wire.KindDelete, 1, 7, "")
+	del.BaseRef = "cold/1"
+	must(t, s.AppendMessage(ctx, del, nil))
 	if m := messageAt(t, s, c.ID, 1); !m.Deleted || m.S3Ref != "" || m.Content != "" {
 		t.Fatalf("deleted archived message: %+v", m)
 	}
