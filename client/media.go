@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/chatterm/chat/wire"
 )
@@ -57,19 +58,10 @@ func attachmentName(path string) string {
 		return r
 	}, filepath.Base(path))
 	for len(name) > wire.MaxAttachmentName {
-		_, size := lastRune(name)
+		_, size := utf8.DecodeLastRuneInString(name)
 		name = name[:len(name)-size]
 	}
 	return name
-}
-
-func lastRune(s string) (rune, int) {
-	for i := len(s) - 1; i >= 0; i-- {
-		if s[i]&0xC0 != 0x80 {
-			return rune(s[i]), len(s) - i
-		}
-	}
-	return 0, 1
 }
 
 // DownloadMedia writes an attachment's bytes to w: its short-lived URL from

@@ -175,19 +175,29 @@ func scanMessages(rows *sql.Rows) ([]wire.Message, error) {
 	defer rows.Close()
 	msgs := []wire.Message{}
 	for rows.Next() {
-		var m wire.Message
-		var ts int64
-		var reactions, info string
-		if err := rows.Scan(&m.ConversationID, &m.SeqNo, &m.MessageID, &m.SenderID, &m.Content, &m.Attachment, &ts,
-			&m.Kind, &m.TargetSeq, &m.ReplyTo, &m.Edited, &m.Deleted, &reactions, &m.UpdatedSeq, &info); err != nil {
+		m, err := scanMessage(rows)
+		if err != nil {
 			return nil, err
 		}
-		m.Timestamp = fromNanos(ts)
-		m.Reactions = decodeReactions(reactions)
-		m.AttachmentInfo = decodeAttachmentInfo(info)
 		msgs = append(msgs, m)
 	}
 	return msgs, rows.Err()
+}
+
+// scanMessage reads one row of messageColumns, then extra columns into extra.
+func scanMessage(r scanner, extra ...any) (wire.Message, error) {
+	var m wire.Message
+	var ts int64
+	var reactions, info string
+	dest := append([]any{&m.ConversationID, &m.SeqNo, &m.MessageID, &m.SenderID, &m.Content, &m.Attachment, &ts,
+		&m.Kind, &m.TargetSeq, &m.ReplyTo, &m.Edited, &m.Deleted, &reactions, &m.UpdatedSeq, &info}, extra...)
+	if err := r.Scan(dest...); err != nil {
+		return m, err
+	}
+	m.Timestamp = fromNanos(ts)
+	m.Reactions = decodeReactions(reactions)
+	m.AttachmentInfo = decodeAttachmentInfo(info)
+	return m, nil
 }
 
 // Messages returns up to limit cached messages of a conversation with seq_no

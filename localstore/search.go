@@ -61,16 +61,10 @@ func (s *Store) Search(ctx context.Context, query, conversationID string, limit 
 	var hits []SearchHit
 	for rows.Next() {
 		var h SearchHit
-		var ts int64
-		var reactions, info string
-		m := &h.Message
-		if err := rows.Scan(&m.ConversationID, &m.SeqNo, &m.MessageID, &m.SenderID, &m.Content, &m.Attachment, &ts,
-			&m.Kind, &m.TargetSeq, &m.ReplyTo, &m.Edited, &m.Deleted, &reactions, &m.UpdatedSeq, &info, &h.Snippet); err != nil {
+		var err error
+		if h.Message, err = scanMessage(rows, &h.Snippet); err != nil {
 			return nil, fmt.Errorf("search: %w", err)
 		}
-		m.Timestamp = fromNanos(ts)
-		m.Reactions = decodeReactions(reactions)
-		m.AttachmentInfo = decodeAttachmentInfo(info)
 		hits = append(hits, h)
 	}
 	if err := rows.Err(); err != nil {

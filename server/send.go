@@ -188,13 +188,6 @@ func (s *Service) answerResends(ctx context.Context, convID string, reqs []wire.
 		if m, ok := sent[reqs[k].MessageID]; ok {
 			s.metrics.Duplicates.Inc()
 			m.ConversationID, m.MessageID = convID, reqs[k].MessageID
-			if reqs[k].Kind == wire.KindReaction && m.Kind == "" {
-				// The answer says how the toggle went, which an idempotency
-				// record alone (DynamoDB's) does not hold: read the event.
-				if full, err := s.messageAt(ctx, convID, m.SeqNo); err == nil {
-					m = full
-				}
-			}
 			out[k] = SendResult{Resp: sendResponse(m)}
 			resent = append(resent, m)
 			continue

@@ -103,7 +103,8 @@ type MessageStore interface {
 	ListMessagesAfter(ctx context.Context, convID string, afterSeq int64, limit int) ([]Message, error)
 	// SentMessages returns, by message_id, those of messageIDs already stored in
 	// convID, from the idempotency record (at least SeqNo, MessageID and
-	// Timestamp set): the first answers to resends. The send path asks before it
+	// Timestamp set; for a reaction, Kind and Content too: how its toggle
+	// went): the first answers to resends. The send path asks before it
 	// takes seq_nos, so a resend costs no number and no rate token.
 	SentMessages(ctx context.Context, convID string, messageIDs []string) (map[string]Message, error)
 	// LinkMedia records that mediaID is sent in convID (idempotent); written

@@ -99,25 +99,23 @@ func (h *Hub) Online(user string) bool {
 
 // CloseToken closes the user's connections opened with the token.
 func (h *Hub) CloseToken(userID, tokenHash string, code int, reason string) {
-	h.mu.RLock()
-	var hit []*Conn
-	for c := range h.users[userID] {
-		if c.TokenHash == tokenHash {
-			hit = append(hit, c)
-		}
-	}
-	h.mu.RUnlock()
-	for _, c := range hit {
-		c.Close(code, reason)
-	}
+	h.closeWhere(userID, func(c *Conn) bool { return c.TokenHash == tokenHash }, code, reason)
 }
 
 // CloseUser closes every connection of a user.
 func (h *Hub) CloseUser(userID string, code int, reason string) {
+	h.closeWhere(userID, func(*Conn) bool { return true }, code, reason)
+}
+
+// closeWhere closes the user's connections that match, outside the lock
+// (Close runs the writer hook).
+func (h *Hub) closeWhere(userID string, match func(*Conn) bool, code int, reason string) {
 	h.mu.RLock()
 	var hit []*Conn
 	for c := range h.users[userID] {
-		hit = append(hit, c)
+		if match(c) {
+			hit = append(hit, c)
+		}
 	}
 	h.mu.RUnlock()
 	for _, c := range hit {

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -93,33 +92,7 @@ func (s *Store) finishEvent(ctx context.Context, m server.Message) {
 	if m.Kind != wire.KindEdit && m.Kind != wire.KindDelete {
 		return
 	}
-	pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), laterTimeout)
-	err := s.applyEventLater(pctx, m)
-	cancel()
-	if err == nil {
-		return
-	}
-	s.log.Warn("an edit or delete is stored but the preview or old edits are not updated yet; retrying in the background",
-		"conversation", m.ConversationID, "seq", m.SeqNo, "err", err)
-	s.bg.Go(func() {
-		wait := 200 * time.Millisecond
-		for {
-			select {
-			case <-s.closing:
-				s.log.Error("store closed before an edit or delete was applied to the preview or old edits",
-					"conversation", m.ConversationID, "seq", m.SeqNo)
-				return
-			case <-time.After(wait):
-			}
-			pctx, cancel := context.WithTimeout(context.Background(), laterTimeout)
-			err := s.applyEventLater(pctx, m)
-			cancel()
-			if err == nil {
-				return
-			}
-			wait = min(2*wait, 10*time.Second)
-		}
-	})
+	s.untilDone(ctx, m, "the preview and the text of earlier edits", func(ctx context.Context) error { return s.applyEventLater(ctx, m) })
 }
 
 func (s *Store) applyEventLater(ctx context.Context, m server.Message) error {

@@ -15,6 +15,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/chatterm/chat/server"
+	"github.com/chatterm/chat/wire"
 )
 
 // The send transaction (docs/architecture.md, "A send"). DynamoDB has no MAX in update
@@ -222,16 +223,21 @@ func (s *Store) messageItems(m server.Message) []planned {
 	if m.ReplyTo != 0 {
 		msg["reply_to"] = nv(m.ReplyTo)
 	}
+	// ts lets SentMessages answer a resend from this record alone; so does a
+	// reaction's kind and content (how its toggle went).
+	rec := item{"conversation_id": sv(m.ConversationID), "message_id": sv(m.MessageID), "seq_no": nv(m.SeqNo),
+		"ts": tv(m.Timestamp), ttlAttr: nv(s.o.Now().Add(s.o.IdempotencyTTL).Unix())}
+	if m.Kind == wire.KindReaction {
+		rec["kind"], rec["content"] = sv(m.Kind), sv(m.Content)
+	}
 	return []planned{
 		{kind: kindMessage, tx: types.TransactWriteItem{Put: &types.Put{
 			TableName: aws.String(s.t.messages), Item: msg,
 			ConditionExpression: aws.String("attribute_not_exists(seq_no)"),
 		}}},
 		{kind: kindMessageID, tx: types.TransactWriteItem{Put: &types.Put{
-			TableName: aws.String(s.t.messageIDs),
-			// ts lets SentMessages answer a resend from this record alone.
-			Item: item{"conversation_id": sv(m.ConversationID), "message_id": sv(m.MessageID), "seq_no": nv(m.SeqNo),
-				"ts": tv(m.Timestamp), ttlAttr: nv(s.o.Now().Add(s.o.IdempotencyTTL).Unix())},
+			TableName:           aws.String(s.t.messageIDs),
+			Item:                rec,
 			ConditionExpression: aws.String("attribute_not_exists(message_id)"),
 		}}},
 	}
@@ -415,37 +421,43 @@ func (s *Store) getItem(ctx context.Context, table string, key item) (item, bool
 const laterTimeout = 10 * time.Second
 
 // finishLater writes what did not fit in m's transaction, once it has
-// committed: m is stored, so nothing here may make its send look failed. One
-// pass is made now; if it fails (DynamoDB throttling or down), the rest is
-// retried in the background until it is written or the store closes. Each
-// write is idempotent, so a pass that repeats an earlier one changes nothing.
+// committed: m is stored, so nothing here may make its send look failed.
 func (s *Store) finishLater(ctx context.Context, m server.Message, later []planned) {
 	if len(later) == 0 {
 		return
 	}
+	s.untilDone(ctx, m, "its pending rows", func(ctx context.Context) error { return s.applyLater(ctx, m, later) })
+}
+
+// untilDone runs fn, writes that follow m's committed transaction, once now;
+// if that fails (DynamoDB throttling or down), again in the background, less
+// and less often, until it works or the store closes. Each write must be
+// idempotent, so a pass that repeats an earlier one changes nothing. what
+// names the writes in the log ("its pending rows").
+func (s *Store) untilDone(ctx context.Context, m server.Message, what string, fn func(context.Context) error) {
 	pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), laterTimeout)
-	err := s.applyLater(pctx, m, later)
+	err := fn(pctx)
 	cancel()
 	if err == nil {
 		return
 	}
-	s.log.Warn("a stored message's pending rows are not all written yet; retrying in the background",
-		"conversation", m.ConversationID, "seq", m.SeqNo, "err", err)
+	s.log.Warn("a stored message's follow-up writes are not done yet; retrying in the background",
+		"writes", what, "conversation", m.ConversationID, "seq", m.SeqNo, "err", err)
 	s.bg.Go(func() {
 		wait := 200 * time.Millisecond
 		for {
 			select {
 			case <-s.closing:
-				s.log.Error("store closed before a stored message's pending rows were written: offline members get it when they next sync",
-					"conversation", m.ConversationID, "seq", m.SeqNo)
+				s.log.Error("store closed before a stored message's follow-up writes were done",
+					"writes", what, "conversation", m.ConversationID, "seq", m.SeqNo)
 				return
 			case <-time.After(wait):
 			}
 			pctx, cancel := context.WithTimeout(context.Background(), laterTimeout)
-			err := s.applyLater(pctx, m, later)
+			err := fn(pctx)
 			cancel()
 			if err == nil {
-				s.log.Info("a stored message's pending rows are written", "conversation", m.ConversationID, "seq", m.SeqNo)
+				s.log.Info("a stored message's follow-up writes are done", "writes", what, "conversation", m.ConversationID, "seq", m.SeqNo)
 				return
 			}
 			wait = min(2*wait, 10*time.Second)
@@ -626,7 +638,8 @@ func (s *Store) SentMessages(ctx context.Context, convID string, messageIDs []st
 				old = append(old, item{"conversation_id": sv(convID), "seq_no": rec["seq_no"]})
 				continue
 			}
-			m := server.Message{ConversationID: convID, MessageID: getS(rec, "message_id"), SeqNo: getN(rec, "seq_no"), Timestamp: getT(rec, "ts")}
+			m := server.Message{ConversationID: convID, MessageID: getS(rec, "message_id"), SeqNo: getN(rec, "seq_no"), Timestamp: getT(rec, "ts"),
+				Kind: getS(rec, "kind"), Content: getS(rec, "content")}
 			out[m.MessageID] = m
 		}
 		if len(old) > 0 {

@@ -135,12 +135,13 @@ func (s *Store) UpdateProfile(ctx context.Context, id string, ch server.ProfileC
 	if ch.Empty() {
 		return s.GetUser(ctx, id)
 	}
+	// Every name goes through #name: "status" is a reserved word.
 	var sets []string
-	vals := item{}
+	vals, names := item{}, map[string]string{}
 	set := func(name string, v types.AttributeValue) {
 		k := fmt.Sprintf(":v%d", len(vals))
 		sets = append(sets, "#"+name+" = "+k)
-		vals[k] = v
+		vals[k], names["#"+name] = v, name
 	}
 	if ch.DisplayName != nil {
 		set("display_name", sv(*ch.DisplayName))
@@ -165,11 +166,6 @@ func (s *Store) UpdateProfile(ctx context.Context, id string, ch server.ProfileC
 	}
 	if ch.ResetExpires != nil {
 		set("reset_expires", tv(*ch.ResetExpires))
-	}
-	names := map[string]string{}
-	for _, e := range sets {
-		n, _, _ := strings.Cut(e, " ")
-		names[n] = n[1:] // every name through #: "status" is a reserved word
 	}
 	var u server.User
 	err := s.do(ctx, "update profile", func(ctx context.Context) error {

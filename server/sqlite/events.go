@@ -85,14 +85,5 @@ func (s *Store) afterEvent(tx *sql.Tx, m server.Message, receivers []string) err
 			return fmt.Errorf("update preview: %w", err)
 		}
 	}
-	if _, err := s.hot("upsertStatus").exec(m.SenderID, m.ConversationID, m.SeqNo, m.SeqNo); err != nil {
-		return fmt.Errorf("sender status: %w", err)
-	}
-	pending := s.hot("upsertPending")
-	for _, r := range receivers {
-		if _, err := pending.exec(r, m.ConversationID, m.SeqNo, m.SeqNo); err != nil {
-			return fmt.Errorf("pending delivery for %s: %w", r, err)
-		}
-	}
-	return nil
+	return s.senderAndPending(m, m, receivers)
 }

@@ -109,15 +109,20 @@ func (s *Store) afterAppend(first, last server.Message, receivers []string) erro
 		}
 		return server.ErrSeqTaken // at or below last_seq
 	}
+	return s.senderAndPending(first, last, receivers)
+}
+
+// senderAndPending moves the sender's boundaries up to last (a reply implies
+// read) and the receivers' pending rows to cover first..last: what every
+// append does once its rows are in.
+func (s *Store) senderAndPending(first, last server.Message, receivers []string) error {
 	if _, err := s.hot("upsertStatus").exec(last.SenderID, last.ConversationID, last.SeqNo, last.SeqNo); err != nil {
 		return fmt.Errorf("sender status: %w", err)
 	}
-	if len(receivers) > 0 {
-		pending := s.hot("upsertPending")
-		for _, r := range receivers {
-			if _, err := pending.exec(r, last.ConversationID, first.SeqNo, last.SeqNo); err != nil {
-				return fmt.Errorf("pending delivery for %s: %w", r, err)
-			}
+	pending := s.hot("upsertPending")
+	for _, r := range receivers {
+		if _, err := pending.exec(r, last.ConversationID, first.SeqNo, last.SeqNo); err != nil {
+			return fmt.Errorf("pending delivery for %s: %w", r, err)
 		}
 	}
 	return nil

@@ -57,6 +57,12 @@ func testEvents(t *testing.T, s server.Store) {
 	if ev := messageAt(t, s, c.ID, 3); ev.Kind != wire.KindReaction || ev.TargetSeq != 1 || ev.Content != "👍" {
 		t.Fatalf("reaction row: %+v", ev)
 	}
+	// A resent reaction is answered with how its toggle went.
+	sent, err := s.SentMessages(ctx, c.ID, []string{"e-bob-3", "e-bob-5"})
+	must(t, err)
+	if a, b := sent["e-bob-3"], sent["e-bob-5"]; a.Kind != wire.KindReaction || a.Content != "👍" || b.Kind != wire.KindReaction || b.Content != "" || b.SeqNo != 5 {
+		t.Fatalf("SentMessages of reactions: %+v", sent)
+	}
 	conv, err := s.GetConversation(ctx, c.ID)
 	must(t, err)
 	if conv.LastSeq != 5 || conv.LastMessageBody != m2.Content || !conv.LastMessageAt.Equal(m2.Timestamp) {
