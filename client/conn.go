@@ -23,6 +23,8 @@ type Conn struct {
 	userID string
 	rest   []byte // the frames of the last message not yet returned by Read
 	buf    []byte // the storage messages are read into, reused
+	// protocol is the version the server's hello said (0: none said).
+	protocol int
 }
 
 // Dial opens the WebSocket at <server>/v1/ws with the token and waits for the
@@ -66,12 +68,16 @@ func Dial(ctx context.Context, server, token string, hc *http.Client) (*Conn, er
 		ws.Close(websocket.StatusProtocolError, "expected hello")
 		return nil, fmt.Errorf("connect: the server's first frame is %q, not hello", f.Type)
 	}
-	c.userID = f.UserID
+	c.userID, c.protocol = f.UserID, f.Protocol
 	return c, nil
 }
 
 // UserID is who the server says we are (from hello).
 func (c *Conn) UserID() string { return c.userID }
+
+// Protocol is the protocol version the server said in its hello (1 for a
+// server from before versions were said).
+func (c *Conn) Protocol() int { return max(c.protocol, 1) }
 
 // Read returns the next frame. A message may carry several frames, one per line
 // (docs/protocol.md): Read returns them one at a time, in order. A frame that
@@ -111,6 +117,37 @@ func (c *Conn) Write(ctx context.Context, f wire.Frame) error {
 		return err
 	}
 	if err := c.ws.Write(ctx, websocket.MessageText, data); err != nil {
+		return closeError(ctx, err)
+	}
+	return nil
+}
+
+// maxFramesPerWrite bounds the frames WriteFrames is given at once by the
+// session's writer; maxJoinedBytes bounds one joined message (a frame that
+// is bigger goes alone), as the server bounds its own.
+const (
+	maxFramesPerWrite = 64
+	maxJoinedBytes    = 32 << 10
+)
+
+// WriteFrames sends frames in order, joined into as few WebSocket messages as
+// maxJoinedBytes allows (docs/protocol.md: a message may carry several).
+func (c *Conn) WriteFrames(ctx context.Context, fs []wire.Frame) error {
+	var msg []byte
+	for _, f := range fs {
+		data, err := wire.EncodeFrame(f)
+		if err != nil {
+			return err
+		}
+		if len(msg) > 0 && len(msg)+1+len(data) > maxJoinedBytes {
+			if err := c.ws.Write(ctx, websocket.MessageText, msg); err != nil {
+				return closeError(ctx, err)
+			}
+			msg = msg[:0]
+		}
+		msg = wire.AppendFrame(msg, data)
+	}
+	if err := c.ws.Write(ctx, websocket.MessageText, msg); err != nil {
 		return closeError(ctx, err)
 	}
 	return nil

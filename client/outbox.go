@@ -33,13 +33,15 @@ func (s *Session) resendOutbox(ctx context.Context, l *link) error {
 		if s.cfg.Filter != nil && !s.cfg.Filter(e.ConversationID) {
 			continue
 		}
-		s.sendOn(ctx, l, e)
+		s.sendOn(ctx, l, e, false) // it may have reached the server before
 	}
 	return nil
 }
 
-// sendOn sends an outbox entry on a connection unless it already went there.
-func (s *Session) sendOn(ctx context.Context, l *link, e localstore.OutboxEntry) {
+// sendOn sends an outbox entry on a connection unless it already went there;
+// first says no earlier try of it went out (wire.SendRequest.FirstTry). The
+// conversation's waiting ack goes with it.
+func (s *Session) sendOn(ctx context.Context, l *link, e localstore.OutboxEntry, first bool) {
 	s.mu.Lock()
 	if l.sent[e.MessageID] {
 		s.mu.Unlock()
@@ -49,7 +51,7 @@ func (s *Session) sendOn(ctx context.Context, l *link, e localstore.OutboxEntry)
 	s.mu.Unlock()
 	if !l.push(ctx, wire.Frame{Type: wire.TypeSend, ID: e.MessageID, ConversationID: e.ConversationID,
 		MessageID: e.MessageID, Content: e.Content, Attachment: e.Attachment, AttachmentInfo: e.AttachmentInfo,
-		Kind: e.Kind, TargetSeq: e.TargetSeq, ReplyTo: e.ReplyTo}) {
+		Kind: e.Kind, TargetSeq: e.TargetSeq, ReplyTo: e.ReplyTo, FirstTry: first, AckSeq: l.takeAck(e.ConversationID)}) {
 		s.mu.Lock()
 		delete(l.sent, e.MessageID)
 		s.mu.Unlock()
@@ -82,7 +84,7 @@ func (s *Session) retrySend(messageID string) {
 	}
 	for _, e := range es {
 		if e.MessageID == messageID && e.Err == nil {
-			s.sendOn(l.ctx, l, e)
+			s.sendOn(l.ctx, l, e, false)
 		}
 	}
 }
@@ -130,7 +132,7 @@ func (s *Session) EnqueueMessage(ctx context.Context, m wire.Message) (wire.Mess
 	l := s.link
 	s.mu.Unlock()
 	if l != nil {
-		s.sendOn(ctx, l, e)
+		s.sendOn(ctx, l, e, e.Fresh)
 	}
 	s.sendMu.Unlock()
 	if l == nil {

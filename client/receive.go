@@ -150,19 +150,60 @@ func (s *Session) resyncRound(ctx context.Context, l *link) error {
 }
 
 // ack tells the server that a conversation is stored up to its cursor, unless
-// this connection already said so.
+// this connection already said so: after SessionConfig.AckDelay, or sooner
+// with a send into the conversation (takeAck).
 func (s *Session) ack(ctx context.Context, l *link, conv string) error {
 	cur, ok, err := s.store.Cursor(ctx, conv)
-	if err != nil {
+	if err != nil || !ok {
 		return err
 	}
-	if ok && cur > l.acked[conv] {
-		if !l.push(ctx, wire.Frame{Type: wire.TypeAck, ConversationID: conv, SeqNo: cur}) {
-			return context.Cause(l.ctx)
-		}
-		l.acked[conv] = cur
+	l.ackMu.Lock()
+	due := cur > l.acked[conv]
+	if due {
+		l.ackDue[conv] = cur
+	}
+	l.ackMu.Unlock()
+	switch {
+	case !due:
+	case s.cfg.AckDelay < 0:
+		l.flushAcks(ctx)
+	case l.ackTimer == nil:
+		l.ackTimer = time.After(s.cfg.AckDelay)
 	}
 	return nil
+}
+
+// flushAcks sends every waiting ack, each as an ack frame.
+func (l *link) flushAcks(ctx context.Context) {
+	l.ackMu.Lock()
+	due := l.ackDue
+	l.ackDue = map[string]int64{}
+	for conv, seq := range due {
+		l.acked[conv] = seq
+	}
+	l.ackMu.Unlock()
+	for conv, seq := range due {
+		if !l.push(ctx, wire.Frame{Type: wire.TypeAck, ConversationID: conv, SeqNo: seq}) {
+			return // the connection ended: the next one acks from its cursors
+		}
+	}
+}
+
+// takeAck hands the conversation's waiting ack to a send that carries it
+// (ack_seq), on a server that takes one there; 0 when there is none.
+func (l *link) takeAck(conv string) int64 {
+	if l.protocol < 2 {
+		return 0
+	}
+	l.ackMu.Lock()
+	defer l.ackMu.Unlock()
+	seq, ok := l.ackDue[conv]
+	if !ok {
+		return 0
+	}
+	delete(l.ackDue, conv)
+	l.acked[conv] = seq
+	return seq
 }
 
 // handle applies a batch of frames in order. Consecutive messages are stored

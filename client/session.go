@@ -45,7 +45,20 @@ type SessionConfig struct {
 	// later, and passing it at once would tell the server it was delivered.
 	// Default 10s.
 	HoleWait time.Duration
+	// AckDelay is how long a cumulative ack may wait after the messages it
+	// covers were stored, so that one ack covers a burst and, on a server of
+	// protocol 2 or later, rides on the next send into that conversation
+	// (ack_seq) instead of taking a WebSocket message of its own. It only
+	// delays the sender's "delivered" tick; delivery itself is not held.
+	// Default 50ms; negative: every ack at once.
+	AckDelay time.Duration
 }
+
+// DefaultAckDelay is SessionConfig.AckDelay's default: well under what a
+// person notices on a tick, and longer than the gap between a busy chat's
+// messages, so that in a conversation going both ways nearly every ack rides
+// on a reply.
+const DefaultAckDelay = 50 * time.Millisecond
 
 // Session keeps an account's cache in step with the server over a WebSocket.
 // Run connects and reconnects; the other methods may be called from any
@@ -92,6 +105,9 @@ func NewSession(cfg SessionConfig) *Session {
 	}
 	if cfg.WriteTimeout <= 0 {
 		cfg.WriteTimeout = 10 * time.Second
+	}
+	if cfg.AckDelay == 0 {
+		cfg.AckDelay = DefaultAckDelay
 	}
 	if cfg.HoleWait <= 0 {
 		cfg.HoleWait = 10 * time.Second
@@ -312,12 +328,21 @@ type link struct {
 	cancel context.CancelCauseFunc
 	sent   map[string]bool // message_ids sent on this connection (guarded by Session.mu)
 
+	// protocol is the server's version from its hello (wire.ProtocolVersion):
+	// from 2 on, a send may carry an ack (ack_seq).
+	protocol int
+	// acks: what each conversation was acked up to on this connection, and
+	// what is stored here and waits for an ack (SessionConfig.AckDelay). Sends
+	// take a waiting ack with them, from other goroutines, hence the lock.
+	ackMu  sync.Mutex
+	acked  map[string]int64
+	ackDue map[string]int64
 	// Owned by the serve goroutine:
-	acked  map[string]int64 // per conversation, the last ack sent
-	syncs  map[string]bool  // ids of the sync requests of the round in flight
-	round  map[string]int64 // the round's conversations and their cursors when asked
-	more   bool             // an answer of this round was cut short
-	gapped map[string]bool  // conversations to sync once the round ends
+	ackTimer <-chan time.Time // fires when the waiting acks are due
+	syncs    map[string]bool  // ids of the sync requests of the round in flight
+	round    map[string]int64 // the round's conversations and their cursors when asked
+	more     bool             // an answer of this round was cut short
+	gapped   map[string]bool  // conversations to sync once the round ends
 	// syncRetry is the longest retry hint of the round's failed syncs, and
 	// resync fires when the round is to be asked again.
 	syncRetry time.Duration
@@ -355,8 +380,8 @@ func (s *Session) serve(ctx context.Context, conn *Conn) error {
 	defer running.Wait()
 	lctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	l := &link{conn: conn, out: make(chan wire.Frame, 1024), ctx: lctx, cancel: cancel,
-		sent: map[string]bool{}, acked: map[string]int64{}, gapped: map[string]bool{}, holes: map[string]hole{}}
+	l := &link{conn: conn, out: make(chan wire.Frame, 1024), ctx: lctx, cancel: cancel, protocol: conn.Protocol(),
+		sent: map[string]bool{}, acked: map[string]int64{}, ackDue: map[string]int64{}, gapped: map[string]bool{}, holes: map[string]hole{}}
 	defer conn.CloseNow()
 
 	// The writer: the only goroutine writing to the socket, so frames keep the
@@ -364,17 +389,32 @@ func (s *Session) serve(ctx context.Context, conn *Conn) error {
 	running.Add(1)
 	go func() {
 		defer running.Done()
+		var batch []wire.Frame
 		for {
 			select {
 			case f := <-l.out:
+				// What queued meanwhile goes in the same WebSocket message
+				// (docs/protocol.md): a burst of sends, or acks with a send.
+				batch = append(batch[:0], f)
+			more:
+				for len(batch) < maxFramesPerWrite {
+					select {
+					case f := <-l.out:
+						batch = append(batch, f)
+					default:
+						break more
+					}
+				}
 				if s.log.Enabled(lctx, slog.LevelDebug) {
-					s.log.Debug("frame out", "type", f.Type, "id", f.ID, "conversation", f.ConversationID, "seq", f.SeqNo)
+					for _, f := range batch {
+						s.log.Debug("frame out", "type", f.Type, "id", f.ID, "conversation", f.ConversationID, "seq", f.SeqNo, "ack_seq", f.AckSeq)
+					}
 				}
 				wctx, wcancel := context.WithTimeout(lctx, s.cfg.WriteTimeout)
-				err := conn.Write(wctx, f)
+				err := conn.WriteFrames(wctx, batch)
 				wcancel()
 				if err != nil {
-					cancel(fmt.Errorf("write %s: %w", f.Type, err))
+					cancel(fmt.Errorf("write %s: %w", batch[0].Type, err))
 					return
 				}
 			case <-lctx.Done():
@@ -479,6 +519,9 @@ func (s *Session) serve(ctx context.Context, conn *Conn) error {
 			if err := s.handle(ctx, l, batch); err != nil {
 				return err
 			}
+		case <-l.ackTimer:
+			l.ackTimer = nil
+			l.flushAcks(ctx)
 		case <-l.holeCheck:
 			l.holeCheck = nil
 			for conv := range l.holes {

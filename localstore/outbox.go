@@ -24,6 +24,9 @@ type OutboxEntry struct {
 	ReplyTo        int64                // the message a message quotes
 	CreatedAt      time.Time
 	Attempts       int
+	// Fresh is set by the EnqueueEntry call that created the entry: nothing
+	// has sent it yet. Not stored.
+	Fresh bool
 	// Err is set when the server refused the message for good (too large, not a
 	// participant...). Such entries are kept for the user to see but not resent.
 	Err *wire.Error
@@ -64,6 +67,7 @@ func (s *Store) EnqueueEntry(ctx context.Context, e OutboxEntry) (OutboxEntry, e
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			out.MessageID, out.ConversationID, out.Content, out.Attachment, encodeAttachmentInfo(out.AttachmentInfo),
 			out.Kind, out.TargetSeq, out.ReplyTo, nanos(out.CreatedAt))
+		out.Fresh = err == nil
 		return err
 	})
 	if err != nil {

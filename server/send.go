@@ -36,6 +36,32 @@ type SendResult struct {
 // can (BatchAppender), one durable write. Each gets its own answer; a message
 // refused (bad input, rate limit) does not stop the others.
 func (s *Service) SendMany(ctx context.Context, userID, convID string, reqs []wire.SendRequest, from *conn.Conn) []SendResult {
+	return s.SendAcked(ctx, userID, convID, reqs, 0, from)
+}
+
+// SendAcked is SendMany for sends that carry the sending device's cumulative
+// ack of the conversation (protocol 2's ack_seq; 0 for none). The ack is
+// applied whatever becomes of the sends: with the first message stored, by a
+// store that can (SenderAcker), and otherwise as an ack frame would be. It
+// needs no status frame when a message was stored: the message implies its
+// sender has everything before it (implicit read), and clients apply that.
+func (s *Service) SendAcked(ctx context.Context, userID, convID string, reqs []wire.SendRequest, ack int64, from *conn.Conn) []SendResult {
+	out := s.sendMany(ctx, userID, convID, reqs, ack, from)
+	if ack <= 0 {
+		return out
+	}
+	if _, folded := s.store.(SenderAcker); folded && slices.ContainsFunc(out, func(r SendResult) bool { return r.Created }) {
+		return out
+	}
+	if _, err := s.Advance(ctx, userID, convID, ack, 0, from); err != nil {
+		// As for an ack frame the store could not take: the device acks again
+		// with its next cursor, and until then the messages stay pending.
+		s.log.Debug("ack carried by a send not applied", "user", userID, "conversation", convID, "err", err)
+	}
+	return out
+}
+
+func (s *Service) sendMany(ctx context.Context, userID, convID string, reqs []wire.SendRequest, ack int64, from *conn.Conn) []SendResult {
 	start := time.Now()
 	out := make([]SendResult, len(reqs))
 	failAll := func(err error) []SendResult {
@@ -113,7 +139,7 @@ func (s *Service) SendMany(ctx context.Context, userID, convID string, reqs []wi
 			batch[i] = reqs[k]
 		}
 	}
-	s.storeMany(ctx, userID, convID, members, batch, from, stored)
+	s.storeMany(ctx, userID, convID, members, batch, ack, from, stored)
 	var latest time.Time
 	for i, k := range valid {
 		r := stored[i]
@@ -171,9 +197,17 @@ func (s *Service) checkSend(userID string, req wire.SendRequest) error {
 // lookup fails the sends go on: the store's own duplicate check still answers
 // them (and may then take a number), so this only ever saves work.
 func (s *Service) answerResends(ctx context.Context, convID string, reqs []wire.SendRequest, valid []int, out []SendResult) (fresh []int, resent []Message) {
-	ids := make([]string, len(valid))
-	for i, k := range valid {
-		ids[i] = reqs[k].MessageID
+	// A send marked first_try has no earlier copy to find (and if its client
+	// was wrong, the write finds the copy: only a seq_no goes unused), so the
+	// usual send costs no read before its write.
+	var ids []string
+	for _, k := range valid {
+		if !reqs[k].FirstTry {
+			ids = append(ids, reqs[k].MessageID)
+		}
+	}
+	if len(ids) == 0 {
+		return valid, nil
 	}
 	sent, err := s.store.SentMessages(ctx, convID, ids)
 	if err != nil {
@@ -221,7 +255,7 @@ func (s *Service) limitSends(ctx context.Context, userID string, valid []int, ou
 // lock, then hands them to the members' connections before releasing the lock,
 // so every connection sees a conversation's messages in seq order. The answer
 // to reqs[i] goes in out[i].
-func (s *Service) storeMany(ctx context.Context, userID, convID string, members []string, reqs []wire.SendRequest, from *conn.Conn, out []SendResult) {
+func (s *Service) storeMany(ctx context.Context, userID, convID string, members []string, reqs []wire.SendRequest, ack int64, from *conn.Conn, out []SendResult) {
 	mu := s.locks.lock(convID)
 	defer mu.Unlock()
 	receivers := without(members, userID)
@@ -230,7 +264,7 @@ func (s *Service) storeMany(ctx context.Context, userID, convID string, members 
 	for i, req := range reqs {
 		msgs[i] = Message{ConversationID: convID, MessageID: req.MessageID, SenderID: userID, Content: req.Content,
 			Attachment: req.Attachment, AttachmentInfo: req.AttachmentInfo, Timestamp: now,
-			Kind: req.Kind, TargetSeq: req.TargetSeq, ReplyTo: req.ReplyTo}
+			Kind: req.Kind, TargetSeq: req.TargetSeq, ReplyTo: req.ReplyTo, SenderAck: ack}
 		if len(receivers) == 1 && !isGroup(convID) {
 			msgs[i].ReceiverID = receivers[0]
 		}

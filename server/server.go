@@ -132,6 +132,12 @@ type Message struct {
 	// target is still at it (ErrTargetChanged otherwise), so two events racing
 	// from two nodes cannot both be applied to what each thought it saw.
 	BaseSeq int64
+	// SenderAck, on a message being stored, is the sender's device's cumulative
+	// ack carried by the send (wire.Frame.AckSeq): a store that is a
+	// SenderAcker clears the sender's pending deliveries up to it in the same
+	// write, so the ack costs neither a WebSocket message nor a write of its
+	// own. Not stored.
+	SenderAck int64
 	// BaseRef, on an edit or delete being stored, is the target's S3Ref the
 	// Service saw (and removes the blob of): the store refuses the event
 	// (ErrTargetChanged) if the archiver moved the target meanwhile, so no

@@ -162,6 +162,14 @@ type BatchAppender interface {
 	MaxAppend(members int) int
 }
 
+// SenderAcker is a Store that applies Message.SenderAck in the write that
+// appends the message: the sender's pending deliveries up to it are cleared
+// with the message, as an ack would clear them. For a Store without it the
+// Service applies the ack after the write (AdvanceStatus), as for an ack frame.
+type SenderAcker interface {
+	StoresSenderAck()
+}
+
 // ColdStore is what the archiver needs from a Store to move old messages to the
 // cold tier (BlobStore after 30 days). It is optional: a Store without
 // it keeps every message hot. Its reads run in the background archiver, never on

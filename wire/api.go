@@ -170,6 +170,13 @@ type SendRequest struct {
 	Kind           string          `json:"kind,omitempty"`       // an event: KindReaction, KindEdit, KindDelete
 	TargetSeq      int64           `json:"target_seq,omitempty"` // the message an event changes
 	ReplyTo        int64           `json:"reply_to,omitempty"`   // the message a new message quotes
+	// FirstTry says this message_id has not been sent before: no earlier try
+	// went out, or every one was answered with a refusal that stored nothing
+	// (not maybe_stored, not lost with its connection). The server then skips
+	// its look-up of an earlier copy before taking a seq_no. A send wrongly
+	// marked is still answered with the stored original; only a seq_no may go
+	// unused.
+	FirstTry bool `json:"first_try,omitempty"`
 }
 
 // MediaRequest is POST /v1/media: ask for a URL to upload one file to.

@@ -334,6 +334,12 @@ func easyjsonC1cedd36DecodeGithubComChattermChatWire3(in *jlexer.Lexer, out *Sen
 			} else {
 				out.ReplyTo = int64(in.Int64())
 			}
+		case "first_try":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.FirstTry = bool(in.Bool())
+			}
 		default:
 			in.SkipRecursive()
 		}
@@ -382,6 +388,11 @@ func easyjsonC1cedd36EncodeGithubComChattermChatWire3(out *jwriter.Writer, in Se
 		const prefix string = ",\"reply_to\":"
 		out.RawString(prefix)
 		out.Int64(int64(in.ReplyTo))
+	}
+	if in.FirstTry {
+		const prefix string = ",\"first_try\":"
+		out.RawString(prefix)
+		out.Bool(bool(in.FirstTry))
 	}
 	out.RawByte('}')
 }

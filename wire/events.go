@@ -23,7 +23,7 @@ const DeletedPreview = "message deleted"
 // SendRequest is what a send frame asks for.
 func (f Frame) SendRequest() SendRequest {
 	return SendRequest{MessageID: f.MessageID, Content: f.Content, Attachment: f.Attachment, AttachmentInfo: f.AttachmentInfo,
-		Kind: f.Kind, TargetSeq: f.TargetSeq, ReplyTo: f.ReplyTo}
+		Kind: f.Kind, TargetSeq: f.TargetSeq, ReplyTo: f.ReplyTo, FirstTry: f.FirstTry}
 }
 
 // Validate checks the shape of a send: what a message or each kind of event

@@ -35,6 +35,12 @@ const (
 	TypePong         = "pong"
 )
 
+// ProtocolVersion is the version this package speaks, said in the server's
+// hello. 2 added a send's ack_seq and first_try; a client uses ack_seq only
+// when the hello says 2 or more (an older server would drop the ack it
+// carries), while first_try is safe with any server (ignored by older ones).
+const ProtocolVersion = 2
+
 // MaxFrameBytes bounds any frame a server reads, and any WebSocket message,
 // whatever the number of frames in it. Message content has its own, smaller,
 // configurable limit.
@@ -58,7 +64,17 @@ type Frame struct {
 	Kind           string          `json:"kind,omitempty"`       // send: an event (SendRequest)
 	TargetSeq      int64           `json:"target_seq,omitempty"` // send: the message an event changes
 	ReplyTo        int64           `json:"reply_to,omitempty"`   // send: the message quoted
-	Timestamp      time.Time       `json:"timestamp,omitzero"`
+	// send: this message_id has not been sent before (SendRequest.FirstTry).
+	FirstTry bool `json:"first_try,omitempty"`
+	// send (protocol 2): the sender's device has stored the conversation up to
+	// here — the cumulative ack it would have sent, carried by the send so that
+	// it costs no WebSocket message of its own. Negative is refused.
+	AckSeq    int64     `json:"ack_seq,omitempty"`
+	Timestamp time.Time `json:"timestamp,omitzero"`
+
+	// hello: the protocol version the server speaks (ProtocolVersion); absent
+	// from servers before version 2.
+	Protocol int `json:"protocol,omitempty"`
 
 	UserID  string        `json:"user_id,omitempty"`      // hello: who is connected
 	Message *Message      `json:"message,omitempty"`      // message
@@ -143,6 +159,9 @@ func (f Frame) Validate() error {
 		}
 		if err := f.SendRequest().Validate(); err != nil {
 			return err
+		}
+		if f.AckSeq < 0 {
+			return Errorf(CodeInvalid, "send: ack_seq must not be negative")
 		}
 	case TypeAck, TypeRead:
 		if err := ValidateConversationID(f.ConversationID); err != nil {

@@ -105,6 +105,18 @@ func easyjson9ca4e755DecodeGithubComChattermChatWire(in *jlexer.Lexer, out *Fram
 			} else {
 				out.ReplyTo = int64(in.Int64())
 			}
+		case "first_try":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.FirstTry = bool(in.Bool())
+			}
+		case "ack_seq":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.AckSeq = int64(in.Int64())
+			}
 		case "timestamp":
 			if in.IsNull() {
 				in.Skip()
@@ -112,6 +124,12 @@ func easyjson9ca4e755DecodeGithubComChattermChatWire(in *jlexer.Lexer, out *Fram
 				if data := in.Raw(); in.Ok() {
 					in.AddError((out.Timestamp).UnmarshalJSON(data))
 				}
+			}
+		case "protocol":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.Protocol = int(in.Int())
 			}
 		case "user_id":
 			if in.IsNull() {
@@ -273,10 +291,25 @@ func easyjson9ca4e755EncodeGithubComChattermChatWire(out *jwriter.Writer, in Fra
 		out.RawString(prefix)
 		out.Int64(int64(in.ReplyTo))
 	}
+	if in.FirstTry {
+		const prefix string = ",\"first_try\":"
+		out.RawString(prefix)
+		out.Bool(bool(in.FirstTry))
+	}
+	if in.AckSeq != 0 {
+		const prefix string = ",\"ack_seq\":"
+		out.RawString(prefix)
+		out.Int64(int64(in.AckSeq))
+	}
 	if !(in.Timestamp).IsZero() {
 		const prefix string = ",\"timestamp\":"
 		out.RawString(prefix)
 		out.Raw((in.Timestamp).MarshalJSON())
+	}
+	if in.Protocol != 0 {
+		const prefix string = ",\"protocol\":"
+		out.RawString(prefix)
+		out.Int(int(in.Protocol))
 	}
 	if in.UserID != "" {
 		const prefix string = ",\"user_id\":"

@@ -80,7 +80,8 @@ type peer struct {
 	ackSeq  int64
 	ackConv string
 	unacked int64
-	reack   bool // the last ack was refused: send it again
+	reack   bool      // the last ack was refused: send it again
+	ackFrom time.Time // when the oldest message not yet acked came
 
 	// Sends not yet answered, by frame id, to resend after an overloaded answer
 	// (as the real client does: client.Session retries after the hint).
@@ -117,12 +118,16 @@ func (p *peer) answered(id string) []byte {
 
 // chatOpts shape one run of the message engine.
 type chatOpts struct {
-	window      int
-	size        int           // content bytes
-	duration    time.Duration // how long senders send
-	rate        float64       // total offered messages/s; 0: as fast as the window allows
-	ackInterval time.Duration // receivers ack cumulatively this often; 0: after every message; <0: never
-	batch       int           // most frames a peer joins into one WebSocket message when several are ready; 0 or 1: one per message
+	window   int
+	size     int           // content bytes
+	duration time.Duration // how long senders send
+	rate     float64       // total offered messages/s; 0: as fast as the window allows
+	// ackInterval is how long a receiver's cumulative ack may wait, as the
+	// real client's SessionConfig.AckDelay: it rides on the receiver's next send
+	// into the conversation (ack_seq) if one comes sooner, else goes alone.
+	// 0: an ack frame after every message; <0: never.
+	ackInterval time.Duration
+	batch       int // most frames a peer joins into one WebSocket message when several are ready; 0 or 1: one per message
 }
 
 // ChatResult is what a message run measured.
@@ -320,8 +325,13 @@ func (e *engine) sendLoop(ctx context.Context, p *peer, stop <-chan struct{}, st
 				due = next
 				next = next.Add(interval)
 			}
+			// As the real client: a message's first try says so (the server then
+			// skips looking for an earlier copy), and the waiting ack rides along.
 			f := wire.Frame{Type: wire.TypeSend, ID: p.nextID(), ConversationID: p.conv,
-				MessageID: e.nonce + "-" + strconv.Itoa(p.idx) + "-" + strconv.Itoa(n), Content: e.content(due)}
+				MessageID: e.nonce + "-" + strconv.Itoa(p.idx) + "-" + strconv.Itoa(n), Content: e.content(due), FirstTry: true}
+			if k == 0 && e.opts.ackInterval > 0 {
+				f.AckSeq = e.takeAck(p)
+			}
 			n++
 			data, err := wire.EncodeFrame(f)
 			if err != nil {
@@ -459,6 +469,9 @@ func (e *engine) readLoop(ctx context.Context, p *peer) {
 			case e.opts.ackInterval > 0:
 				p.ackMu.Lock()
 				p.ackSeq, p.ackConv = m.SeqNo, m.ConversationID
+				if p.unacked == 0 {
+					p.ackFrom = now
+				}
 				p.unacked++
 				p.ackMu.Unlock()
 			}
@@ -478,23 +491,40 @@ func (e *engine) resend(ctx context.Context, p *peer, id string, frame []byte) {
 	}
 }
 
-// ackLoop sends each peer's cumulative ack every ackInterval, and once more when
-// stopped, so every delivered message ends up acked.
+// takeAck hands p's waiting ack to a send into its conversation (0: none),
+// counting what it covers as acked.
+func (e *engine) takeAck(p *peer) int64 {
+	p.ackMu.Lock()
+	defer p.ackMu.Unlock()
+	if p.unacked == 0 || p.ackConv != p.conv {
+		return 0
+	}
+	e.acked.Add(p.unacked)
+	p.unacked = 0
+	return p.ackSeq
+}
+
+// ackLoop sends each peer's cumulative ack once it has waited ackInterval with
+// no send to carry it, and every waiting one when stopped, so every delivered
+// message ends up acked.
 func (e *engine) ackLoop(ctx context.Context, stop <-chan struct{}) {
 	if e.opts.ackInterval <= 0 {
 		return
 	}
-	t := time.NewTicker(e.opts.ackInterval)
+	// Checked five times per interval: an ack goes at most a fifth of it late.
+	t := time.NewTicker(max(e.opts.ackInterval/5, time.Millisecond))
 	defer t.Stop()
-	flush := func() {
+	flush := func(all bool) {
+		now := time.Now()
 		for _, p := range e.peers {
 			p.ackMu.Lock()
 			seq, conv, n, again := p.ackSeq, p.ackConv, p.unacked, p.reack
-			p.unacked, p.reack = 0, false
-			p.ackMu.Unlock()
-			if n == 0 && !again {
+			if !again && (n == 0 || !all && now.Sub(p.ackFrom) < e.opts.ackInterval) {
+				p.ackMu.Unlock()
 				continue
 			}
+			p.unacked, p.reack = 0, false
+			p.ackMu.Unlock()
 			if err := p.conn.write(ctx, wire.Frame{Type: wire.TypeAck, ConversationID: conv, SeqNo: seq}); err != nil {
 				if !errors.Is(err, context.Canceled) {
 					e.fail(fmt.Errorf("ack as %s: %w", p.user, err))
@@ -507,9 +537,9 @@ func (e *engine) ackLoop(ctx context.Context, stop <-chan struct{}) {
 	for {
 		select {
 		case <-t.C:
-			flush()
+			flush(false)
 		case <-stop:
-			flush()
+			flush(true)
 			return
 		}
 	}

@@ -28,6 +28,8 @@ import (
 	"syscall"
 	"text/tabwriter"
 	"time"
+
+	"github.com/chatterm/chat/client"
 )
 
 func main() {
@@ -152,7 +154,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&b.window, "window", 16, "throughput, echo: in-flight sends per user")
 	fs.IntVar(&b.batch, "client-batch", 16, "throughput, latency, fanout: most frames a simulated user joins into one WebSocket message when several are ready (1: one per message; echo always sends one)")
 	fs.IntVar(&b.size, "size", 100, "message content bytes")
-	fs.DurationVar(&b.ackInterval, "ack-interval", 5*time.Millisecond, "receivers send a cumulative ack this often (0: after every message)")
+	fs.DurationVar(&b.ackInterval, "ack-interval", client.DefaultAckDelay, "how long a receiver's cumulative ack waits, as the chat client's: it rides on the receiver's next send into the conversation if one comes sooner, else goes alone (0: an ack after every message)")
 	fs.Float64Var(&b.rate, "rate", 0, "latency: offered messages/s (default: half the throughput measured in this run)")
 	rates := fs.String("rates", "", "latency: comma-separated offered rates to sweep (for the plot)")
 	fs.StringVar(&b.plotCSV, "plot-csv", "", "latency: write rate,p50,p95,p99,p99.9 rows to this CSV (scripts/plot-latency.sh draws it)")

@@ -788,9 +788,12 @@ func (s *Store) AdvanceStatus(ctx context.Context, userID, convID string, delive
 			if changed = st.LastDeliveredSeq != d0 || st.LastReadSeq != r0; !changed {
 				// The boundary may have moved without the pending row (a reply's
 				// implicit read): an ack it covers must still clear the row, or
-				// the acked messages come again on every reconnect.
-				if delivered > 0 && cleared < st.LastDeliveredSeq {
-					return s.clearPending(ctx, userID, convID, st.LastDeliveredSeq)
+				// the acked messages come again on every reconnect. Only up to
+				// the ack, not the boundary: the reply may have passed messages
+				// still on their way to this device, and their pending row is
+				// what brings them again if the live copy is lost.
+				if delivered > 0 && cleared < delivered {
+					return s.clearPending(ctx, userID, convID, delivered)
 				}
 				return nil
 			}

@@ -164,11 +164,13 @@ func (e *Engine) serve(c *Session, batch []request) {
 func (e *Engine) sendFrames(ctx context.Context, c *Session, batch []request) {
 	for convID, idx := range groupByConversation(batch) {
 		reqs := make([]wire.SendRequest, len(idx))
+		var ack int64 // acks carried by the sends are cumulative: the highest says it all
 		for i, k := range idx {
 			f := &batch[k].frame
 			reqs[i] = f.SendRequest()
+			ack = max(ack, f.AckSeq)
 		}
-		for i, r := range e.svc.SendMany(ctx, c.UserID, convID, reqs, c.Conn) {
+		for i, r := range e.svc.SendAcked(ctx, c.UserID, convID, reqs, ack, c.Conn) {
 			f := &batch[idx[i]].frame
 			if r.Err != nil {
 				e.reply(c, wire.ErrorFrame(f.ID, r.Err))

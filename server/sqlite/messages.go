@@ -125,6 +125,28 @@ func (s *Store) senderAndPending(first, last server.Message, receivers []string)
 			return fmt.Errorf("pending delivery for %s: %w", r, err)
 		}
 	}
+	if ack := min(last.SenderAck, last.SeqNo); ack > 0 {
+		// The sender's device acked with its send (server.SenderAcker).
+		return s.clearPendingUpTo(last.SenderID, last.ConversationID, ack)
+	}
+	return nil
+}
+
+// StoresSenderAck says this store applies Message.SenderAck in the append.
+func (s *Store) StoresSenderAck() {}
+
+// clearPendingUpTo drops what userID's pending row covers up to delivered:
+// the row when nothing after it is pending, else its start moves past it.
+func (s *Store) clearPendingUpTo(userID, convID string, delivered int64) error {
+	n, err := s.hot("clearPending").exec(userID, convID, delivered)
+	if err != nil {
+		return fmt.Errorf("clear pending: %w", err)
+	}
+	if n == 0 {
+		if _, err := s.hot("advancePending").exec(userID, convID, delivered); err != nil {
+			return fmt.Errorf("advance pending: %w", err)
+		}
+	}
 	return nil
 }
 
@@ -357,20 +379,14 @@ func (s *Store) AdvanceStatus(ctx context.Context, userID, convID string, delive
 				return fmt.Errorf("write status: %w", err)
 			}
 		}
-		// Pending rows follow the boundary even when it did not move: a reply moves
-		// the sender's boundary (implicit read) without touching their pending row,
-		// so an ack below that boundary must still clear what it covers, or the
-		// acked messages come again on every reconnect.
-		n, err := s.hot("clearPending").exec(userID, convID, st.LastDeliveredSeq)
-		if err != nil {
-			return fmt.Errorf("clear pending: %w", err)
-		}
-		if n == 0 {
-			if _, err := s.hot("advancePending").exec(userID, convID, st.LastDeliveredSeq); err != nil {
-				return fmt.Errorf("advance pending: %w", err)
-			}
-		}
-		return nil
+		// Pending rows follow the ack even when the boundary did not move: a reply
+		// moves the sender's boundary (implicit read) without touching their
+		// pending row, so an ack below that boundary must still clear what it
+		// covers, or the acked messages come again on every reconnect. Only what
+		// it covers: the reply may have passed messages still on their way to
+		// this device, and their pending row is what brings them again if the
+		// live copy is lost.
+		return s.clearPendingUpTo(userID, convID, delivered)
 	})
 	return st, changed, err
 }

@@ -683,6 +683,30 @@ func testStatus(t *testing.T, s server.Store) {
 			}
 		}
 	})
+	t.Run("AckBelowImplicitReadKeepsTheRest", func(t *testing.T) {
+		// Erin's 1 and 2 are pending for frank; frank replies at 3 having got
+		// only 1 (2 is still on its way), and acks 1 with the reply, as a
+		// protocol-2 client does. Only 1 is his ack's to clear: 2 stays pending,
+		// so it comes again if its live copy is lost.
+		ef, efm := direct("erin", "frank")
+		must(t, s.CreateConversation(ctx, ef, efm))
+		must(t, s.AppendMessage(ctx, msg(ef.ID, 1, "erin", "frank"), []string{"frank"}))
+		must(t, s.AppendMessage(ctx, msg(ef.ID, 2, "erin", "frank"), []string{"frank"}))
+		must(t, s.AppendMessage(ctx, msg(ef.ID, 3, "frank", "erin"), []string{"erin"}))
+		_, _, err := s.AdvanceStatus(ctx, "frank", ef.ID, 1, 0)
+		must(t, err)
+		pend, err := s.ListPending(ctx, "frank")
+		must(t, err)
+		var got []server.Pending
+		for _, p := range pend {
+			if p.ConversationID == ef.ID {
+				got = append(got, p)
+			}
+		}
+		if len(got) != 1 || got[0].FirstUndeliveredSeq != 2 {
+			t.Fatalf("frank's pending after acking 1 below his reply at 3: %+v, want from 2", got)
+		}
+	})
 	t.Run("NoRowMeansZero", func(t *testing.T) {
 		st, err := s.ListStatuses(ctx, c.ID, []string{"carol"})
 		must(t, err)
