@@ -16,9 +16,9 @@ const maxEventRetries = 3
 // conversation's lock). A reply and an event need their target read and
 // checked first; an event is checked again when the store finds the target
 // changed meanwhile (ErrTargetChanged): a race with another node.
-func (s *Service) storeChecked(ctx context.Context, m Message, receivers []string) (Message, bool, error) {
+func (s *Service) storeChecked(ctx context.Context, m Message, receivers []string, pool *seqPool) (Message, bool, error) {
 	if !m.IsEvent() && m.ReplyTo == 0 {
-		return s.storeOne(ctx, m, receivers)
+		return s.storeOne(ctx, m, receivers, pool)
 	}
 	for attempt := 1; ; attempt++ {
 		target, err := s.messageAt(ctx, m.ConversationID, max(m.TargetSeq, m.ReplyTo))
@@ -29,7 +29,7 @@ func (s *Service) storeChecked(ctx context.Context, m Message, receivers []strin
 			if target.IsEvent() {
 				return m, false, wire.Errorf(wire.CodeInvalid, "seq %d is a %s, not a message: reply to the message it changed (%d)", m.ReplyTo, target.Kind, target.TargetSeq)
 			}
-			return s.storeOne(ctx, m, receivers)
+			return s.storeOne(ctx, m, receivers, pool)
 		}
 		ev, noop, err := s.planEvent(ctx, m, target)
 		if err != nil {
@@ -52,7 +52,7 @@ func (s *Service) storeChecked(ctx context.Context, m Message, receivers []strin
 				return m, false, fmt.Errorf("%w: remove archived content %s: %w", ErrNotApplied, target.S3Ref, err)
 			}
 		}
-		stored, created, err := s.storeOne(ctx, ev, receivers)
+		stored, created, err := s.storeOne(ctx, ev, receivers, pool)
 		if errors.Is(err, ErrTargetChanged) && attempt < maxEventRetries {
 			continue
 		}

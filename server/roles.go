@@ -20,6 +20,10 @@ type Sequencer interface {
 	// Reseed makes the counter at least last, so the next Next is above it. Called
 	// with the stored last_seq when a seq_no collided (the counter was lost).
 	Reseed(ctx context.Context, convID string, last int64) error
+	// Release gives back the n numbers ending at last, taken and not used, if
+	// none was taken after them (the counter is still at last): the next send
+	// takes them, and clients wait on no gap. Otherwise it changes nothing.
+	Release(ctx context.Context, convID string, last int64, n int) error
 }
 
 // RateLimiter counts sends per user in fixed one-second windows
@@ -116,6 +120,50 @@ type Broker interface {
 	// Subscribe calls handle for every envelope published to nodeID until ctx ends.
 	// It returns once the subscription is live.
 	Subscribe(ctx context.Context, nodeID string, handle func(Envelope)) error
+}
+
+// SendPath does a send's work on the fast roles in fewer calls than the roles
+// one by one: on Redis, one round trip before the store write (Admit) and one
+// after (Relay) instead of one per role and node. Optional (Backends.SendPath):
+// without it the Service calls the roles. It must work on the same data as the
+// Backends' Sequencer, Rate, Registry, Broker and Inbox.
+type SendPath interface {
+	// Admit counts n sends against key's limit per second (limit < 1: none),
+	// as RateLimiter.AllowN, and takes seq_nos of convID for the ones let
+	// through, as Sequencer.NextN.
+	Admit(ctx context.Context, key string, limit int, convID string, n int) Admission
+	// Relay hands frames, in order, to every node but self where users are
+	// connected, as Registry.Nodes and Broker.Publish, and, when touch.At is
+	// set, does touch as InboxIndex.Touch.
+	Relay(ctx context.Context, self string, users []string, frames [][]byte, touch Touch) Relayed
+}
+
+// Admission is SendPath.Admit's answer.
+type Admission struct {
+	Allowed    int           // the first Allowed of the n sends are within the limit
+	RetryAfter time.Duration // when Allowed < n, when the window ends
+	RateErr    error         // the limit could not be counted: Allowed is n (rate limiting fails open)
+	// Taken seq_nos end at Last: Allowed of them, or n when the backend had to
+	// take them before it knew the limit's answer (the caller gives the extra
+	// back with Sequencer.Release).
+	Last   int64
+	Taken  int
+	SeqErr error // no seq_nos were taken
+}
+
+// Touch is an InboxIndex.Touch done with a Relay; none when At is zero.
+type Touch struct {
+	Users  []string
+	ConvID string
+	At     time.Time
+}
+
+// Relayed is SendPath.Relay's answer.
+type Relayed struct {
+	Online      map[string]bool // users with a connection anywhere; nil when RegistryErr
+	RegistryErr error           // the nodes could not be looked up: nothing was published
+	BrokerErr   error           // a publish failed
+	TouchErr    error
 }
 
 // BlobStore holds media and cold messages (files on the embedded default, S3 in

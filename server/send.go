@@ -95,7 +95,6 @@ func (s *Service) sendMany(ctx context.Context, userID, convID string, reqs []wi
 	if len(resent) > 0 {
 		s.refanout(ctx, convID, resent, members, from)
 	}
-	valid = s.limitSends(ctx, userID, valid, out)
 	valid = s.linkAttachments(ctx, convID, reqs, valid, out)
 	if len(valid) == 0 {
 		return out
@@ -140,7 +139,6 @@ func (s *Service) sendMany(ctx context.Context, userID, convID string, reqs []wi
 		}
 	}
 	s.storeMany(ctx, userID, convID, members, batch, ack, from, stored)
-	var latest time.Time
 	for i, k := range valid {
 		r := stored[i]
 		switch {
@@ -155,22 +153,14 @@ func (s *Service) sendMany(ctx context.Context, userID, convID string, reqs []wi
 		default:
 			s.metrics.MessagesStored.Inc()
 			s.metrics.SendDuration.Observe(time.Since(start).Seconds())
-			if batch[i].Kind == "" { // an event is not activity: the inbox order stays
-				latest = r.Resp.Timestamp
-			}
 		}
 		out[k] = r
-	}
-	if !latest.IsZero() {
-		if err := s.cfg.Inbox.Touch(ctx, members, convID, latest); err != nil {
-			s.metrics.Fallbacks.WithLabelValues("inbox_touch").Inc()
-		}
 	}
 	return out
 }
 
 // checkSend is the input one message must have before it is given a seq_no
-// (the sender's rate is counted for the whole batch by limitSends).
+// (the sender's rate is counted for the whole batch by admitSends).
 func (s *Service) checkSend(userID string, req wire.SendRequest) error {
 	if err := req.Validate(); err != nil {
 		return err
@@ -231,33 +221,15 @@ func (s *Service) answerResends(ctx context.Context, convID string, reqs []wire.
 	return fresh, resent
 }
 
-// limitSends counts the valid sends (indexes into out) against the sender's
-// rate in one call and refuses those past it, in order; it returns the ones
-// let through.
-func (s *Service) limitSends(ctx context.Context, userID string, valid []int, out []SendResult) []int {
-	if s.cfg.SendRate <= 0 || len(valid) == 0 {
-		return valid
-	}
-	allowed, retry, err := s.cfg.Rate.AllowN(ctx, "send:"+userID, len(valid), s.cfg.SendRate)
-	if err != nil {
-		// Seed 003: rate limiting fails open; losing it briefly beats blocking sends.
-		s.metrics.Fallbacks.WithLabelValues("rate_limit").Inc()
-		return valid
-	}
-	for _, i := range valid[allowed:] {
-		s.metrics.RateLimited.Inc()
-		out[i].Err = &wire.Error{Code: wire.CodeRateLimited, Message: "sending too fast; retry after the hint", RetryAfterMs: max(retry.Milliseconds(), 1)}
-	}
-	return valid[:allowed]
-}
-
-// storeMany assigns seq_nos and stores the messages under the conversation's
-// lock, then hands them to the members' connections before releasing the lock,
-// so every connection sees a conversation's messages in seq order. The answer
-// to reqs[i] goes in out[i].
+// storeMany counts the sender's rate, assigns seq_nos and stores the messages
+// under the conversation's lock, then hands them to the members' connections
+// before releasing the lock, so every connection sees a conversation's
+// messages in seq order. The answer to reqs[i] goes in out[i].
 func (s *Service) storeMany(ctx context.Context, userID, convID string, members []string, reqs []wire.SendRequest, ack int64, from *conn.Conn, out []SendResult) {
 	mu := s.locks.lock(convID)
 	defer mu.Unlock()
+	reqs, out, pool := s.admitSends(ctx, userID, convID, reqs, out)
+	defer s.release(ctx, convID, pool)
 	receivers := without(members, userID)
 	now := s.cfg.Now().UTC().Truncate(time.Microsecond)
 	msgs := make([]Message, len(reqs))
@@ -282,7 +254,7 @@ func (s *Service) storeMany(ctx context.Context, userID, convID string, members 
 		chunk, res := msgs[start:start+n], out[start:start+n]
 		start += n
 		if n > 1 {
-			batched, err := s.appendBatch(ctx, ba, chunk, receivers, res)
+			batched, err := s.appendBatch(ctx, ba, chunk, receivers, res, pool)
 			if err != nil {
 				for i := start - n; i < len(out); i++ {
 					out[i].Err = err
@@ -296,7 +268,7 @@ func (s *Service) storeMany(ctx context.Context, userID, convID string, members 
 			// chunk in one piece) and nothing was stored: one at a time re-seeds.
 		}
 		for i := range chunk {
-			m, created, err := s.storeChecked(ctx, chunk[i], receivers)
+			m, created, err := s.storeChecked(ctx, chunk[i], receivers, pool)
 			res[i] = SendResult{Resp: sendResponse(m), Created: created, Err: err}
 			chunk[i] = m
 		}
@@ -325,13 +297,15 @@ func needsTarget(m Message) bool { return m.IsEvent() || m.ReplyTo != 0 }
 // appendBatch numbers msgs and stores them in one write. done is false when the
 // store refused the batch with ErrSeqTaken (a seq_no taken, or a batch it can
 // only write one message at a time) and nothing was stored.
-func (s *Service) appendBatch(ctx context.Context, ba BatchAppender, msgs []Message, receivers []string, out []SendResult) (done bool, err error) {
-	if err := s.nextSeqs(ctx, msgs); err != nil {
+func (s *Service) appendBatch(ctx context.Context, ba BatchAppender, msgs []Message, receivers []string, out []SendResult, pool *seqPool) (done bool, err error) {
+	unused := *pool
+	if err := s.nextSeqs(ctx, msgs, pool); err != nil {
 		return false, fmt.Errorf("%w: %w", ErrNotApplied, err)
 	}
 	convID := msgs[0].ConversationID
 	dups, err := ba.AppendMessages(ctx, msgs, receivers)
 	if errors.Is(err, ErrSeqTaken) {
+		*pool = unused // stored one at a time, they try the same numbers first
 		return false, nil
 	}
 	if err != nil {
@@ -352,9 +326,9 @@ func (s *Service) appendBatch(ctx context.Context, ba BatchAppender, msgs []Mess
 
 // storeOne stores one message (the caller holds the conversation's lock),
 // re-seeding the counter when its seq_no is taken.
-func (s *Service) storeOne(ctx context.Context, m Message, receivers []string) (Message, bool, error) {
+func (s *Service) storeOne(ctx context.Context, m Message, receivers []string, pool *seqPool) (Message, bool, error) {
 	for attempt := 0; ; attempt++ {
-		seq, err := s.nextSeq(ctx, m.ConversationID)
+		seq, err := s.nextSeq(ctx, m.ConversationID, pool)
 		if err != nil {
 			return m, false, fmt.Errorf("%w: %w", ErrNotApplied, err)
 		}
@@ -370,6 +344,7 @@ func (s *Service) storeOne(ctx context.Context, m Message, receivers []string) (
 		case errors.Is(err, ErrSeqTaken) && attempt < maxSeqRetries:
 			// The counter is behind the table (Redis lost it): re-seed from the
 			// stored last_seq and take a new number. Nothing was overwritten.
+			pool.drop()
 			c, gerr := s.store.GetConversation(ctx, m.ConversationID)
 			if gerr != nil {
 				return m, false, fmt.Errorf("%w: %w", ErrNotApplied, gerr) // the last write was refused
@@ -392,12 +367,21 @@ func sendResponse(m Message) wire.SendResponse {
 	return r
 }
 
-// nextSeqs numbers msgs (of one conversation) in order: one call to the
-// Sequencer for all of them, or, when it fails, one number at a time from the
-// store's counter.
-func (s *Service) nextSeqs(ctx context.Context, msgs []Message) error {
+// nextSeqs numbers msgs (of one conversation) in order: from the pool, else
+// one call to the Sequencer for all of them, or, when it fails, one number at
+// a time from the store's counter.
+func (s *Service) nextSeqs(ctx context.Context, msgs []Message, pool *seqPool) error {
 	convID := msgs[0].ConversationID
-	last, err := s.cfg.Sequencer.NextN(ctx, convID, len(msgs))
+	if first, ok := pool.take(len(msgs)); ok {
+		for i := range msgs {
+			msgs[i].SeqNo = first + int64(i)
+		}
+		return nil
+	}
+	last, err := int64(0), pool.err
+	if err == nil { // else the Sequencer failed for this batch already
+		last, err = s.cfg.Sequencer.NextN(ctx, convID, len(msgs))
+	}
 	if err == nil {
 		for i := range msgs {
 			msgs[i].SeqNo = last - int64(len(msgs)-1-i)
@@ -413,9 +397,15 @@ func (s *Service) nextSeqs(ctx context.Context, msgs []Message) error {
 	return nil
 }
 
-// nextSeq takes a number from the Sequencer, or, when it fails, from the
-// store's counter.
-func (s *Service) nextSeq(ctx context.Context, convID string) (int64, error) {
+// nextSeq takes a number from the pool, else from the Sequencer, or, when it
+// fails, from the store's counter.
+func (s *Service) nextSeq(ctx context.Context, convID string, pool *seqPool) (int64, error) {
+	if seq, ok := pool.take(1); ok {
+		return seq, nil
+	}
+	if pool.err != nil { // the Sequencer failed for this batch already
+		return s.storeSeq(ctx, convID, pool.err)
+	}
 	seq, err := s.cfg.Sequencer.Next(ctx, convID)
 	if err == nil {
 		return seq, nil
@@ -446,7 +436,11 @@ func (s *Service) fanout(ctx context.Context, msgs []Message, members []string, 
 	var body wire.Message
 	f := wire.Frame{Type: wire.TypeMessage, Message: &body}
 	queued := time.Now()
+	touch := Touch{Users: members, ConvID: msgs[0].ConversationID}
 	for _, m := range msgs {
+		if !m.IsEvent() { // an event is not activity: the inbox order stays
+			touch.At = m.Timestamp
+		}
 		body = wireMessage(m)
 		d, err := wire.EncodeFrame(f)
 		if err != nil {
@@ -456,7 +450,7 @@ func (s *Service) fanout(ctx context.Context, msgs []Message, members []string, 
 		s.hub.Deliver(members, conn.Frame{Data: d, Queued: queued, Message: true, ConversationID: m.ConversationID, SeqNo: m.SeqNo}, from)
 		data = append(data, d)
 	}
-	s.publish(ctx, members, data)
+	s.publish(ctx, members, data, touch)
 	// Pushes to offline members, and second tries for live ones whose copy was
 	// lost on the way, come from the delivery worker after its grace period.
 	s.due.note(msgs, members, queued.Add(s.cfg.RedeliverAfter))
@@ -483,40 +477,30 @@ func (s *Service) push(ctx context.Context, users []string, f wire.Frame, skip *
 		return nil
 	}
 	s.hub.Deliver(users, conn.Frame{Data: d, Queued: time.Now()}, skip)
-	return s.publish(ctx, users, [][]byte{d})
+	return s.publish(ctx, users, [][]byte{d}, Touch{})
 }
 
 // publish hands encoded frames, in order, to the nodes other than this one
-// where the users are connected, with one registry lookup; this node's
-// connections have had them from hub.deliver. It returns the users known to be
-// online (nil when the registry could not say).
-func (s *Service) publish(ctx context.Context, users []string, data [][]byte) map[string]bool {
-	nodes, err := s.cfg.Registry.Nodes(ctx, users)
-	if err != nil {
+// where the users are connected, with one registry lookup, and does touch, in
+// one call of the SendPath; this node's connections have had them from
+// hub.deliver. It returns the users known to be online (nil when the registry
+// could not say).
+func (s *Service) publish(ctx context.Context, users []string, data [][]byte, touch Touch) map[string]bool {
+	r := s.cfg.SendPath.Relay(ctx, s.cfg.NodeID, users, data, touch)
+	if r.TouchErr != nil {
+		s.metrics.Fallbacks.WithLabelValues("inbox_touch").Inc()
+	}
+	if r.RegistryErr != nil {
 		// A registry we cannot read means remote users count as offline: their
 		// pending_deliveries rows bring them the message on reconnect.
 		s.metrics.Fallbacks.WithLabelValues("registry").Inc()
 		return nil
 	}
-	online := make(map[string]bool, len(nodes))
-	byNode := map[string][]string{}
-	for u, ns := range nodes {
-		online[u] = len(ns) > 0
-		for _, n := range ns {
-			if n != s.cfg.NodeID {
-				byNode[n] = append(byNode[n], u)
-			}
-		}
+	if r.BrokerErr != nil {
+		s.metrics.Fallbacks.WithLabelValues("broker").Inc()
+		s.log.Debug("publish to nodes", "err", r.BrokerErr)
 	}
-	for n, us := range byNode {
-		for _, d := range data {
-			if err := s.cfg.Broker.Publish(ctx, n, Envelope{UserIDs: us, Frame: d}); err != nil {
-				s.metrics.Fallbacks.WithLabelValues("broker").Inc()
-				s.log.Debug("publish to node", "node", n, "err", err)
-			}
-		}
-	}
-	return online
+	return r.Online
 }
 
 // wireMessage is a stored message as clients see it.

@@ -30,6 +30,8 @@ type Backends struct {
 	Broker    Broker
 	Blobs     BlobStore
 	Pusher    Pusher // optional: nil turns push notifications off
+	// SendPath is optional: nil calls the roles above one by one.
+	SendPath SendPath
 }
 
 // Registration modes.
@@ -71,6 +73,9 @@ type Config struct {
 func (c *Config) setDefaults() error {
 	if c.Store == nil || c.Sequencer == nil || c.Rate == nil || c.Inbox == nil || c.Profiles == nil || c.Registry == nil || c.Broker == nil {
 		return errors.New("server: every backend but Blobs is required")
+	}
+	if c.SendPath == nil {
+		c.SendPath = rolesPath{c.Backends}
 	}
 	if c.NodeID == "" {
 		c.NodeID = "node-" + rand.Text()[:10]

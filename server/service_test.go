@@ -324,3 +324,23 @@ func TestBatchStoredInChunks(t *testing.T) {
 		t.Fatalf("%d messages stored, want 8", len(got))
 	}
 }
+
+// A send of a batch that is not stored (a reply to no message) uses no seq_no:
+// the numbers the batch took ahead and did not use are given back, so the
+// conversation's clients wait on no gap.
+func TestBatchUnusedNumbersGivenBack(t *testing.T) {
+	ctx := context.Background()
+	svc := newService(t, server.Config{})
+	registerAliceAndBob(t, svc)
+	conv := wire.DirectConversationID("alice", "bob")
+	reqs := sends(3)
+	reqs[2].ReplyTo = 99
+	errs := svc.SendBatch(ctx, "alice", conv, reqs)
+	if errs[0] != nil || errs[1] != nil || errs[2] == nil {
+		t.Fatalf("batch with a reply to no message: %v; want the first two stored, the reply refused", errs)
+	}
+	resp, _, err := svc.Send(ctx, "alice", conv, wire.SendRequest{MessageID: "next", Content: "after"}, nil)
+	if err != nil || resp.SeqNo != 3 {
+		t.Fatalf("next send = seq %d, %v; want 3, no gap", resp.SeqNo, err)
+	}
+}

@@ -81,3 +81,15 @@ func (s *Sequencer) Reseed(_ context.Context, convID string, last int64) error {
 		}
 	}
 }
+
+// Release lowers the counter by n if it is still at last.
+func (s *Sequencer) Release(_ context.Context, convID string, last int64, n int) error {
+	if convID == "" {
+		return fmt.Errorf("sequencer release: %w", errEmpty)
+	}
+	if n < 1 || int64(n) > last {
+		return fmt.Errorf("sequencer release %d ending at %d: not numbers that were taken", n, last)
+	}
+	s.counter(convID).CompareAndSwap(last, last-int64(n))
+	return nil
+}

@@ -78,8 +78,7 @@ func (n *Node) openBackends(ctx context.Context, reg prometheus.Registerer) (ser
 			// Every Redis role has a fallback: start degraded, not at all.
 			log.Warn("redis is not answering; starting with its fallbacks", "err", err)
 		}
-		b.Sequencer, b.Rate, b.Inbox, b.Profiles, b.Registry, b.Broker =
-			rc.Sequencer(), rc.RateLimiter(), rc.InboxIndex(), rc.ProfileCache(), rc.Registry(), rc.Broker()
+		rc.Roles(&b)
 	} else {
 		b.Sequencer, b.Rate, b.Inbox = inmem.NewSequencer(), inmem.NewRateLimiter(time.Now), inmem.NewInboxIndex(1000)
 		b.Profiles = inmem.NewProfileCache(time.Hour, 6*time.Minute, time.Now)

@@ -73,4 +73,11 @@ func TestCluster(t *testing.T) {
 	t.Run("Broker", func(t *testing.T) {
 		roletest.Broker(t, func(t *testing.T) server.Broker { return newClient(t).Broker() })
 	})
+	t.Run("SendPath", func(t *testing.T) {
+		roletest.SendPath(t, func(t *testing.T) server.Backends {
+			var b server.Backends
+			newClient(t).Roles(&b)
+			return b
+		})
+	})
 }

@@ -166,6 +166,18 @@ func (c *Client) Ping(ctx context.Context) error {
 	return c.do(ctx, "ping", func(ctx context.Context) error { return c.rdb.Ping(ctx).Err() })
 }
 
+// Roles sets b's fast roles (all but Store, Blobs and Pusher) and its SendPath
+// to this client's, so that they share one connection pool and one circuit
+// breaker, and the SendPath works on the roles' keys.
+func (c *Client) Roles(b *server.Backends) {
+	b.Sequencer, b.Rate, b.Inbox, b.Profiles, b.Registry, b.Broker =
+		c.Sequencer(), c.RateLimiter(), c.InboxIndex(), c.ProfileCache(), c.Registry(), c.Broker()
+	b.SendPath = c.SendPath()
+}
+
+// Prefix starts every key and channel of this client.
+func (c *Client) Prefix() string { return c.prefix }
+
 // Universal is the underlying client, for tests and tools.
 func (c *Client) Universal() goredis.UniversalClient { return c.rdb }
 

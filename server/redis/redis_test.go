@@ -115,3 +115,11 @@ func BenchmarkSendPath(b *testing.B) {
 		}
 	})
 }
+
+func TestSendPath(t *testing.T) {
+	roletest.SendPath(t, func(t *testing.T) server.Backends {
+		var b server.Backends
+		conformanceClient(t).Roles(&b)
+		return b
+	})
+}

@@ -28,6 +28,11 @@ local cur = tonumber(redis.call('GET', KEYS[1]) or '0')
 if cur < tonumber(ARGV[1]) then redis.call('SET', KEYS[1], ARGV[1]) end
 return 0`)
 
+// release lowers the counter by ARGV[2] only if it is still at ARGV[1].
+var release = goredis.NewScript(`
+if tonumber(redis.call('GET', KEYS[1]) or '0') == tonumber(ARGV[1]) then redis.call('DECRBY', KEYS[1], ARGV[2]) end
+return 0`)
+
 func (s *Sequencer) Next(ctx context.Context, convID string) (int64, error) {
 	if convID == "" {
 		return 0, errEmpty
@@ -62,5 +67,17 @@ func (s *Sequencer) Reseed(ctx context.Context, convID string, last int64) error
 	}
 	return s.c.do(ctx, "seq reseed", func(ctx context.Context) error {
 		return s.c.eval(ctx, reseed, s.c.key("seq", convID), last).Err()
+	})
+}
+
+func (s *Sequencer) Release(ctx context.Context, convID string, last int64, n int) error {
+	if convID == "" {
+		return errEmpty
+	}
+	if n < 1 || int64(n) > last {
+		return fmt.Errorf("redis: seq release %d ending at %d: not numbers that were taken", n, last)
+	}
+	return s.c.do(ctx, "seq release", func(ctx context.Context) error {
+		return s.c.eval(ctx, release, s.c.key("seq", convID), last, n).Err()
 	})
 }

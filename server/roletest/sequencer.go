@@ -89,6 +89,30 @@ func Sequencer(t *testing.T, newSeq func(t *testing.T) server.Sequencer) {
 			}
 		}
 	})
+	t.Run("Release", func(t *testing.T) {
+		s, c := newSeq(t), ctx(t)
+		conv := id(t, "c")
+		if last, err := s.NextN(c, conv, 5); err != nil || last != 5 {
+			t.Fatalf("NextN(5) = %d, %v; want 5", last, err)
+		}
+		// 4 and 5 unused, and nothing taken since: given back.
+		if err := s.Release(c, conv, 5, 2); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := s.Next(c, conv); err != nil || got != 4 {
+			t.Fatalf("Next after giving back 4..5 = %d, %v; want 4", got, err)
+		}
+		// 4 was taken after 3..4 were: giving them back would hand 4 out twice.
+		if err := s.Release(c, conv, 3, 1); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := s.Next(c, conv); err != nil || got != 5 {
+			t.Fatalf("Next after a refused give-back = %d, %v; want 5", got, err)
+		}
+		if err := s.Release(c, conv, 5, 0); err == nil {
+			t.Fatal("Release of no numbers: no error")
+		}
+	})
 	t.Run("Reseed", func(t *testing.T) {
 		s, c := newSeq(t), ctx(t)
 		conv := id(t, "c")
