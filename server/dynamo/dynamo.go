@@ -77,6 +77,10 @@ type Options struct {
 	// stored [30 days]: a resend after that stores a second copy.
 	IdempotencyTTL time.Duration
 
+	// Meter, if set, counts the write units of every write (tests and
+	// benches only: it reads each item a write touches, before and after).
+	Meter *Meter
+
 	Breaker    BreakerOptions
 	Registerer prometheus.Registerer // breaker state gauge (nil: not exported)
 	Logger     *slog.Logger          // [slog.Default()]
@@ -171,6 +175,9 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 		do.APIOptions = append(do.APIOptions, answeredWrites)
 		if o.SerialWrites {
 			do.APIOptions = append(do.APIOptions, serialWrites(new(sync.Mutex)))
+		}
+		if o.Meter != nil {
+			do.APIOptions = append(do.APIOptions, s.metering)
 		}
 	})
 	if s.cb, err = breaker.New("dynamodb", o.Breaker, breakerDefaults, o.Registerer, o.Logger, isFailure, isExcluded); err != nil {
