@@ -1,6 +1,7 @@
 package dynamo
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -223,30 +224,54 @@ func (s *Store) RemoveParticipant(ctx context.Context, convID, userID string) er
 }
 
 // Inbox queries the participants index newest first, then reads the
-// conversations and the user's statuses by key (BatchGetItem).
+// conversations and the user's statuses by key (BatchGetItem). An index
+// entry may lag its conversation by up to InboxIndexLag (index.go), so the
+// query reads on past the limit-th entry while entries are within that of
+// it (no conversation further down can be more recent than the limit-th),
+// and the page is ordered by the later of an entry's index activity and its
+// conversation's own (whose last message may carry an older time than an
+// earlier one, from another node's clock: the index never moves back).
 func (s *Store) Inbox(ctx context.Context, userID string, limit int) ([]server.InboxEntry, error) {
 	if limit < 1 {
 		return nil, fmt.Errorf("dynamo inbox: limit %d must be at least 1", limit)
 	}
+	lag := int64(s.o.InboxIndexLag)
 	var out []server.InboxEntry
 	err := s.do(ctx, "inbox", func(ctx context.Context) error {
 		var ids []string
+		var floor int64
+		acts := map[string]int64{}
 		err := s.queryEach(ctx, &dynamodb.QueryInput{
 			TableName:                 aws.String(s.t.participants),
 			IndexName:                 aws.String(byUserIndex),
 			KeyConditionExpression:    aws.String("user_id = :u"),
 			ExpressionAttributeValues: item{":u": sv(userID)},
 			ScanIndexForward:          aws.Bool(false),
-			Limit:                     aws.Int32(int32(min(limit, 1000))),
+			Limit:                     aws.Int32(int32(min(limit+10, 1000))),
 		}, func(it item) bool {
-			ids = append(ids, getS(it, "conversation_id"))
-			return len(ids) < limit
+			act := getN(it, "activity")
+			if len(ids) >= limit && act <= floor {
+				return false
+			}
+			id := getS(it, "conversation_id")
+			ids, acts[id] = append(ids, id), act
+			if len(ids) == limit {
+				floor = act - lag
+			}
+			return len(ids) < limit+inboxSlack
 		})
 		if err != nil {
 			return err
 		}
-		out, err = s.entries(ctx, userID, ids, false)
-		return err
+		if out, err = s.entries(ctx, userID, ids, false); err != nil {
+			return err
+		}
+		slices.SortStableFunc(out, func(a, b server.InboxEntry) int {
+			at := func(e server.InboxEntry) int64 { return max(acts[e.Conversation.ID], activity(e.Conversation)) }
+			return cmp.Compare(at(b), at(a))
+		})
+		out = out[:min(len(out), limit)]
+		return nil
 	})
 	return out, err
 }
@@ -299,13 +324,21 @@ func (s *Store) entries(ctx context.Context, userID string, convIDs []string, ch
 			continue
 		}
 		st := statuses[id]
+		d, r := withSent(c, userID, getN(st, "last_delivered_seq"), getN(st, "last_read_seq"))
 		out = append(out, server.InboxEntry{
 			Conversation: convFrom(c),
-			Status: server.Status{UserID: userID, ConversationID: id,
-				LastDeliveredSeq: getN(st, "last_delivered_seq"), LastReadSeq: getN(st, "last_read_seq")},
+			Status:       server.Status{UserID: userID, ConversationID: id, LastDeliveredSeq: d, LastReadSeq: r},
 		})
 	}
 	return out, nil
+}
+
+// withSent is a member's boundaries: their message_status row's (delivered,
+// read), raised to the seq_no of their last message the conversation item
+// holds (sentAttr).
+func withSent(conv item, user string, delivered, read int64) (int64, int64) {
+	sent := getN(conv, sentAttr(user))
+	return max(delivered, sent), max(read, sent)
 }
 
 func uniqueStrings(ss []string) []string {
