@@ -63,7 +63,7 @@ const (
 	kindSender
 	kindPending
 	kindActivity // an index entry, written after the commit (moveIndex)
-	kindTarget // an event's target message
+	kindTarget   // an event's target message
 )
 
 type planned struct {
