@@ -202,24 +202,74 @@ func (s *Store) AddParticipants(ctx context.Context, convID string, members []se
 }
 
 // RemoveParticipant deletes the membership and the user's pending row in one
-// transaction.
+// transaction. Their boundary folded into the conversation item (sentAttr)
+// moves to their message_status row in the same write, so the item holds
+// only members' (it stays small) and a member added back finds their
+// boundaries where they were.
 func (s *Store) RemoveParticipant(ctx context.Context, convID, userID string) error {
 	return s.do(ctx, "remove participant", func(ctx context.Context) error {
-		_, err := s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
-			{Delete: &types.Delete{
-				TableName:           aws.String(s.t.participants),
-				Key:                 item{"conversation_id": sv(convID), "user_id": sv(userID)},
-				ConditionExpression: aws.String("attribute_exists(user_id)"),
-			}},
-			{Delete: &types.Delete{
-				TableName: aws.String(s.t.pending),
-				Key:       item{"receiver_id": sv(userID), "conversation_id": sv(convID)},
-			}},
-		}})
-		if r := cancelReasons(err); r != nil && r[0] == "ConditionalCheckFailed" {
-			return server.ErrNotFound
+		statusKey := item{"user_id": sv(userID), "conversation_id": sv(convID)}
+		convKey := item{"conversation_id": sv(convID)}
+		for attempt := 1; ; attempt++ {
+			got, err := s.batchGet(ctx, map[string][]item{s.t.status: {statusKey}, s.t.conversations: {convKey}})
+			if err != nil {
+				return err
+			}
+			items := []types.TransactWriteItem{
+				{Delete: &types.Delete{
+					TableName:           aws.String(s.t.participants),
+					Key:                 item{"conversation_id": sv(convID), "user_id": sv(userID)},
+					ConditionExpression: aws.String("attribute_exists(user_id)"),
+				}},
+				{Delete: &types.Delete{
+					TableName: aws.String(s.t.pending),
+					Key:       item{"receiver_id": sv(userID), "conversation_id": sv(convID)},
+				}},
+			}
+			var conv, row item
+			if cs := got[s.t.conversations]; len(cs) > 0 {
+				conv = cs[0]
+			}
+			if rows := got[s.t.status]; len(rows) > 0 {
+				row = rows[0]
+			}
+			if sent, ok := conv[sentAttr(userID)]; ok {
+				names := map[string]string{"#sent": sentAttr(userID)}
+				items = append(items, types.TransactWriteItem{Update: &types.Update{
+					TableName: aws.String(s.t.conversations), Key: convKey,
+					UpdateExpression:          aws.String("REMOVE #sent"),
+					ConditionExpression:       aws.String("#sent = :v"),
+					ExpressionAttributeNames:  names,
+					ExpressionAttributeValues: item{":v": sent},
+				}})
+				d0, r0 := getN(row, "last_delivered_seq"), getN(row, "last_read_seq")
+				if d, r := withSent(conv, userID, d0, r0); d != d0 || r != r0 {
+					u := &types.Update{TableName: aws.String(s.t.status), Key: statusKey,
+						UpdateExpression:          aws.String("SET last_delivered_seq = :d, last_read_seq = :r"),
+						ConditionExpression:       aws.String("attribute_not_exists(user_id)"),
+						ExpressionAttributeValues: item{":d": nv(d), ":r": nv(r)}}
+					if row != nil {
+						u.ConditionExpression = aws.String("last_delivered_seq = :d0 AND last_read_seq = :r0")
+						u.ExpressionAttributeValues[":d0"], u.ExpressionAttributeValues[":r0"] = nv(d0), nv(r0)
+					}
+					items = append(items, types.TransactWriteItem{Update: u})
+				}
+			}
+			_, err = s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: items})
+			r := cancelReasons(err)
+			switch {
+			case r == nil:
+				return err
+			case r[0] == "ConditionalCheckFailed":
+				return server.ErrNotFound
+			case attempt == 10:
+				return fmt.Errorf("remove %s from %s: still cancelled after %d attempts: %w", userID, convID, attempt, err)
+			}
+			// A send or an ack moved a boundary since the read: read again.
+			if err := backoff(ctx, attempt); err != nil {
+				return err
+			}
 		}
-		return err
 	})
 }
 
