@@ -15,7 +15,7 @@ import (
 	"github.com/aws/smithy-go/middleware"
 )
 
-// Meter sums the write units a Store's requests consume, per operation
+// Meter sums the write (and read) units a Store's requests consume, per operation
 // (Options.Meter). It is for tests and benches against a DynamoDB-compatible
 // server: it reads every item a write touches before and after the write, so
 // it doubles the requests and must not run in production.
@@ -55,7 +55,8 @@ type OpUnits struct {
 	Calls    int
 	Units    float64 // WCU by AWS's rules, index writes included
 	Index    float64 // of Units, the GSI writes
-	Reported float64 // the server's ConsumedCapacity, summed
+	Reported float64 // the server's ConsumedCapacity, summed (writes)
+	Read     float64 // RCU by AWS's rules (GetItem, BatchGetItem, Query)
 }
 
 // NewMeter returns an empty Meter.
@@ -79,6 +80,15 @@ func (m *Meter) Ops() map[string]OpUnits {
 	return out
 }
 
+// ReadUnits is the total read units by the rules, every operation.
+func (m *Meter) ReadUnits() float64 {
+	var n float64
+	for _, o := range m.Ops() {
+		n += o.Read
+	}
+	return n
+}
+
 // Units is the total write units by the rules, every operation.
 func (m *Meter) Units() float64 {
 	var n float64
@@ -99,9 +109,25 @@ func (m *Meter) String() string {
 	var b strings.Builder
 	for _, k := range names {
 		o := ops[k]
+		if o.Read > 0 || o.Units == 0 {
+			fmt.Fprintf(&b, "%s×%d: %g RCU; ", k, o.Calls, o.Read)
+			continue
+		}
 		fmt.Fprintf(&b, "%s×%d: %g WCU (index %g; server reported %g); ", k, o.Calls, o.Units, o.Index, o.Reported)
 	}
 	return strings.TrimSuffix(b.String(), "; ")
+}
+
+func (m *Meter) addRead(op string, rcu float64) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	o := m.ops[op]
+	if o == nil {
+		o = &OpUnits{}
+		m.ops[op] = o
+	}
+	o.Calls++
+	o.Read += rcu
 }
 
 func (m *Meter) add(op string, units, index, reported float64) {
@@ -142,7 +168,13 @@ func (s *Store) metering(st *middleware.Stack) error {
 			op := awsmiddleware.GetOperationName(ctx)
 			items := s.touches(in.Parameters)
 			if items == nil {
-				return next.HandleInitialize(ctx, in)
+				out, md, err := next.HandleInitialize(ctx, in)
+				if err == nil {
+					if rcu, ok := readUnits(in.Parameters, out.Result); ok {
+						s.o.Meter.addRead(op, rcu)
+					}
+				}
+				return out, md, err
 			}
 			rctx := context.WithValue(context.WithoutCancel(ctx), meterSkipKey{}, true)
 			before := make([]item, len(items))
@@ -308,6 +340,55 @@ func reportedUnits(result any) float64 {
 		return n
 	}
 	return 0
+}
+
+// readUnits is what a read cost by AWS's rules: per item, 1 RCU per started
+// 4 KB read strongly consistently, half that eventually consistently (a key
+// with no item costs as a small one); a Query's items are summed before
+// rounding. A Query's items dropped by a filter are not seen here, so not
+// counted. ok is false for anything but a read.
+func readUnits(params, result any) (float64, bool) {
+	per := func(consistent *bool) float64 {
+		if aws.ToBool(consistent) {
+			return 1
+		}
+		return 0.5
+	}
+	units := func(size int) float64 { return max(math.Ceil(float64(size)/4096), 1) }
+	switch p := params.(type) {
+	case *dynamodb.GetItemInput:
+		o, _ := result.(*dynamodb.GetItemOutput)
+		if o == nil {
+			return 0, false
+		}
+		return units(itemSize(o.Item)) * per(p.ConsistentRead), true
+	case *dynamodb.BatchGetItemInput:
+		o, _ := result.(*dynamodb.BatchGetItemOutput)
+		if o == nil {
+			return 0, false
+		}
+		var n float64
+		for table, ka := range p.RequestItems {
+			got := o.Responses[table]
+			for _, it := range got {
+				n += units(itemSize(it)) * per(ka.ConsistentRead)
+			}
+			missing := len(ka.Keys) - len(got) - len(o.UnprocessedKeys[table].Keys)
+			n += float64(max(missing, 0)) * per(ka.ConsistentRead)
+		}
+		return n, true
+	case *dynamodb.QueryInput:
+		o, _ := result.(*dynamodb.QueryOutput)
+		if o == nil {
+			return 0, false
+		}
+		size := 0
+		for _, it := range o.Items {
+			size += itemSize(it)
+		}
+		return units(size) * per(p.ConsistentRead), true
+	}
+	return 0, false
 }
 
 // itemSize is an item's size by DynamoDB's rules (see Meter).

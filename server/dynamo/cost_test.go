@@ -82,12 +82,37 @@ func TestMessageCost(t *testing.T) {
 		if _, _, err := s.AdvanceStatus(ctx, "bob", wire.DirectConversationID("alice", "bob"), 4, 0); err != nil {
 			t.Fatal(err)
 		}
-		t.Logf("ack (AdvanceStatus delivered): %g WCU: %s", meter.Units(), meter)
+		t.Logf("ack (AdvanceStatus delivered): %g WCU, %g RCU: %s", meter.Units(), meter.ReadUnits(), meter)
 		meter.Reset()
 		if _, _, err := s.AdvanceStatus(ctx, "bob", wire.DirectConversationID("alice", "bob"), 4, 4); err != nil {
 			t.Fatal(err)
 		}
-		t.Logf("read receipt (AdvanceStatus read, delivered unchanged): %g WCU: %s", meter.Units(), meter)
+		t.Logf("read receipt (AdvanceStatus read, delivered unchanged): %g WCU, %g RCU: %s", meter.Units(), meter.ReadUnits(), meter)
+		meter.Reset()
+		if _, err := s.Inbox(ctx, "bob", 20); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("inbox of one conversation: %g RCU: %s", meter.ReadUnits(), meter)
+		// A window of 8 sends stored together (AppendMessages).
+		var batch []server.Message
+		for i := range 8 {
+			batch = append(batch, server.Message{ConversationID: wire.DirectConversationID("alice", "bob"), SeqNo: int64(10 + i), MessageID: wire.NewMessageID(),
+				SenderID: "alice", ReceiverID: "bob", Content: content, Timestamp: now.Add(time.Minute + time.Duration(i)*time.Millisecond)})
+		}
+		meter.Reset()
+		if _, err := s.AppendMessages(ctx, batch, []string{"bob"}); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("a batch of 8 direct messages: %g WCU (%g a message): %s", meter.Units(), meter.Units()/8, meter)
+	})
+	t.Run("crosscheck", func(t *testing.T) {
+		// Where moto's figure is right (a small PutItem or DeleteItem is 1
+		// WCU), the rules give the same.
+		meter.Reset()
+		must(t, s.LinkMedia(ctx, "media/alice/0123456789abcdef", "dm:alice:bob"))
+		if o := meter.Ops()["PutItem"]; o.Units != 1 || o.Reported != 1 {
+			t.Fatalf("PutItem: %s, want 1 by both", meter)
+		}
 	})
 	for _, n := range []int{3, 10} {
 		t.Run(fmt.Sprintf("group%d", n), func(t *testing.T) {
