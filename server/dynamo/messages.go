@@ -480,9 +480,10 @@ func (s *Store) untilDone(ctx context.Context, m server.Message, what string, fn
 	})
 }
 
-// applyLater writes what did not fit in the transaction: index activity
-// (a failed condition means nothing to do) and pending rows (re-planned from
-// their current state when the condition fails).
+// applyLater writes what follows a commit: index activity (moveIndex; a
+// failed condition means nothing to do) and pending rows that did not fit in
+// the transaction (re-planned from their current state when the condition
+// fails).
 func (s *Store) applyLater(ctx context.Context, m server.Message, later []planned) error {
 	if len(later) == 0 {
 		return nil
