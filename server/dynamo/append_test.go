@@ -5,8 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/chatterm/chat/server"
 	"github.com/chatterm/chat/server/dynamo"
@@ -114,6 +119,23 @@ func TestAppendLargeGroup(t *testing.T) {
 			t.Fatalf("%s inbox %+v", u, in)
 		}
 	}
+	// Too many members to fold the sender's boundaries into the
+	// conversation item: they are on the sender's row.
+	st, err := s.ListStatuses(ctx, "g:big", []string{"u000"})
+	must(t, err)
+	if st[0].LastDeliveredSeq != 1 || st[0].LastReadSeq != 1 {
+		t.Fatalf("sender's status %+v, want 1/1", st[0])
+	}
+}
+
+// tableName is the store's table whose name ends in suffix.
+func tableName(s *dynamo.Store, suffix string) string {
+	for _, n := range s.TableNames() {
+		if strings.HasSuffix(n, suffix) {
+			return n
+		}
+	}
+	return ""
 }
 
 // TestInboxOrder: the participants index follows the latest message.
@@ -165,5 +187,131 @@ func TestMessageRoundTrip(t *testing.T) {
 	must(t, err)
 	if len(got) != 1 || !reflect.DeepEqual(got[0], m) {
 		t.Fatalf("stored %+v, want %+v", got, m)
+	}
+}
+
+// TestInboxIndexLag: messages within InboxIndexLag of the last index move
+// leave the participants index alone, and Inbox still orders by the latest
+// message, a page of one included.
+func TestInboxIndexLag(t *testing.T) {
+	meter := dynamo.NewMeter()
+	s := open(t, dynamo.Options{Meter: meter, InboxIndexLag: time.Hour})
+	ctx := context.Background()
+	var convs []string
+	for i, other := range []string{"bob", "carol", "dave"} {
+		c := wire.DirectConversationID("alice", other)
+		convs = append(convs, c)
+		must(t, s.CreateConversation(ctx, server.Conversation{ID: c, Type: wire.Direct, CreatedAt: t0},
+			[]server.Participant{{UserID: "alice", Role: wire.RoleMember}, {UserID: other, Role: wire.RoleMember}}))
+		m := msg(c, 1, other)
+		m.Timestamp = t0.Add(time.Duration(i+1) * time.Minute)
+		must(t, s.AppendMessage(ctx, m, []string{"alice"}))
+	}
+	top := func(limit int, want ...string) {
+		t.Helper()
+		in, err := s.Inbox(ctx, "alice", limit)
+		must(t, err)
+		var got []string
+		for _, e := range in {
+			got = append(got, e.Conversation.ID)
+		}
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("inbox(%d) %v, want %v", limit, got, want)
+		}
+	}
+	top(3, convs[2], convs[1], convs[0])
+	// bob writes again 10 minutes on: within the lag, so his and alice's
+	// index entries stay at minute 1, and no UpdateItem is made.
+	meter.Reset()
+	m := msg(convs[0], 2, "bob")
+	m.Timestamp = t0.Add(10 * time.Minute)
+	must(t, s.AppendMessage(ctx, m, []string{"alice"}))
+	if ops := meter.Ops(); ops["UpdateItem"].Calls != 0 {
+		t.Fatalf("a message within the lag moved index entries: %s", meter)
+	}
+	top(1, convs[0])
+	top(2, convs[0], convs[2])
+	top(3, convs[0], convs[2], convs[1])
+	// Past the lag the entries move again.
+	meter.Reset()
+	m = msg(convs[1], 2, "carol")
+	m.Timestamp = t0.Add(2 * time.Hour)
+	must(t, s.AppendMessage(ctx, m, []string{"alice"}))
+	if ops := meter.Ops(); ops["UpdateItem"].Calls != 2 || ops["UpdateItem"].Index != 4 {
+		t.Fatalf("a message past the lag: %s, want 2 index moves", meter)
+	}
+	top(1, convs[1])
+	top(3, convs[1], convs[0], convs[2])
+}
+
+// TestSenderStatusFolded: in a small conversation a sender's boundaries
+// move on the conversation item, not a message_status row; every read sees
+// them, and an ack never lowers them. A group too large to fold keeps the row.
+func TestSenderStatusFolded(t *testing.T) {
+	s := open(t, dynamo.Options{})
+	ctx := context.Background()
+	conv := wire.DirectConversationID("alice", "bob")
+	must(t, s.CreateConversation(ctx, server.Conversation{ID: conv, Type: wire.Direct, CreatedAt: t0},
+		[]server.Participant{{UserID: "alice", Role: wire.RoleMember}, {UserID: "bob", Role: wire.RoleMember}}))
+	must(t, s.AppendMessage(ctx, msg(conv, 1, "bob"), []string{"alice"}))
+	must(t, s.AppendMessage(ctx, msg(conv, 2, "alice"), []string{"bob"}))
+	out, err := s.Client().GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(tableName(s, "message_status")),
+		Key: map[string]types.AttributeValue{"user_id": &types.AttributeValueMemberS{Value: "alice"}, "conversation_id": &types.AttributeValueMemberS{Value: conv}}})
+	must(t, err)
+	if out.Item != nil {
+		t.Fatalf("alice's send wrote her message_status row: %v", out.Item)
+	}
+	st, err := s.ListStatuses(ctx, conv, []string{"alice", "bob"})
+	must(t, err)
+	if st[0].LastDeliveredSeq != 2 || st[0].LastReadSeq != 2 || st[1].LastReadSeq != 1 {
+		t.Fatalf("statuses %+v, want alice 2/2, bob read 1", st)
+	}
+	in, err := s.Inbox(ctx, "alice", 5)
+	must(t, err)
+	if len(in) != 1 || in[0].Status.LastReadSeq != 2 {
+		t.Fatalf("alice's inbox %+v, want read 2", in)
+	}
+	// Her ack of bob's message moves nothing; one of 3 moves delivery only.
+	if st, changed, err := s.AdvanceStatus(ctx, "alice", conv, 1, 1); err != nil || changed || st.LastReadSeq != 2 {
+		t.Fatalf("ack below her own message: %+v changed=%v %v", st, changed, err)
+	}
+	if st, changed, err := s.AdvanceStatus(ctx, "alice", conv, 3, 0); err != nil || !changed || st.LastDeliveredSeq != 3 || st.LastReadSeq != 2 {
+		t.Fatalf("ack of 3: %+v changed=%v %v, want 3/2", st, changed, err)
+	}
+	// Her next message reads past the row again.
+	must(t, s.AppendMessage(ctx, msg(conv, 4, "alice"), []string{"bob"}))
+	if st, err = s.ListStatuses(ctx, conv, []string{"alice"}); err != nil || st[0].LastDeliveredSeq != 4 || st[0].LastReadSeq != 4 {
+		t.Fatalf("after her message 4: %+v %v", st, err)
+	}
+}
+
+// TestRemoveKeepsFoldedStatus: a member's boundary folded into the
+// conversation item leaves it with them, onto their row: the item does not
+// grow with past members, and one added back finds their boundaries.
+func TestRemoveKeepsFoldedStatus(t *testing.T) {
+	s := open(t, dynamo.Options{})
+	ctx := context.Background()
+	members := []server.Participant{{UserID: "alice", Role: wire.RoleMember}, {UserID: "bob", Role: wire.RoleMember}, {UserID: "carol", Role: wire.RoleMember}}
+	must(t, s.CreateConversation(ctx, server.Conversation{ID: "g:fold", Type: wire.Group, CreatedAt: t0}, members))
+	must(t, s.AppendMessage(ctx, msg("g:fold", 1, "carol"), []string{"alice", "bob"}))
+	must(t, s.AppendMessage(ctx, msg("g:fold", 2, "alice"), []string{"bob", "carol"}))
+	must(t, s.RemoveParticipant(ctx, "g:fold", "carol"))
+	out, err := s.Client().GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(tableName(s, "conversations")),
+		Key: map[string]types.AttributeValue{"conversation_id": &types.AttributeValueMemberS{Value: "g:fold"}}})
+	must(t, err)
+	if _, ok := out.Item["sent:carol"]; ok {
+		t.Fatalf("carol's boundary stayed on the conversation item after she left")
+	}
+	if _, ok := out.Item["sent:alice"]; !ok {
+		t.Fatalf("alice's boundary is not on the conversation item: %v", out.Item)
+	}
+	must(t, s.AddParticipants(ctx, "g:fold", members[2:]))
+	st, err := s.ListStatuses(ctx, "g:fold", []string{"carol"})
+	must(t, err)
+	if st[0].LastDeliveredSeq != 1 || st[0].LastReadSeq != 1 {
+		t.Fatalf("carol back: %+v, want 1/1", st[0])
+	}
+	if err := s.RemoveParticipant(ctx, "g:fold", "dave"); !errors.Is(err, server.ErrNotFound) {
+		t.Fatalf("removing a non-member: %v", err)
 	}
 }

@@ -3,7 +3,6 @@ package dynamo
 import (
 	"context"
 	"fmt"
-	"slices"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -16,8 +15,9 @@ var _ server.BatchAppender = (*Store)(nil)
 
 // AppendMessages stores a sender's batch of messages to one conversation in one
 // transaction: every row and idempotency record, the conversation moved to the
-// last, the sender's boundaries up to it, each receiver's pending range and the
-// members' index activity. A client with a window of sends in flight pays one
+// last, the sender's boundaries up to it (on the conversation item, or their
+// row in a large group) and each receiver's pending range; the members' index
+// entries follow the commit (moveIndex). A client with a window of sends in flight pays one
 // round trip for the window instead of one per message, under the
 // conversation's send lock.
 //
@@ -47,7 +47,7 @@ func (s *Store) AppendMessages(ctx context.Context, msgs []server.Message, recei
 		}
 	}
 	rcv := receiversOf(msgs[0].SenderID, receivers)
-	var dropped []string // members whose index entry is already as recent
+	var last server.Message
 	err := s.do(ctx, "append batch", func(ctx context.Context) error {
 		for attempt := 1; ; attempt++ {
 			var stored []int
@@ -57,9 +57,11 @@ func (s *Store) AppendMessages(ctx context.Context, msgs []server.Message, recei
 				}
 			}
 			if len(stored) == 0 {
+				last = server.Message{}
 				return nil // all resends
 			}
-			items := s.batchItems(msgs, stored, rcv, dropped)
+			last = msgs[stored[len(stored)-1]]
+			items := s.batchItems(msgs, stored, rcv)
 			if len(items) > maxTxItems {
 				return server.ErrSeqTaken // one at a time spreads the writes
 			}
@@ -78,7 +80,7 @@ func (s *Store) AppendMessages(ctx context.Context, msgs []server.Message, recei
 			if attempt == 10 {
 				return fmt.Errorf("append batch to %s: still cancelled after %d attempts: %w", msgs[0].ConversationID, attempt, err)
 			}
-			retry, conflict, err := s.resolveBatch(ctx, msgs, items, reasons, dups, &dropped)
+			retry, conflict, err := s.resolveBatch(ctx, msgs, items, reasons, dups)
 			if err == errOwnWrite {
 				return nil
 			}
@@ -98,6 +100,9 @@ func (s *Store) AppendMessages(ctx context.Context, msgs []server.Message, recei
 	if err != nil {
 		return nil, err
 	}
+	if last.SeqNo != 0 {
+		s.moveIndex(ctx, last, append([]string{last.SenderID}, rcv...))
+	}
 	for i, j := range repeatOf {
 		if j < 0 {
 			continue
@@ -112,12 +117,12 @@ func (s *Store) AppendMessages(ctx context.Context, msgs []server.Message, recei
 }
 
 // MaxAppend is what fits in one transaction: 2 items per message, and the
-// conversation, the sender's status, a pending row per receiver and an
-// activity entry per member (2B + 2N + 1 ≤ 100).
-func (s *Store) MaxAppend(members int) int { return (maxTxItems - 1 - 2*members) / 2 }
+// conversation, the sender's status (in a group too large to fold it into
+// the conversation) and a pending row per receiver (2B + N + 1 ≤ 100).
+func (s *Store) MaxAppend(members int) int { return (maxTxItems - 1 - members) / 2 }
 
 // batchItems builds the transaction for msgs[stored...] (ascending seq_nos).
-func (s *Store) batchItems(msgs []server.Message, stored []int, receivers, dropped []string) []planned {
+func (s *Store) batchItems(msgs []server.Message, stored []int, receivers []string) []planned {
 	first, last := msgs[stored[0]], msgs[stored[len(stored)-1]]
 	var items []planned
 	for _, i := range stored {
@@ -126,13 +131,23 @@ func (s *Store) batchItems(msgs []server.Message, stored []int, receivers, dropp
 			items = append(items, p)
 		}
 	}
+	set := "SET last_seq = :last, last_message_body = :b, last_message_sender = :snd, last_message_at = :t, last_message_seq = :last"
+	var names map[string]string
+	folded := foldSender(len(receivers) + 1)
+	if folded {
+		set += ", #sent = :last"
+		names = map[string]string{"#sent": sentAttr(last.SenderID)}
+	}
 	items = append(items, planned{kind: kindConversation, tx: types.TransactWriteItem{Update: &types.Update{
 		TableName: aws.String(s.t.conversations), Key: item{"conversation_id": sv(last.ConversationID)},
-		UpdateExpression:          aws.String("SET last_seq = :last, last_message_body = :b, last_message_sender = :snd, last_message_at = :t, last_message_seq = :last"),
+		UpdateExpression:          aws.String(set),
 		ConditionExpression:       aws.String("attribute_exists(conversation_id) AND last_seq < :first"),
+		ExpressionAttributeNames:  names,
 		ExpressionAttributeValues: item{":first": nv(first.SeqNo), ":last": nv(last.SeqNo), ":b": sv(last.Preview()), ":snd": sv(last.SenderID), ":t": tv(last.Timestamp)},
 	}}})
-	items = append(items, planned{kind: kindSender, user: last.SenderID, tx: types.TransactWriteItem{Update: s.senderUpdate(last, senderBoth)}})
+	if !folded {
+		items = append(items, planned{kind: kindSender, user: last.SenderID, tx: types.TransactWriteItem{Update: s.senderUpdate(last, senderBoth)}})
+	}
 	for _, r := range receivers {
 		items = append(items, planned{kind: kindPending, user: r, tx: types.TransactWriteItem{Update: &types.Update{
 			TableName: aws.String(s.t.pending), Key: item{"receiver_id": sv(r), "conversation_id": sv(last.ConversationID)},
@@ -141,22 +156,14 @@ func (s *Store) batchItems(msgs []server.Message, stored []int, receivers, dropp
 			ExpressionAttributeValues: item{":first": nv(first.SeqNo), ":last": nv(last.SeqNo)},
 		}}})
 	}
-	if !last.Timestamp.IsZero() {
-		for _, u := range append([]string{last.SenderID}, receivers...) {
-			if !slices.Contains(dropped, u) {
-				items = append(items, planned{kind: kindActivity, user: u, tx: types.TransactWriteItem{Update: s.activityUpdate(last, u)}})
-			}
-		}
-	}
 	return items
 }
 
 // resolveBatch reads what a cancelled batch ran into. Resends get their
-// originals in dups and members already as recent are dropped, and the batch
-// is tried again (retry); conflict asks for a pause first. Whatever the
+// originals in dups, and the batch is tried again (retry); conflict asks for a pause first. Whatever the
 // one-message path must plan for ends the batch (retry false), as does our own
 // earlier attempt having committed (errOwnWrite).
-func (s *Store) resolveBatch(ctx context.Context, msgs []server.Message, items []planned, reasons []string, dups []*server.DuplicateError, dropped *[]string) (retry, conflict bool, err error) {
+func (s *Store) resolveBatch(ctx context.Context, msgs []server.Message, items []planned, reasons []string, dups []*server.DuplicateError) (retry, conflict bool, err error) {
 	retry = true
 	for i, code := range reasons {
 		if i >= len(items) || code == "None" || code == "" {
@@ -182,8 +189,6 @@ func (s *Store) resolveBatch(ctx context.Context, msgs []server.Message, items [
 				return false, false, errOwnWrite
 			}
 			dups[it.msg] = dup
-		case it.kind == kindActivity:
-			*dropped = append(*dropped, it.user)
 		case it.kind == kindConversation:
 			if _, err := s.getConversation(ctx, msgs[0].ConversationID, true); err != nil {
 				return false, false, err // ErrNotFound included

@@ -1,6 +1,7 @@
 package dynamo
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -201,52 +202,126 @@ func (s *Store) AddParticipants(ctx context.Context, convID string, members []se
 }
 
 // RemoveParticipant deletes the membership and the user's pending row in one
-// transaction.
+// transaction. Their boundary folded into the conversation item (sentAttr)
+// moves to their message_status row in the same write, so the item holds
+// only members' (it stays small) and a member added back finds their
+// boundaries where they were.
 func (s *Store) RemoveParticipant(ctx context.Context, convID, userID string) error {
 	return s.do(ctx, "remove participant", func(ctx context.Context) error {
-		_, err := s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
-			{Delete: &types.Delete{
-				TableName:           aws.String(s.t.participants),
-				Key:                 item{"conversation_id": sv(convID), "user_id": sv(userID)},
-				ConditionExpression: aws.String("attribute_exists(user_id)"),
-			}},
-			{Delete: &types.Delete{
-				TableName: aws.String(s.t.pending),
-				Key:       item{"receiver_id": sv(userID), "conversation_id": sv(convID)},
-			}},
-		}})
-		if r := cancelReasons(err); r != nil && r[0] == "ConditionalCheckFailed" {
-			return server.ErrNotFound
+		statusKey := item{"user_id": sv(userID), "conversation_id": sv(convID)}
+		convKey := item{"conversation_id": sv(convID)}
+		for attempt := 1; ; attempt++ {
+			got, err := s.batchGet(ctx, map[string][]item{s.t.status: {statusKey}, s.t.conversations: {convKey}})
+			if err != nil {
+				return err
+			}
+			items := []types.TransactWriteItem{
+				{Delete: &types.Delete{
+					TableName:           aws.String(s.t.participants),
+					Key:                 item{"conversation_id": sv(convID), "user_id": sv(userID)},
+					ConditionExpression: aws.String("attribute_exists(user_id)"),
+				}},
+				{Delete: &types.Delete{
+					TableName: aws.String(s.t.pending),
+					Key:       item{"receiver_id": sv(userID), "conversation_id": sv(convID)},
+				}},
+			}
+			var conv, row item
+			if cs := got[s.t.conversations]; len(cs) > 0 {
+				conv = cs[0]
+			}
+			if rows := got[s.t.status]; len(rows) > 0 {
+				row = rows[0]
+			}
+			if sent, ok := conv[sentAttr(userID)]; ok {
+				names := map[string]string{"#sent": sentAttr(userID)}
+				items = append(items, types.TransactWriteItem{Update: &types.Update{
+					TableName: aws.String(s.t.conversations), Key: convKey,
+					UpdateExpression:          aws.String("REMOVE #sent"),
+					ConditionExpression:       aws.String("#sent = :v"),
+					ExpressionAttributeNames:  names,
+					ExpressionAttributeValues: item{":v": sent},
+				}})
+				d0, r0 := getN(row, "last_delivered_seq"), getN(row, "last_read_seq")
+				if d, r := withSent(conv, userID, d0, r0); d != d0 || r != r0 {
+					u := &types.Update{TableName: aws.String(s.t.status), Key: statusKey,
+						UpdateExpression:          aws.String("SET last_delivered_seq = :d, last_read_seq = :r"),
+						ConditionExpression:       aws.String("attribute_not_exists(user_id)"),
+						ExpressionAttributeValues: item{":d": nv(d), ":r": nv(r)}}
+					if row != nil {
+						u.ConditionExpression = aws.String("last_delivered_seq = :d0 AND last_read_seq = :r0")
+						u.ExpressionAttributeValues[":d0"], u.ExpressionAttributeValues[":r0"] = nv(d0), nv(r0)
+					}
+					items = append(items, types.TransactWriteItem{Update: u})
+				}
+			}
+			_, err = s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: items})
+			r := cancelReasons(err)
+			switch {
+			case r == nil:
+				return err
+			case r[0] == "ConditionalCheckFailed":
+				return server.ErrNotFound
+			case attempt == 10:
+				return fmt.Errorf("remove %s from %s: still cancelled after %d attempts: %w", userID, convID, attempt, err)
+			}
+			// A send or an ack moved a boundary since the read: read again.
+			if err := backoff(ctx, attempt); err != nil {
+				return err
+			}
 		}
-		return err
 	})
 }
 
 // Inbox queries the participants index newest first, then reads the
-// conversations and the user's statuses by key (BatchGetItem).
+// conversations and the user's statuses by key (BatchGetItem). An index
+// entry may lag its conversation by up to InboxIndexLag (index.go), so the
+// query reads on past the limit-th entry while entries are within that of
+// it (no conversation further down can be more recent than the limit-th),
+// and the page is ordered by the later of an entry's index activity and its
+// conversation's own (whose last message may carry an older time than an
+// earlier one, from another node's clock: the index never moves back).
 func (s *Store) Inbox(ctx context.Context, userID string, limit int) ([]server.InboxEntry, error) {
 	if limit < 1 {
 		return nil, fmt.Errorf("dynamo inbox: limit %d must be at least 1", limit)
 	}
+	lag := int64(s.o.InboxIndexLag)
 	var out []server.InboxEntry
 	err := s.do(ctx, "inbox", func(ctx context.Context) error {
 		var ids []string
+		var floor int64
+		acts := map[string]int64{}
 		err := s.queryEach(ctx, &dynamodb.QueryInput{
 			TableName:                 aws.String(s.t.participants),
 			IndexName:                 aws.String(byUserIndex),
 			KeyConditionExpression:    aws.String("user_id = :u"),
 			ExpressionAttributeValues: item{":u": sv(userID)},
 			ScanIndexForward:          aws.Bool(false),
-			Limit:                     aws.Int32(int32(min(limit, 1000))),
+			Limit:                     aws.Int32(int32(min(limit+10, 1000))),
 		}, func(it item) bool {
-			ids = append(ids, getS(it, "conversation_id"))
-			return len(ids) < limit
+			act := getN(it, "activity")
+			if len(ids) >= limit && act <= floor {
+				return false
+			}
+			id := getS(it, "conversation_id")
+			ids, acts[id] = append(ids, id), act
+			if len(ids) == limit {
+				floor = act - lag
+			}
+			return len(ids) < limit+inboxSlack
 		})
 		if err != nil {
 			return err
 		}
-		out, err = s.entries(ctx, userID, ids, false)
-		return err
+		if out, err = s.entries(ctx, userID, ids, false); err != nil {
+			return err
+		}
+		slices.SortStableFunc(out, func(a, b server.InboxEntry) int {
+			at := func(e server.InboxEntry) int64 { return max(acts[e.Conversation.ID], activity(e.Conversation)) }
+			return cmp.Compare(at(b), at(a))
+		})
+		out = out[:min(len(out), limit)]
+		return nil
 	})
 	return out, err
 }
@@ -299,13 +374,21 @@ func (s *Store) entries(ctx context.Context, userID string, convIDs []string, ch
 			continue
 		}
 		st := statuses[id]
+		d, r := withSent(c, userID, getN(st, "last_delivered_seq"), getN(st, "last_read_seq"))
 		out = append(out, server.InboxEntry{
 			Conversation: convFrom(c),
-			Status: server.Status{UserID: userID, ConversationID: id,
-				LastDeliveredSeq: getN(st, "last_delivered_seq"), LastReadSeq: getN(st, "last_read_seq")},
+			Status:       server.Status{UserID: userID, ConversationID: id, LastDeliveredSeq: d, LastReadSeq: r},
 		})
 	}
 	return out, nil
+}
+
+// withSent is a member's boundaries: their message_status row's (delivered,
+// read), raised to the seq_no of their last message the conversation item
+// holds (sentAttr).
+func withSent(conv item, user string, delivered, read int64) (int64, int64) {
+	sent := getN(conv, sentAttr(user))
+	return max(delivered, sent), max(read, sent)
 }
 
 func uniqueStrings(ss []string) []string {

@@ -77,6 +77,16 @@ type Options struct {
 	// stored [30 days]: a resend after that stores a second copy.
 	IdempotencyTTL time.Duration
 
+	// InboxIndexLag is how far a conversation's entries in the participants
+	// index may lag behind its last message [DefaultInboxIndexLag]: a
+	// conversation's messages within it move them once (index.go). Inbox
+	// reads that much further down the index.
+	InboxIndexLag time.Duration
+
+	// Meter, if set, counts the write units of every write (tests and
+	// benches only: it reads each item a write touches, before and after).
+	Meter *Meter
+
 	Breaker    BreakerOptions
 	Registerer prometheus.Registerer // breaker state gauge (nil: not exported)
 	Logger     *slog.Logger          // [slog.Default()]
@@ -95,6 +105,7 @@ type Store struct {
 	log *slog.Logger
 
 	scan archiveScan
+	idx  indexMoves
 
 	bg      sync.WaitGroup // background writes (finishLater's retries)
 	closing chan struct{}  // closed by Close
@@ -112,6 +123,9 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 	}
 	if o.MaxAttempts <= 0 {
 		o.MaxAttempts = 3
+	}
+	if o.InboxIndexLag <= 0 {
+		o.InboxIndexLag = DefaultInboxIndexLag
 	}
 	if o.IdempotencyTTL <= 0 {
 		o.IdempotencyTTL = 30 * 24 * time.Hour
@@ -171,6 +185,9 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 		do.APIOptions = append(do.APIOptions, answeredWrites)
 		if o.SerialWrites {
 			do.APIOptions = append(do.APIOptions, serialWrites(new(sync.Mutex)))
+		}
+		if o.Meter != nil {
+			do.APIOptions = append(do.APIOptions, s.metering)
 		}
 	})
 	if s.cb, err = breaker.New("dynamodb", o.Breaker, breakerDefaults, o.Registerer, o.Logger, isFailure, isExcluded); err != nil {

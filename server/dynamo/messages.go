@@ -48,7 +48,10 @@ type appendPlan struct {
 	newest  bool // the conversation's last_seq and preview move to m
 	sender  senderPlan
 	pending map[string]pendingPlan
-	members []string // participants whose index activity moves to m.Timestamp
+	// folded: the sender's boundaries move on the conversation item (its
+	// sent_<user>) instead of the sender's message_status row: one item
+	// fewer in the transaction (see sentAttr).
+	folded bool
 }
 
 type itemKind int
@@ -59,8 +62,8 @@ const (
 	kindConversation
 	kindSender
 	kindPending
-	kindActivity
-	kindTarget // an event's target message
+	kindActivity // an index entry, written after the commit (moveIndex)
+	kindTarget   // an event's target message
 )
 
 type planned struct {
@@ -79,9 +82,7 @@ func (s *Store) AppendMessage(ctx context.Context, m server.Message, receivers [
 	for _, r := range rcv {
 		plan.pending[r] = pendingNewest
 	}
-	if !m.Timestamp.IsZero() && !m.IsEvent() { // an event is not activity
-		plan.members = append([]string{m.SenderID}, rcv...)
-	}
+	plan.folded = foldSender(len(rcv) + 1)
 	var target *types.Update
 	if m.IsEvent() {
 		var err error
@@ -130,6 +131,8 @@ func (s *Store) AppendMessage(ctx context.Context, m server.Message, receivers [
 		s.finishLater(ctx, m, later)
 		if m.IsEvent() {
 			s.finishEvent(ctx, m)
+		} else {
+			s.moveIndex(ctx, m, append([]string{m.SenderID}, rcv...))
 		}
 	}
 	return err
@@ -147,27 +150,33 @@ func receiversOf(sender string, receivers []string) []string {
 	return rcv
 }
 
-// appendItems builds the transaction for plan. Items past DynamoDB's 99 (one
-// is kept for an event's target) go to later, written after the commit: the
-// index activity first, then pending rows (only a group of more than 46
-// receivers needs that).
+// appendItems builds the transaction for plan. Pending rows past DynamoDB's
+// 99 items (one is kept for an event's target) go to later, written after
+// the commit (only a group of more than 95 receivers needs that).
 func (s *Store) appendItems(m server.Message, plan appendPlan) (items, later []planned) {
 	items = s.messageItems(m)
 	convKey := item{"conversation_id": sv(m.ConversationID)}
+	folded := plan.folded && plan.newest
 	switch {
-	case plan.newest && m.IsEvent(): // the preview stays on the last message
-		items = append(items, planned{kind: kindConversation, tx: types.TransactWriteItem{Update: &types.Update{
-			TableName: aws.String(s.t.conversations), Key: convKey,
-			UpdateExpression:          aws.String("SET last_seq = :seq"),
-			ConditionExpression:       aws.String("attribute_exists(conversation_id) AND last_seq < :seq"),
-			ExpressionAttributeValues: item{":seq": nv(m.SeqNo)},
-		}}})
 	case plan.newest:
+		set, vals := "SET last_seq = :seq", item{":seq": nv(m.SeqNo)}
+		if !m.IsEvent() { // an event leaves the preview on the last message
+			set += ", last_message_body = :b, last_message_sender = :snd, last_message_at = :t, last_message_seq = :seq"
+			vals[":b"], vals[":snd"], vals[":t"] = sv(m.Preview()), sv(m.SenderID), tv(m.Timestamp)
+		}
+		var names map[string]string
+		if folded {
+			// No condition of its own: last_seq < :seq says seq is above
+			// every seq this attribute was ever set to.
+			set += ", #sent = :seq"
+			names = map[string]string{"#sent": sentAttr(m.SenderID)}
+		}
 		items = append(items, planned{kind: kindConversation, tx: types.TransactWriteItem{Update: &types.Update{
 			TableName: aws.String(s.t.conversations), Key: convKey,
-			UpdateExpression:          aws.String("SET last_seq = :seq, last_message_body = :b, last_message_sender = :snd, last_message_at = :t, last_message_seq = :seq"),
+			UpdateExpression:          aws.String(set),
 			ConditionExpression:       aws.String("attribute_exists(conversation_id) AND last_seq < :seq"),
-			ExpressionAttributeValues: item{":seq": nv(m.SeqNo), ":b": sv(m.Preview()), ":snd": sv(m.SenderID), ":t": tv(m.Timestamp)},
+			ExpressionAttributeNames:  names,
+			ExpressionAttributeValues: vals,
 		}}})
 	default:
 		items = append(items, planned{kind: kindConversation, tx: types.TransactWriteItem{ConditionCheck: &types.ConditionCheck{
@@ -175,26 +184,21 @@ func (s *Store) appendItems(m server.Message, plan appendPlan) (items, later []p
 			ConditionExpression: aws.String("attribute_exists(conversation_id)"),
 		}}})
 	}
-	if u := s.senderUpdate(m, plan.sender); u != nil {
-		items = append(items, planned{kind: kindSender, user: m.SenderID, tx: types.TransactWriteItem{Update: u}})
+	if !folded {
+		if u := s.senderUpdate(m, plan.sender); u != nil {
+			items = append(items, planned{kind: kindSender, user: m.SenderID, tx: types.TransactWriteItem{Update: u}})
+		}
 	}
-	var pend, act []planned
+	var pend []planned
 	for r, p := range plan.pending {
 		if u := s.pendingUpdate(m, r, p); u != nil {
 			pend = append(pend, planned{kind: kindPending, user: r, tx: types.TransactWriteItem{Update: u}})
 		}
 	}
 	slices.SortFunc(pend, func(a, b planned) int { return cmpString(a.user, b.user) })
-	for _, u := range plan.members {
-		act = append(act, planned{kind: kindActivity, user: u, tx: types.TransactWriteItem{Update: s.activityUpdate(m, u)}})
-	}
 	room := maxTxItems - 1 // one for an event's target
-	if len(items)+len(pend)+len(act) <= room {
-		return append(append(items, pend...), act...), nil
-	}
-	later = act
 	n := min(len(pend), room-len(items))
-	return append(items, pend[:n]...), append(later, pend[n:]...)
+	return append(items, pend[:n]...), pend[n:]
 }
 
 // messageItems are the puts of m's row and its idempotency record, each guarded
@@ -287,6 +291,21 @@ func (s *Store) pendingUpdate(m server.Message, receiver string, p pendingPlan) 
 	return nil
 }
 
+// foldMembers is the largest conversation whose senders' boundaries are
+// kept on the conversation item (sent:<user>, at most 5 + 32 bytes of name
+// and 4 of number each) rather than in message_status: up to 26 of them add
+// less than 1 KB to the item, so folding costs the conversation's write at
+// most the 2 WCU the sender's row would have cost, and mostly nothing.
+const foldMembers = 26
+
+func foldSender(members int) bool { return members <= foldMembers }
+
+// sentAttr is the conversation item's attribute holding the seq_no of
+// user's last message there: a sender has delivered and read everything up
+// to it (a reply implies read). A member's boundaries are the larger of it
+// and their message_status row.
+func sentAttr(user string) string { return "sent:" + user }
+
 // activityUpdate moves a member's participants-index entry to the message's
 // time; its condition also keeps it from creating an entry for a non-member.
 func (s *Store) activityUpdate(m server.Message, user string) *types.Update {
@@ -361,10 +380,6 @@ func (s *Store) resolve(ctx context.Context, m server.Message, items []planned, 
 			return false, err
 		}
 		plan.pending[r] = p
-	}
-	// A member whose entry is already as recent (or who is not a member) is left out.
-	for _, u := range failed[kindActivity] {
-		plan.members = slices.DeleteFunc(plan.members, func(x string) bool { return x == u })
 	}
 	return conflict, nil
 }
@@ -465,9 +480,10 @@ func (s *Store) untilDone(ctx context.Context, m server.Message, what string, fn
 	})
 }
 
-// applyLater writes what did not fit in the transaction: index activity
-// (a failed condition means nothing to do) and pending rows (re-planned from
-// their current state when the condition fails).
+// applyLater writes what follows a commit: index activity (moveIndex; a
+// failed condition means nothing to do) and pending rows that did not fit in
+// the transaction (re-planned from their current state when the condition
+// fails).
 func (s *Store) applyLater(ctx context.Context, m server.Message, later []planned) error {
 	if len(later) == 0 {
 		return nil
@@ -724,7 +740,8 @@ func (s *Store) queryMessages(ctx context.Context, op string, in *dynamodb.Query
 	return out, err
 }
 
-// ListStatuses reads the users' rows by key (BatchGetItem).
+// ListStatuses reads the users' rows and the conversation (the senders'
+// boundaries folded into it, sentAttr) by key, in one BatchGetItem.
 func (s *Store) ListStatuses(ctx context.Context, convID string, userIDs []string) ([]server.Status, error) {
 	out := make([]server.Status, len(userIDs))
 	for i, u := range userIDs {
@@ -738,7 +755,7 @@ func (s *Store) ListStatuses(ctx context.Context, convID string, userIDs []strin
 		for _, u := range uniqueStrings(slices.Clone(userIDs)) {
 			keys = append(keys, item{"user_id": sv(u), "conversation_id": sv(convID)})
 		}
-		got, err := s.batchGet(ctx, map[string][]item{s.t.status: keys})
+		got, err := s.batchGet(ctx, map[string][]item{s.t.status: keys, s.t.conversations: {{"conversation_id": sv(convID)}}})
 		if err != nil {
 			return err
 		}
@@ -746,19 +763,23 @@ func (s *Store) ListStatuses(ctx context.Context, convID string, userIDs []strin
 		for _, it := range got[s.t.status] {
 			byUser[getS(it, "user_id")] = it
 		}
+		var conv item
+		if cs := got[s.t.conversations]; len(cs) > 0 {
+			conv = cs[0]
+		}
 		for i := range out {
-			if it, ok := byUser[out[i].UserID]; ok {
-				out[i].LastDeliveredSeq, out[i].LastReadSeq = getN(it, "last_delivered_seq"), getN(it, "last_read_seq")
-			}
+			it := byUser[out[i].UserID]
+			out[i].LastDeliveredSeq, out[i].LastReadSeq = withSent(conv, out[i].UserID, getN(it, "last_delivered_seq"), getN(it, "last_read_seq"))
 		}
 		return nil
 	})
 	return out, err
 }
 
-// AdvanceStatus reads the row, clears or advances the pending row if delivery
-// moves, then writes the raised boundaries conditioned on the values read
-// (retrying on a race). The pending write goes first, so once the new boundary
+// AdvanceStatus reads the row and the sender's boundary folded into the
+// conversation item (sentAttr), clears or advances the pending row if
+// delivery moves, then writes the raised boundaries conditioned on the row's
+// values read (retrying on a race). The pending write goes first, so once the new boundary
 // is visible nothing at or below it is pending. They are separate writes (the
 // pending row is a hint for redelivery): a crash between them leaves the
 // boundary behind until the next ack, which the client sends anyway.
@@ -775,17 +796,29 @@ func (s *Store) AdvanceStatus(ctx context.Context, userID, convID string, delive
 		key := item{"user_id": sv(userID), "conversation_id": sv(convID)}
 		var cleared int64 // pending cleared up to here already
 		for attempt := 1; ; attempt++ {
-			row, exists, err := s.getItem(ctx, s.t.status, key)
+			got, err := s.batchGet(ctx, map[string][]item{s.t.status: {key}, s.t.conversations: {{"conversation_id": sv(convID)}}})
 			if err != nil {
 				return err
 			}
+			var row, conv item
+			if rows := got[s.t.status]; len(rows) > 0 {
+				row = rows[0]
+			}
+			if cs := got[s.t.conversations]; len(cs) > 0 {
+				conv = cs[0]
+			}
+			exists := row != nil
 			d0, r0 := getN(row, "last_delivered_seq"), getN(row, "last_read_seq")
-			st.LastDeliveredSeq, st.LastReadSeq = max(d0, delivered), max(r0, read)
 			if wrote != nil && d0 == wrote.LastDeliveredSeq && r0 == wrote.LastReadSeq {
+				st.LastDeliveredSeq, st.LastReadSeq = withSent(conv, userID, d0, r0)
 				changed = true
 				return nil
 			}
-			if changed = st.LastDeliveredSeq != d0 || st.LastReadSeq != r0; !changed {
+			// The boundaries as they stand (row and folded sent), and as
+			// this ack leaves them.
+			d1, r1 := withSent(conv, userID, d0, r0)
+			st.LastDeliveredSeq, st.LastReadSeq = max(d1, delivered), max(r1, read)
+			if changed = st.LastDeliveredSeq != d1 || st.LastReadSeq != r1; !changed {
 				// The boundary may have moved without the pending row (a reply's
 				// implicit read): an ack it covers must still clear the row, or
 				// the acked messages come again on every reconnect. Only up to
@@ -797,7 +830,7 @@ func (s *Store) AdvanceStatus(ctx context.Context, userID, convID string, delive
 				}
 				return nil
 			}
-			if st.LastDeliveredSeq > max(d0, cleared) {
+			if st.LastDeliveredSeq > max(d1, cleared) {
 				if err := s.clearPending(ctx, userID, convID, st.LastDeliveredSeq); err != nil {
 					return err
 				}
