@@ -392,6 +392,19 @@ func (s *Session) handleOther(ctx context.Context, l *link, f wire.Frame) error 
 		case s.events <- TypingEvent{ConversationID: f.ConversationID, UserID: f.UserID, At: time.Now()}:
 		default:
 		}
+	case wire.TypeResync:
+		// Live copies may have been lost on the server's side: every
+		// conversation is synced from its cursor, after the round in flight.
+		cursors, err := s.store.Cursors(ctx)
+		if err != nil {
+			return err
+		}
+		for _, c := range cursors {
+			l.gapped[c.ConversationID] = true
+		}
+		if l.round == nil && len(l.gapped) > 0 {
+			return s.syncGaps(ctx, l)
+		}
 	case wire.TypePong, wire.TypeHello:
 	default:
 		s.log.Debug("ignoring frame", "type", f.Type)

@@ -33,6 +33,11 @@ const (
 	TypeConversation = "conversation" // you were added to a conversation, or it changed
 	TypeError        = "error"        // a request failed; id echoes it when it had one
 	TypePong         = "pong"
+	// TypeResync (protocol 2): live copies to this connection may have been
+	// lost (the server's pub/sub or registry came back); sync every
+	// conversation from its cursor. Pending rows cannot bring them: they are
+	// per user, and another device of the user may have acked them.
+	TypeResync = "resync"
 )
 
 // ProtocolVersion is the version this package speaks, said in the server's
@@ -186,7 +191,7 @@ func (f Frame) Validate() error {
 		if err := ValidateConversationID(f.ConversationID); err != nil {
 			return err
 		}
-	case TypePing, TypePong, TypeSynced:
+	case TypePing, TypePong, TypeSynced, TypeResync:
 	case TypeHello:
 		if f.UserID == "" {
 			return Errorf(CodeInvalid, "hello: user_id is missing")

@@ -36,6 +36,7 @@ func sampleFrames() []Frame {
 		{Type: TypeMessage, Message: &Message{ConversationID: "g:x", SeqNo: 13, MessageID: "m10", SenderID: "bob", Deleted: true, UpdatedSeq: 14, Timestamp: ts}},
 		{Type: TypeStatus, ConversationID: "g:abc", Status: &MemberStatus{UserID: "bob", LastDeliveredSeq: 9, LastReadSeq: 8}},
 		{Type: TypeSynced, ID: "s1", More: true},
+		{Type: TypeResync},
 		{Type: TypeConversation, Conv: &Conversation{ConversationID: "g:abc", Type: Group, Name: "team", LastSeq: 3, CreatedAt: ts,
 			Participants: []Participant{{UserID: "alice", Role: RoleAdmin, JoinedAt: ts}}}},
 		{Type: TypeError, ID: "r2", Error: &Error{Code: CodeRateLimited, Message: "slow down", RetryAfterMs: 250}},

@@ -336,6 +336,12 @@ func (d *device) handle(ctx context.Context, l *link, data []byte) error {
 			if err := d.synced(ctx, l, f.More); err != nil {
 				return err
 			}
+		case f.Type == wire.TypeResync:
+			// The server may have lost live copies to us: sync everything, as
+			// the real client does (docs/protocol.md).
+			for _, c := range d.convs {
+				l.gapped[c] = true
+			}
 		}
 	}
 	for conv, top := range touched {

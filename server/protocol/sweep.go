@@ -90,15 +90,19 @@ func (e *Engine) sweepPending(c *Session, cutoff time.Time) {
 // resyncAll re-runs catch-up for every live connection of this node: called
 // when publications to it may have been lost (the broker's subscription came
 // back, the registry keeper restored this node's entries). Each connection
-// gets what is pending for it, in seq order; what it had already, its client
-// drops as a duplicate.
+// gets what is pending for its user, in seq order (what it had already, its
+// client drops as a duplicate), then a resync frame: pending rows are per
+// user, so a message another device of the user acked is in none, and only
+// the device's own sync from its cursors brings it.
 func (e *Engine) resyncAll() {
 	conns := e.live()
+	hint, _ := wire.EncodeFrame(wire.Frame{Type: wire.TypeResync})
 	for _, c := range conns {
 		queued := e.enqueue(c, request{run: func() {
 			if err := e.catchUpPending(c); err != nil && !errors.Is(err, errConnEnded) {
 				e.catchUpLater(c, 1)
 			}
+			c.TrySend(conn.Frame{Data: hint, Queued: time.Now()})
 		}})
 		if !queued && !e.svc.Closing() {
 			e.catchUpLater(c, 1) // the connection's queue is full: later

@@ -100,6 +100,22 @@ func TestLostSubscriptionCatchesUp(t *testing.T) {
 	}
 	testenv.WaitFor(t, 20*time.Second, func() bool { return testutil.ToFloat64(resyncs) > before })
 	waitMessage(t, frames, sent.SeqNo, 5*time.Second)
+	// Then a resync frame: a copy another device of bob's acked is in no
+	// pending row, and only the device's own sync brings it.
+	deadline := time.After(5 * time.Second)
+	for {
+		select {
+		case f, ok := <-frames:
+			if !ok {
+				t.Fatal("bob's socket closed before the resync frame")
+			}
+			if f.Type == wire.TypeResync {
+				return
+			}
+		case <-deadline:
+			t.Fatal("no resync frame reached bob's socket on node-b")
+		}
+	}
 }
 
 // The case reliability was built for: bob stays connected to node-b while
