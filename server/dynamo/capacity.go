@@ -119,18 +119,15 @@ func (m *Meter) String() string {
 }
 
 func (m *Meter) addRead(op string, rcu float64) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	o := m.ops[op]
-	if o == nil {
-		o = &OpUnits{}
-		m.ops[op] = o
-	}
-	o.Calls++
-	o.Read += rcu
+	m.count(op, OpUnits{Read: rcu})
 }
 
 func (m *Meter) add(op string, units, index, reported float64) {
+	m.count(op, OpUnits{Units: units, Index: index, Reported: reported})
+}
+
+// count adds one call of op and its units.
+func (m *Meter) count(op string, u OpUnits) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	o := m.ops[op]
@@ -139,9 +136,10 @@ func (m *Meter) add(op string, units, index, reported float64) {
 		m.ops[op] = o
 	}
 	o.Calls++
-	o.Units += units
-	o.Index += index
-	o.Reported += reported
+	o.Units += u.Units
+	o.Index += u.Index
+	o.Reported += u.Reported
+	o.Read += u.Read
 }
 
 // meterSkipKey marks the meter's own reads, which are not counted.
