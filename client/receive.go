@@ -435,6 +435,16 @@ func (s *Session) handleError(ctx context.Context, l *link, f wire.Frame) {
 		return
 	}
 	s.log.Info("send refused", "message_id", f.ID, "err", f.Error)
+	// The ack it may have carried (ack_seq) is owed again: the next one says
+	// the conversation's cursor, whatever this connection acked before.
+	if conv, err := s.outboxConversation(ctx, f.ID); err == nil {
+		l.ackMu.Lock()
+		delete(l.acked, conv)
+		l.ackMu.Unlock()
+		if err := s.ack(ctx, l, conv); err != nil {
+			s.log.Warn("ack again after a refused send", "conversation", conv, "err", err)
+		}
+	}
 	if f.Error.Code.Retryable() {
 		// Rate limited or overloaded: send it again after the hint, on whatever
 		// connection is up by then.

@@ -5,8 +5,11 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/chatterm/chat/internal/testenv"
 	"github.com/chatterm/chat/server"
+	"github.com/chatterm/chat/server/conn"
 	"github.com/chatterm/chat/wire"
 )
 
@@ -103,4 +106,52 @@ func TestFirstTryResendAnsweredWithOriginal(t *testing.T) {
 	if len(page) != 1 {
 		t.Fatalf("%d messages stored, want 1", len(page))
 	}
+}
+
+// A send refused because its connection's queue is full still delivers the
+// ack it carries: folded into the ack queued for the conversation, as an ack
+// frame would be.
+func TestAckOfARefusedSendStillCounts(t *testing.T) {
+	ctx := context.Background()
+	store := openStore(t)
+	svc := serviceOn(t, store, server.Config{SendRate: -1, SendBuffer: 4})
+	registerAliceAndBob(t, svc)
+	conv := wire.DirectConversationID("alice", "bob")
+	for i := range 3 {
+		if _, _, err := svc.Send(ctx, "alice", conv, wire.SendRequest{MessageID: "a" + strconv.Itoa(i), Content: "hi"}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	eng := engineOf(t, svc)
+	bob, err := eng.Connect(ctx, "bob", "", "bob-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bob.SetWriter(func() { // a writer that takes what is queued
+		go func() {
+			var frames []conn.Frame
+			for {
+				var closed bool
+				if frames, closed = bob.Next(frames[:0]); len(frames) == 0 || closed {
+					return
+				}
+			}
+		}()
+	})
+	// Bob's first send waits on the conversation's lock, so what he sends next
+	// stays queued: an ack of 1, then sends until the queue (4) is full.
+	unlock := svc.LockConversation(conv)
+	eng.HandleFrame(bob, wire.Frame{Type: wire.TypeSend, ID: "b0", ConversationID: conv, MessageID: "b0", Content: "held"})
+	testenv.WaitFor(t, 5*time.Second, func() bool { return svc.InFlight() == 1 })
+	eng.HandleFrame(bob, wire.Frame{Type: wire.TypeAck, ConversationID: conv, SeqNo: 1})
+	for i := 1; i <= 3; i++ {
+		eng.HandleFrame(bob, wire.Frame{Type: wire.TypeSend, ID: "b" + strconv.Itoa(i), ConversationID: conv, MessageID: "b" + strconv.Itoa(i), Content: "queued"})
+	}
+	// Refused (overloaded): its ack of 3 must still clear alice's 2 and 3.
+	eng.HandleFrame(bob, wire.Frame{Type: wire.TypeSend, ID: "b4", ConversationID: conv, MessageID: "b4", Content: "refused", AckSeq: 3})
+	unlock()
+	testenv.WaitFor(t, 5*time.Second, func() bool {
+		p, err := store.ListPending(ctx, "bob")
+		return err == nil && (len(p) == 0 || p[0].FirstUndeliveredSeq > 3)
+	})
 }

@@ -110,6 +110,11 @@ func (e *Engine) HandleFrame(c *Session, f wire.Frame) {
 			msg := "too many requests in flight; retry"
 			if f.Type == wire.TypeSend {
 				msg = "too many requests in flight on this connection; retry after the hint"
+				if f.AckSeq > 0 {
+					// The ack it carries still counts, as an ack frame would: folded
+					// into one queued for the conversation when there is one.
+					e.enqueue(c, request{frame: wire.Frame{Type: wire.TypeAck, ConversationID: f.ConversationID, SeqNo: f.AckSeq}})
+				}
 			}
 			e.reply(c, wire.Frame{Type: wire.TypeError, ID: f.ID, Error: &wire.Error{Code: wire.CodeOverloaded, Message: msg, RetryAfterMs: 200}})
 		}

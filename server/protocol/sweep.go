@@ -106,6 +106,8 @@ func (e *Engine) resyncAll() {
 		}})
 		if !queued && !e.svc.Closing() {
 			e.catchUpLater(c, 1) // the connection's queue is full: later
+			// The device's sync needs no turn of the worker: it may come first.
+			c.TrySend(conn.Frame{Data: hint, Queued: time.Now()})
 		}
 	}
 }
