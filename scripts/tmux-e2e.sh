@@ -71,6 +71,9 @@ log "building into $TMP/bin"
 # --- server ------------------------------------------------------------------
 # Port 0: the kernel picks a free port (no race with other tests), and the
 # server's "listening" log line says which.
+# The log exists before the server starts: the shell opens it in the forked
+# child, and a read racing that (a loaded machine) made sed fail the script.
+: >"$TMP/server.log"
 "$TMP/bin/chatserver" --addr 127.0.0.1:0 --data-dir "$TMP/data" --registration open >"$TMP/server.log" 2>&1 &
 SERVER_PID=$!
 
