@@ -190,9 +190,10 @@ func (l *link) flushAcks(ctx context.Context) {
 }
 
 // takeAck hands the conversation's waiting ack to a send that carries it
-// (ack_seq), on a server that takes one there; 0 when there is none.
+// (ack_seq), on a server that takes one there (protocol 2, said in its
+// hello); 0 when there is none.
 func (l *link) takeAck(conv string) int64 {
-	if l.protocol < 2 {
+	if l.conn.Protocol() < 2 {
 		return 0
 	}
 	l.ackMu.Lock()

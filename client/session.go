@@ -328,9 +328,6 @@ type link struct {
 	cancel context.CancelCauseFunc
 	sent   map[string]bool // message_ids sent on this connection (guarded by Session.mu)
 
-	// protocol is the server's version from its hello (wire.ProtocolVersion):
-	// from 2 on, a send may carry an ack (ack_seq).
-	protocol int
 	// acks: what each conversation was acked up to on this connection, and
 	// what is stored here and waits for an ack (SessionConfig.AckDelay). Sends
 	// take a waiting ack with them, from other goroutines, hence the lock.
@@ -380,7 +377,7 @@ func (s *Session) serve(ctx context.Context, conn *Conn) error {
 	defer running.Wait()
 	lctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	l := &link{conn: conn, out: make(chan wire.Frame, 1024), ctx: lctx, cancel: cancel, protocol: conn.Protocol(),
+	l := &link{conn: conn, out: make(chan wire.Frame, 1024), ctx: lctx, cancel: cancel,
 		sent: map[string]bool{}, acked: map[string]int64{}, ackDue: map[string]int64{}, gapped: map[string]bool{}, holes: map[string]hole{}}
 	defer conn.CloseNow()
 

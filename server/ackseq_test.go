@@ -42,11 +42,7 @@ func TestAckCarriedBySend(t *testing.T) {
 			svc := serviceOn(t, store, server.Config{SendRate: -1, MaxMessageBytes: 100})
 			registerAliceAndBob(t, svc)
 			conv := wire.DirectConversationID("alice", "bob")
-			for i := range 3 {
-				if _, _, err := svc.Send(ctx, "alice", conv, wire.SendRequest{MessageID: "a" + strconv.Itoa(i), Content: "hi"}, nil); err != nil {
-					t.Fatal(err)
-				}
-			}
+			aliceSends(t, svc, conv, 3)
 			// Bob's device stored 1 and 2; 3 is still on its way.
 			req := wire.SendRequest{MessageID: "b0", Content: "reply", FirstTry: true}
 			if tc.refuse {
@@ -113,31 +109,7 @@ func TestFirstTryResendAnsweredWithOriginal(t *testing.T) {
 // frame would be.
 func TestAckOfARefusedSendStillCounts(t *testing.T) {
 	ctx := context.Background()
-	store := openStore(t)
-	svc := serviceOn(t, store, server.Config{SendRate: -1, SendBuffer: 4})
-	registerAliceAndBob(t, svc)
-	conv := wire.DirectConversationID("alice", "bob")
-	for i := range 3 {
-		if _, _, err := svc.Send(ctx, "alice", conv, wire.SendRequest{MessageID: "a" + strconv.Itoa(i), Content: "hi"}, nil); err != nil {
-			t.Fatal(err)
-		}
-	}
-	eng := engineOf(t, svc)
-	bob, err := eng.Connect(ctx, "bob", "", "bob-1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	bob.SetWriter(func() { // a writer that takes what is queued
-		go func() {
-			var frames []conn.Frame
-			for {
-				var closed bool
-				if frames, closed = bob.Next(frames[:0]); len(frames) == 0 || closed {
-					return
-				}
-			}
-		}()
-	})
+	svc, store, eng, bob, conv := bobWithAQueueOfFour(t, func(conn.Frame) {})
 	// Bob's first send waits on the conversation's lock, so what he sends next
 	// stays queued: an ack of 1, then sends until the queue (4) is full.
 	unlock := svc.LockConversation(conv)

@@ -181,40 +181,14 @@ func TestBatchLargerThanInFlightBound(t *testing.T) {
 // an ack has no id, so its client could not tell which one was refused.
 func TestAckFoldedWhenQueueFull(t *testing.T) {
 	ctx := context.Background()
-	store := openStore(t)
-	svc := serviceOn(t, store, server.Config{SendRate: -1, SendBuffer: 4})
-	registerAliceAndBob(t, svc)
-	conv := wire.DirectConversationID("alice", "bob")
-	for i := range 3 {
-		if _, _, err := svc.Send(ctx, "alice", conv, wire.SendRequest{MessageID: "a" + strconv.Itoa(i), Content: "hi"}, nil); err != nil {
-			t.Fatal(err)
-		}
-	}
-	eng := engineOf(t, svc)
-	bob, err := eng.Connect(ctx, "bob", "", "bob-1")
-	if err != nil {
-		t.Fatal(err)
-	}
 	var mu sync.Mutex
 	var errs []string
-	bob.SetWriter(func() { // a writer that takes what is queued and keeps the errors
-		go func() {
-			var frames []conn.Frame
-			for {
-				var closed bool
-				frames, closed = bob.Next(frames[:0])
-				mu.Lock()
-				for _, f := range frames {
-					if bytes.Contains(f.Data, []byte(`"type":"error"`)) {
-						errs = append(errs, string(f.Data))
-					}
-				}
-				mu.Unlock()
-				if len(frames) == 0 || closed {
-					return
-				}
-			}
-		}()
+	svc, store, eng, bob, conv := bobWithAQueueOfFour(t, func(f conn.Frame) { // keeps the errors
+		if bytes.Contains(f.Data, []byte(`"type":"error"`)) {
+			mu.Lock()
+			errs = append(errs, string(f.Data))
+			mu.Unlock()
+		}
 	})
 	// Bob's first send waits on the conversation's lock, so his worker stops
 	// there and what he sends next stays queued.
@@ -235,6 +209,50 @@ func TestAckFoldedWhenQueueFull(t *testing.T) {
 	defer mu.Unlock()
 	if len(errs) > 0 {
 		t.Fatalf("bob got errors: %v", errs)
+	}
+}
+
+// bobWithAQueueOfFour is a Service whose connections queue at most four
+// requests, alice's three messages to bob stored, and bob connected through
+// the protocol engine with a writer that hands each frame to seen.
+func bobWithAQueueOfFour(t *testing.T, seen func(conn.Frame)) (*server.Service, *sqlite.Store, *protocol.Engine, *protocol.Session, string) {
+	t.Helper()
+	ctx := context.Background()
+	store := openStore(t)
+	svc := serviceOn(t, store, server.Config{SendRate: -1, SendBuffer: 4})
+	registerAliceAndBob(t, svc)
+	conv := wire.DirectConversationID("alice", "bob")
+	aliceSends(t, svc, conv, 3)
+	eng := engineOf(t, svc)
+	bob, err := eng.Connect(ctx, "bob", "", "bob-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bob.SetWriter(func() {
+		go func() {
+			var frames []conn.Frame
+			for {
+				var closed bool
+				frames, closed = bob.Next(frames[:0])
+				for _, f := range frames {
+					seen(f)
+				}
+				if len(frames) == 0 || closed {
+					return
+				}
+			}
+		}()
+	})
+	return svc, store, eng, bob, conv
+}
+
+// aliceSends stores n messages from alice in conv, ids a0, a1, …
+func aliceSends(t *testing.T, svc *server.Service, conv string, n int) {
+	t.Helper()
+	for i := range n {
+		if _, _, err := svc.Send(context.Background(), "alice", conv, wire.SendRequest{MessageID: "a" + strconv.Itoa(i), Content: "hi"}, nil); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 

@@ -398,6 +398,15 @@ func itemSize(it item) int {
 	return n
 }
 
+// sumSizes adds up the sizes of a set's members.
+func sumSizes[T any](set []T, size func(T) int) int {
+	n := 0
+	for _, e := range set {
+		n += size(e)
+	}
+	return n
+}
+
 func valueSize(v types.AttributeValue) int {
 	switch v := v.(type) {
 	case *types.AttributeValueMemberS:
@@ -409,23 +418,11 @@ func valueSize(v types.AttributeValue) int {
 	case *types.AttributeValueMemberBOOL, *types.AttributeValueMemberNULL:
 		return 1
 	case *types.AttributeValueMemberSS:
-		n := 0
-		for _, s := range v.Value {
-			n += len(s)
-		}
-		return n
+		return sumSizes(v.Value, func(s string) int { return len(s) })
 	case *types.AttributeValueMemberNS:
-		n := 0
-		for _, s := range v.Value {
-			n += numberSize(s)
-		}
-		return n
+		return sumSizes(v.Value, numberSize)
 	case *types.AttributeValueMemberBS:
-		n := 0
-		for _, b := range v.Value {
-			n += len(b)
-		}
-		return n
+		return sumSizes(v.Value, func(b []byte) int { return len(b) })
 	case *types.AttributeValueMemberM:
 		n := 3
 		for k, e := range v.Value {
