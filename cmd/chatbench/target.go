@@ -200,6 +200,9 @@ type procStat struct {
 	rss        float64 // bytes
 	goroutines float64 // -1 when unknown
 	benchCPU   float64 // this process's user+system seconds: the simulated clients
+	at         time.Time
+	// The embedded store's writer, from /metrics (zero on other backends).
+	commits, commitJobs, writerBusy float64
 }
 
 // selfCPU is the CPU time this process has used, in seconds.
@@ -222,16 +225,24 @@ func (b *bench) cpuRows(scenario string, before, after procStat, delivered int64
 	if !b.inproc {
 		b.row(scenario, "bench CPU per message", per(after.benchCPU-before.benchCPU), "µs")
 	}
+	// The embedded store's single writer: how big its group commits were, and
+	// how much of the run it was busy (near 100%, it set the pace).
+	if commits := after.commits - before.commits; commits > 0 {
+		b.row(scenario, "store commits per second", commits/after.at.Sub(before.at).Seconds(), "commits/s")
+		b.row(scenario, "store writes per commit", (after.commitJobs-before.commitJobs)/commits, "writes")
+		b.row(scenario, "store writer busy", 100*(after.writerBusy-before.writerBusy)/after.at.Sub(before.at).Seconds(), "%")
+	}
 }
 
 // readProc reads CPU and RSS from /proc/<pid> when the pid is known, else from the
 // server's /metrics; goroutines always come from /metrics (go_goroutines).
 func (b *bench) readProc(ctx context.Context, t *target) (procStat, error) {
-	st := procStat{goroutines: -1, benchCPU: selfCPU()}
+	st := procStat{goroutines: -1, benchCPU: selfCPU(), at: time.Now()}
 	m, merr := b.scrape(ctx, t.url)
 	if v, ok := m["go_goroutines"]; ok {
 		st.goroutines = v
 	}
+	st.commits, st.commitJobs, st.writerBusy = m["chat_store_commits_total"], m["chat_store_commit_jobs_total"], m["chat_store_writer_busy_seconds_total"]
 	if t.pid > 0 {
 		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", t.pid))
 		if err != nil {

@@ -56,7 +56,7 @@ func (n *Node) openBackends(ctx context.Context, reg prometheus.Registerer) (ser
 			return b, err
 		}
 		n.closers = append(n.closers, lock) // closed last: after the store
-		st, err := sqlite.Open(filepath.Join(n.cfg.DataDir, "chat.db"), sqlite.Options{NoSync: n.cfg.NoSync})
+		st, err := sqlite.Open(filepath.Join(n.cfg.DataDir, "chat.db"), sqlite.Options{NoSync: n.cfg.NoSync, Registerer: reg})
 		if err != nil {
 			return b, fmt.Errorf("open the database in %s: %w", n.cfg.DataDir, err)
 		}

@@ -13,12 +13,14 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"runtime"
 	"sort"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/mattn/go-sqlite3"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/chatterm/chat/server"
 )
@@ -39,6 +41,7 @@ type Store struct {
 	done      chan struct{}
 
 	wconn    *writerConnector
+	stats    writerStats
 	hotStmts hotSet // writer goroutine only
 
 	reads sync.Map // query text → *sql.Stmt prepared on r
@@ -52,6 +55,8 @@ type Options struct {
 	// NoSync trades durability on power loss for speed (synchronous=NORMAL). Off
 	// by default: an acknowledged message must survive a crash of the machine.
 	NoSync bool
+	// Registerer gets the writer's counters (metrics.go); nil: none.
+	Registerer prometheus.Registerer
 }
 
 // Open opens (creating if needed) the database at path and migrates it.
@@ -106,7 +111,11 @@ func Open(path string, opt Options) (*Store, error) {
 	r.SetMaxOpenConns(8)
 	r.SetMaxIdleConns(8)
 	s := &Store{w: w, r: r, now: opt.Now, jobs: make(chan *job, 4096), done: make(chan struct{}), wconn: wconn}
-	if err := s.prepare(); err != nil {
+	err = s.prepare()
+	if err == nil {
+		err = s.stats.register(opt.Registerer)
+	}
+	if err != nil {
 		s.closeHot()
 		s.w.Close()
 		s.r.Close()
@@ -203,25 +212,54 @@ func (s *Store) writer() {
 	defer close(s.done)
 	batch := make([]*job, 0, maxBatch)
 	for first := range s.jobs {
-		batch = append(batch[:0], first)
-	drain:
-		for len(batch) < maxBatch {
-			select {
-			case j, ok := <-s.jobs:
-				if !ok {
-					break drain
-				}
-				batch = append(batch, j)
-			default:
-				break drain
-			}
-		}
+		batch = s.gather(s.drain(append(batch[:0], first)))
 		s.commit(batch)
 	}
 }
 
+// drain adds to batch whatever jobs are queued, up to maxBatch.
+func (s *Store) drain(batch []*job) []*job {
+	for len(batch) < maxBatch {
+		select {
+		case j, ok := <-s.jobs:
+			if !ok {
+				return batch
+			}
+			batch = append(batch, j)
+		default:
+			return batch
+		}
+	}
+	return batch
+}
+
+// gatherRounds is how many times the writer lets the goroutines ready to run
+// go first before it commits what it has. The jobs of one moment come
+// together: other sends and acks, their connections' readers and workers
+// queued on the same processors. Each round lets them reach the queue, so they
+// share this commit and its fsync instead of each paying one of its own; when
+// nothing else is ready a round costs well under a microsecond. Measured
+// against committing at once (docs/benchmarks.md, session 13): a third more
+// writes per commit, 7–14% less server CPU per message unbatched, the same
+// open-loop tail.
+const gatherRounds = 8
+
+func (s *Store) gather(batch []*job) []*job {
+	for range gatherRounds {
+		if len(batch) >= maxBatch {
+			break
+		}
+		runtime.Gosched()
+		batch = s.drain(batch)
+	}
+	return batch
+}
+
 func (s *Store) commit(batch []*job) {
+	began := time.Now()
 	finish := func(err error) {
+		// Counted before any job is released: whoever sees a write done sees it counted.
+		s.stats.add(len(batch), time.Since(began))
 		for _, j := range batch {
 			if err != nil && j.err == nil {
 				j.err = err
