@@ -4,8 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
+	"os"
+	"os/signal"
+	"strconv"
+	"syscall"
 	"time"
 
 	"github.com/coder/websocket"
@@ -13,19 +18,15 @@ import (
 	"github.com/chatterm/chat/wire"
 )
 
-// echoServer is the baseline: the same WebSocket library and settings as the
+// echoHandler is the baseline: the same WebSocket library and settings as the
 // chat server's transport, with no persistence and no logic — every frame goes
 // straight back. What it sustains is what this machine can do at all.
-func startEcho() (url string, stop func(), err error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", nil, err
-	}
+func echoHandler() (http.Handler, error) {
 	hello, err := wire.EncodeFrame(wire.Frame{Type: wire.TypeHello, UserID: "echo"})
 	if err != nil {
-		return "", nil, err
+		return nil, err
 	}
-	srv := &http.Server{ReadHeaderTimeout: 10 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		sock, err := websocket.Accept(w, r, &websocket.AcceptOptions{CompressionMode: websocket.CompressionDisabled})
 		if err != nil {
 			return
@@ -52,9 +53,63 @@ func startEcho() (url string, stop func(), err error) {
 				return
 			}
 		}
-	})}
+	}), nil
+}
+
+// startEcho serves the echo in this process (the closed-loop runs, which
+// measure rates, not the echo's own CPU).
+func startEcho() (url string, stop func(), err error) {
+	h, err := echoHandler()
+	if err != nil {
+		return "", nil, err
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", nil, err
+	}
+	srv := &http.Server{ReadHeaderTimeout: 10 * time.Second, Handler: h}
 	go srv.Serve(ln)
 	return "http://" + ln.Addr().String(), func() { srv.Close() }, nil
+}
+
+// startEchoTarget starts the echo as a child process, or in this process
+// with --inproc (then its CPU is counted with the bench's, as the chat
+// server's is).
+func (b *bench) startEchoTarget() (*target, error) {
+	if b.inproc {
+		url, stop, err := startEcho()
+		if err != nil {
+			return nil, err
+		}
+		return &target{url: url, pid: os.Getpid(), self: true, stop: func() error { stop(); return nil }}, nil
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	return startChild(exe, []string{"echo-serve"})
+}
+
+// echoServe is `chatbench echo-serve`: the echo in a process of its own, for
+// the open-loop runs that read its CPU per message. It prints its URL and
+// runs until SIGTERM.
+func echoServe(stdout io.Writer) error {
+	h, err := echoHandler()
+	if err != nil {
+		return err
+	}
+	raiseFileLimit()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	srv := &http.Server{ReadHeaderTimeout: 10 * time.Second, Handler: h}
+	go srv.Serve(ln)
+	fmt.Fprintf(stdout, "listening http://%s\n", ln.Addr())
+	<-ctx.Done()
+	return srv.Close()
 }
 
 // echo drives the echo server exactly as throughput drives the chat server: the
@@ -106,7 +161,49 @@ func (b *bench) echo(ctx context.Context) error {
 	b.report.Scenarios["echo_window_1"] = r1
 	b.row("echo", "messages/s, window 1", r1.Rate, "msg/s")
 	b.row("echo", "round trip p99, window 1", r1.Latency.P99, "ms")
-	return echoErr(r1)
+	if err := echoErr(r1); err != nil {
+		return err
+	}
+	return b.echoOpenLoop(ctx, peers)
+}
+
+// echoOpenLoop offers the echo the latency scenario's rates (--rate, --rates)
+// the way latency offers them to the chat server, the echo in a process of its
+// own: its CPU per message at a rate is the floor under the chat server's at
+// the same rate, two WebSocket messages per message where a chat message takes
+// three (send, sent, delivery).
+func (b *bench) echoOpenLoop(ctx context.Context, peers []*peer) error {
+	rates := b.rates
+	if len(rates) == 0 && b.rate > 0 {
+		rates = []float64{b.rate}
+	}
+	if len(rates) == 0 {
+		return nil
+	}
+	t, err := b.startEchoTarget()
+	if err != nil {
+		return err
+	}
+	defer t.stop()
+	var results []ChatResult
+	for _, rate := range rates {
+		if err := b.connect(ctx, t, peers); err != nil {
+			return err
+		}
+		before, _ := b.readProc(ctx, t)
+		r := runChat(ctx, peers, chatOpts{window: 1024, size: b.size, duration: b.duration, rate: rate, ackInterval: -1, batch: b.batch})
+		after, _ := b.readProc(ctx, t)
+		results = append(results, r)
+		name := "echo@" + strconv.FormatFloat(rate, 'f', 0, 64)
+		b.row(name, "achieved", r.Rate, "msg/s")
+		b.row(name, "round trip p99", r.Latency.P99, "ms")
+		b.cpuRows(name, before, after, r.Delivered)
+		if err := echoErr(r); err != nil {
+			return fmt.Errorf("at %.0f/s: %w", rate, err)
+		}
+	}
+	b.report.Scenarios["echo_open_loop"] = results
+	return nil
 }
 
 func echoErr(r ChatResult) error {

@@ -40,6 +40,13 @@ func main() {
 		}
 		return
 	}
+	if len(os.Args) > 1 && os.Args[1] == "echo-serve" {
+		if err := echoServe(os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, "chatbench echo-serve:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
@@ -155,8 +162,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&b.batch, "client-batch", 16, "throughput, latency, fanout: most frames a simulated user joins into one WebSocket message when several are ready (1: one per message; echo always sends one)")
 	fs.IntVar(&b.size, "size", 100, "message content bytes")
 	fs.DurationVar(&b.ackInterval, "ack-interval", client.DefaultAckDelay, "how long a receiver's cumulative ack waits, as the chat client's: it rides on the receiver's next send into the conversation if one comes sooner, else goes alone (0: an ack after every message)")
-	fs.Float64Var(&b.rate, "rate", 0, "latency: offered messages/s (default: half the throughput measured in this run)")
-	rates := fs.String("rates", "", "latency: comma-separated offered rates to sweep (for the plot)")
+	fs.Float64Var(&b.rate, "rate", 0, "latency: offered messages/s (default: half the throughput measured in this run); echo: also offered open loop to an echo in a process of its own, for its CPU per message")
+	rates := fs.String("rates", "", "latency (and echo, as --rate): comma-separated offered rates to sweep (for the plot)")
 	fs.StringVar(&b.plotCSV, "plot-csv", "", "latency: write rate,p50,p95,p99,p99.9 rows to this CSV (scripts/plot-latency.sh draws it)")
 	groups := fs.String("groups", "10,100,1000", "fanout: group sizes")
 	fs.IntVar(&b.fanoutSenders, "fanout-senders", 2, "fanout: members sending into each group")

@@ -50,6 +50,35 @@ func TestScenariosRunInProcess(t *testing.T) {
 	}
 }
 
+// With a rate, the echo is also offered it open loop, as latency offers it to
+// the chat server: every message comes back, and the table has its row.
+func TestEchoOpenLoop(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "out.json")
+	var stdout, stderr bytes.Buffer
+	args := []string{"--inproc", "--json", out, "--duration", "300ms", "--users", "4", "--window", "2", "--rates", "200,400", "echo"}
+	if err := run(context.Background(), args, &stdout, &stderr); err != nil {
+		t.Fatalf("chatbench: %v\n%s", err, stderr.String())
+	}
+	var rep Report
+	readJSON(t, out, &rep)
+	var runs []ChatResult
+	raw, _ := json.Marshal(rep.Scenarios["echo_open_loop"])
+	json.Unmarshal(raw, &runs)
+	if len(runs) != 2 {
+		t.Fatalf("echo_open_loop: %d runs, want one per rate (2)", len(runs))
+	}
+	for i, r := range runs {
+		if r.Delivered == 0 || r.Lost != 0 || r.Disorder != 0 || r.Offered != []float64{200, 400}[i] {
+			t.Errorf("run %d: %+v: want echoes at the offered rate, none lost or out of order", i, r)
+		}
+	}
+	for _, row := range []string{"echo@200", "echo@400"} {
+		if !strings.Contains(stdout.String(), row) {
+			t.Errorf("table lacks %s:\n%s", row, stdout.String())
+		}
+	}
+}
+
 // Acking after every message, the acks a batch of deliveries asks for go out
 // together; every message still ends up acked, none lost or out of order.
 func TestThroughputAckEveryMessage(t *testing.T) {

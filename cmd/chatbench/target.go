@@ -60,6 +60,13 @@ func (b *bench) startTarget(ctx context.Context, dataDir string) (*target, error
 	if b.pprofAddr != "" {
 		args = append(args, "--pprof", b.pprofAddr)
 	}
+	return startChild(exe, args)
+}
+
+// startChild starts this executable's server mode (serve, echo-serve) in a
+// process of its own, so that its CPU and memory are read apart from the
+// bench's, and waits for the "listening URL" line it prints.
+func startChild(exe string, args []string) (*target, error) {
 	cmd := exec.Command(exe, args...)
 	cmd.Stderr = os.Stderr
 	out, err := cmd.StdoutPipe()
