@@ -208,6 +208,7 @@ type procStat struct {
 	goroutines float64 // -1 when unknown
 	benchCPU   float64 // this process's user+system seconds: the simulated clients
 	at         time.Time
+	diskWrites float64 // bytes the server caused to be written to storage (/proc/<pid>/io); -1 when unknown
 	// The embedded store's writer, from /metrics (zero on other backends).
 	commits, commitJobs, writerBusy float64
 }
@@ -232,6 +233,9 @@ func (b *bench) cpuRows(scenario string, before, after procStat, delivered int64
 	if !b.inproc {
 		b.row(scenario, "bench CPU per message", per(after.benchCPU-before.benchCPU), "µs")
 	}
+	if before.diskWrites >= 0 && after.diskWrites >= 0 && !b.inproc {
+		b.row(scenario, "server disk writes per message", (after.diskWrites-before.diskWrites)/float64(max(delivered, 1))/1000, "KB")
+	}
 	// The embedded store's single writer: how big its group commits were, and
 	// how much of the run it was busy (near 100%, it set the pace).
 	if commits := after.commits - before.commits; commits > 0 {
@@ -244,7 +248,7 @@ func (b *bench) cpuRows(scenario string, before, after procStat, delivered int64
 // readProc reads CPU and RSS from /proc/<pid> when the pid is known, else from the
 // server's /metrics; goroutines always come from /metrics (go_goroutines).
 func (b *bench) readProc(ctx context.Context, t *target) (procStat, error) {
-	st := procStat{goroutines: -1, benchCPU: selfCPU(), at: time.Now()}
+	st := procStat{goroutines: -1, benchCPU: selfCPU(), at: time.Now(), diskWrites: -1}
 	m, merr := b.scrape(ctx, t.url)
 	if v, ok := m["go_goroutines"]; ok {
 		st.goroutines = v
@@ -269,6 +273,16 @@ func (b *bench) readProc(ctx context.Context, t *target) (procStat, error) {
 			if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
 				kb, _ := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 64)
 				st.rss = kb * 1024
+			}
+		}
+		// write_bytes: what reached the storage layer (page cache write-back
+		// included, so fsync'd WAL and checkpoint pages both count). Unreadable
+		// for another user's process: then the row is left out.
+		if io, err := os.ReadFile(fmt.Sprintf("/proc/%d/io", t.pid)); err == nil {
+			for line := range strings.Lines(string(io)) {
+				if v, ok := strings.CutPrefix(line, "write_bytes:"); ok {
+					st.diskWrites, _ = strconv.ParseFloat(strings.TrimSpace(v), 64)
+				}
 			}
 		}
 		return st, nil
