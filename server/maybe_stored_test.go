@@ -64,6 +64,25 @@ func (f *faultyWrites) AppendMessages(ctx context.Context, msgs []server.Message
 	return dups, err
 }
 
+// QueueAppend is the Service's usual path to the SQLite store: the same faults.
+func (f *faultyWrites) QueueAppend(ctx context.Context, msgs []server.Message, receivers []string) func() ([]*server.DuplicateError, error) {
+	mode := f.next
+	f.next = ""
+	if mode == "refused" {
+		return func() ([]*server.DuplicateError, error) {
+			return nil, fmt.Errorf("store: %w: %w: circuit open", server.ErrUnavailable, server.ErrNotApplied)
+		}
+	}
+	wait := f.Store.QueueAppend(ctx, msgs, receivers)
+	return func() ([]*server.DuplicateError, error) {
+		dups, err := wait()
+		if err == nil && mode == "lost" {
+			return nil, fmt.Errorf("store: %w: %w", server.ErrUnavailable, context.DeadlineExceeded)
+		}
+		return dups, err
+	}
+}
+
 // A send whose write may have been made is answered maybe_stored (not a plain
 // unavailable a client could take for "not stored" and send anew under a new
 // id); the resend with the same message_id gets the stored message, once. A

@@ -223,13 +223,14 @@ func (s *Service) answerResends(ctx context.Context, convID string, reqs []wire.
 
 // storeMany counts the sender's rate, assigns seq_nos and stores the messages
 // under the conversation's lock, then hands them to the members' connections
-// before releasing the lock, so every connection sees a conversation's
-// messages in seq order. The answer to reqs[i] goes in out[i].
+// in turn, so every connection sees a conversation's messages in seq order.
+// On a store that queues writes in order (QueuedAppender) plain messages are
+// only queued under the lock and waited for outside it (storeQueued); replies
+// and events, which read their target first, are stored under it. The answer
+// to reqs[i] goes in out[i].
 func (s *Service) storeMany(ctx context.Context, userID, convID string, members []string, reqs []wire.SendRequest, ack int64, from *conn.Conn, out []SendResult) {
-	mu := s.locks.lock(convID)
-	defer mu.Unlock()
+	st := s.locks.lock(convID)
 	reqs, out, pool := s.admitSends(ctx, userID, convID, reqs, out)
-	defer s.release(ctx, convID, pool)
 	receivers := without(members, userID)
 	now := s.cfg.Now().UTC().Truncate(time.Microsecond)
 	msgs := make([]Message, len(reqs))
@@ -241,6 +242,18 @@ func (s *Service) storeMany(ctx context.Context, userID, convID string, members 
 			msgs[i].ReceiverID = receivers[0]
 		}
 	}
+	if qa, ok := s.store.(QueuedAppender); ok && len(msgs) > 0 && len(msgs) <= qa.MaxAppend(len(members)) &&
+		pool.err == nil && !slices.ContainsFunc(msgs, needsTarget) {
+		if s.storeQueued(ctx, st, qa, msgs, members, receivers, out, pool, from) {
+			return
+		}
+		// The counter was behind the table and nothing was stored: the numbers
+		// taken are stored ones. One at a time below, under the lock, re-seeds.
+		st.Lock()
+		pool.drop()
+	}
+	defer st.Unlock()
+	defer s.release(ctx, convID, pool)
 	ba, _ := s.store.(BatchAppender)
 	for start := 0; start < len(msgs); {
 		n := 1
@@ -273,9 +286,18 @@ func (s *Service) storeMany(ctx context.Context, userID, convID string, members 
 			chunk[i] = m
 		}
 	}
-	// One fan-out for what is new, in seq order, still under the lock.
-	var resent []Message // found stored by the write itself: as answerResends'
-	fresh := msgs[:0]    // filtered in place: msgs is not read again
+	// One fan-out for what is new, in seq order, still under the lock, after
+	// the queued sends ahead.
+	st.waitTurn()
+	s.handOver(ctx, convID, msgs, out, members, from)
+}
+
+// handOver gives the members' connections what a send stored (out[i] answers
+// msgs[i]): the new messages, in seq order, and again those the write found
+// stored already (as answerResends' are).
+func (s *Service) handOver(ctx context.Context, convID string, msgs []Message, out []SendResult, members []string, from *conn.Conn) {
+	var resent []Message
+	fresh := msgs[:0] // filtered in place: msgs is not read again
 	for i, r := range out {
 		switch {
 		case r.Created:
@@ -288,6 +310,65 @@ func (s *Service) storeMany(ctx context.Context, userID, convID string, members 
 	if len(resent) > 0 {
 		s.refanout(ctx, convID, resent, members, from)
 	}
+}
+
+// storeQueued numbers msgs and queues their write under the stripe's lock
+// (held on entry), lets go of the lock, and waits for the write to be durable
+// outside it: the conversation's next send is numbered and queued meanwhile
+// and can share this write's commit, where under the lock it would wait for
+// the commit after. The store applies writes in the order they were queued,
+// so seq order holds in the store; turns keep it on connections. It returns
+// false, with nothing stored and the lock let go, when the store refused the
+// numbers as taken (ErrSeqTaken): the caller stores msgs one at a time.
+func (s *Service) storeQueued(ctx context.Context, st *stripe, qa QueuedAppender, msgs []Message, members, receivers []string, out []SendResult, pool *seqPool, from *conn.Conn) bool {
+	convID := msgs[0].ConversationID
+	err := s.nextSeqs(ctx, msgs, pool)
+	var wait func() ([]*DuplicateError, error)
+	if err == nil {
+		wait = qa.QueueAppend(ctx, msgs, receivers)
+	} else {
+		err = fmt.Errorf("%w: %w", ErrNotApplied, err)
+	}
+	s.release(ctx, convID, pool)
+	prev, mine := st.takeTurn()
+	st.Unlock()
+	// The next queued send of the stripe hands over after this one, whatever
+	// becomes of this one; so this one waits for the one before.
+	defer func() {
+		if prev != nil {
+			<-prev
+		}
+		close(mine)
+	}()
+	var dups []*DuplicateError
+	if err == nil {
+		dups, err = wait()
+	}
+	if errors.Is(err, ErrSeqTaken) {
+		return false
+	}
+	if err != nil {
+		for i := range out {
+			out[i].Err = err
+		}
+		return true
+	}
+	var top int64
+	for i, m := range msgs {
+		if dups[i] != nil {
+			out[i] = SendResult{Resp: sendResponse(dups[i].Original)}
+			msgs[i] = dups[i].Original
+			continue
+		}
+		out[i] = SendResult{Resp: sendResponse(m), Created: true}
+		top = m.SeqNo
+	}
+	s.lastSeq.raise(convID, top)
+	if prev != nil {
+		<-prev
+	}
+	s.handOver(ctx, convID, msgs, out, members, from)
+	return true
 }
 
 // needsTarget says whether m refers to another message, which storeChecked
@@ -315,6 +396,7 @@ func (s *Service) appendBatch(ctx context.Context, ba BatchAppender, msgs []Mess
 	for i, m := range msgs {
 		if dups[i] != nil {
 			out[i] = SendResult{Resp: sendResponse(dups[i].Original)}
+			msgs[i] = dups[i].Original // refanout reads the stored one back by its number
 			continue
 		}
 		out[i] = SendResult{Resp: sendResponse(m), Created: true}

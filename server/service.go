@@ -229,17 +229,47 @@ func (s *Service) Shutdown(ctx context.Context) error {
 	return err
 }
 
-// stripedLocks serialise sends per conversation, so seq_no assignment, the store
-// write and the hand-off to connections happen in one order.
+// stripedLocks serialise sends per conversation, so seq_no assignment, the
+// queueing of the store write and the hand-off to connections happen in one
+// order.
 type stripedLocks struct {
-	seed  maphash.Seed
-	locks [4096]sync.Mutex
+	seed    maphash.Seed
+	stripes [4096]stripe
 }
 
-func (l *stripedLocks) lock(key string) *sync.Mutex {
-	m := &l.locks[maphash.String(l.seed, key)%uint64(len(l.locks))]
-	m.Lock()
-	return m
+// stripe is the lock of the conversations that hash to it. A send whose write
+// is queued (storeQueued) lets go of the lock before its write is durable, and
+// hands its messages to connections later: turn is closed once the newest
+// such send of the stripe has done so, and the next send of the stripe hands
+// its own over only after that, so connections still get a conversation's
+// messages in seq order.
+type stripe struct {
+	sync.Mutex
+	turn chan struct{} // nil: no queued send ahead
+}
+
+func (l *stripedLocks) lock(key string) *stripe {
+	st := &l.stripes[maphash.String(l.seed, key)%uint64(len(l.stripes))]
+	st.Lock()
+	return st
+}
+
+// waitTurn returns once the stripe's queued sends ahead have handed their
+// messages to connections. The caller holds the lock.
+func (st *stripe) waitTurn() {
+	if st.turn != nil {
+		<-st.turn
+		st.turn = nil
+	}
+}
+
+// takeTurn makes the caller the stripe's newest queued send: it returns the
+// turn to wait for before handing messages over (nil: none) and the one to
+// close after. The caller holds the lock.
+func (st *stripe) takeTurn() (prev, mine chan struct{}) {
+	prev, mine = st.turn, make(chan struct{})
+	st.turn = mine
+	return prev, mine
 }
 
 // internal wraps an error that is not the request's fault for the client. A

@@ -162,6 +162,18 @@ type BatchAppender interface {
 	MaxAppend(members int) int
 }
 
+// QueuedAppender is a BatchAppender whose writes go through one queue and are
+// applied in the order they were queued (server/sqlite: its single writer).
+// QueueAppend queues the write of AppendMessages and returns at once; wait
+// returns when it is durable, with what AppendMessages would have returned.
+// The Service queues a conversation's write under the conversation's lock and
+// waits outside it, so the conversation's next send can join the same commit
+// instead of waiting for this one's (docs/benchmarks.md, session 13).
+type QueuedAppender interface {
+	BatchAppender
+	QueueAppend(ctx context.Context, msgs []Message, receivers []string) (wait func() ([]*DuplicateError, error))
+}
+
 // SenderAcker is a Store that applies Message.SenderAck in the write that
 // appends the message: the sender's pending deliveries up to it are cleared
 // with the message, as an ack would clear them. For a Store without it the

@@ -188,8 +188,27 @@ type job struct {
 var errClosed = errors.New("sqlite store is closed")
 
 // write runs fn in the next group commit and waits until it is durable.
-func (s *Store) write(ctx context.Context, fn func(tx *sql.Tx) error) (err error) {
+func (s *Store) write(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	return s.enqueue(ctx, fn)()
+}
+
+// enqueue queues fn for a group commit and returns a function that waits until
+// it is durable and returns its error. The writer runs jobs in the order they
+// were queued.
+func (s *Store) enqueue(ctx context.Context, fn func(tx *sql.Tx) error) (wait func() error) {
 	j := &job{fn: fn, done: make(chan struct{})}
+	if err := s.queue(ctx, j); err != nil {
+		return func() error { return err }
+	}
+	// Once queued, the job will run: its waiter waits for it even if ctx ends,
+	// so a caller never reports failure for a write that then commits.
+	return func() error {
+		<-j.done
+		return j.err
+	}
+}
+
+func (s *Store) queue(ctx context.Context, j *job) (err error) {
 	defer func() {
 		if recover() != nil { // send on closed channel: the store is closing
 			err = errClosed
@@ -197,13 +216,10 @@ func (s *Store) write(ctx context.Context, fn func(tx *sql.Tx) error) (err error
 	}()
 	select {
 	case s.jobs <- j:
+		return nil
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-	// Once queued, the job will run: wait for it even if ctx ends, so a caller never
-	// reports failure for a write that then commits.
-	<-j.done
-	return j.err
 }
 
 const maxBatch = 512

@@ -29,14 +29,19 @@ func (s *Store) AppendMessage(ctx context.Context, m server.Message, receivers [
 	})
 }
 
-var _ server.BatchAppender = (*Store)(nil)
+var _ server.QueuedAppender = (*Store)(nil)
 
 // AppendMessages stores a sender's messages in one job: each row on its own,
 // then the conversation, the sender's boundaries and the receivers' pending rows
 // once for the lot, which is most of what a batch saves.
 func (s *Store) AppendMessages(ctx context.Context, msgs []server.Message, receivers []string) ([]*server.DuplicateError, error) {
+	return s.QueueAppend(ctx, msgs, receivers)()
+}
+
+// QueueAppend is AppendMessages queued: wait returns when it is durable.
+func (s *Store) QueueAppend(ctx context.Context, msgs []server.Message, receivers []string) (wait func() ([]*server.DuplicateError, error)) {
 	dups := make([]*server.DuplicateError, len(msgs))
-	err := s.write(ctx, func(*sql.Tx) error {
+	done := s.enqueue(ctx, func(*sql.Tx) error {
 		first, last := -1, -1
 		for i, m := range msgs {
 			dup, err := s.insertMessage(m)
@@ -56,7 +61,12 @@ func (s *Store) AppendMessages(ctx context.Context, msgs []server.Message, recei
 		}
 		return s.afterAppend(msgs[first], msgs[last], receivers)
 	})
-	return dups, err
+	return func() ([]*server.DuplicateError, error) {
+		if err := done(); err != nil {
+			return nil, err
+		}
+		return dups, nil
+	}
 }
 
 // MaxAppend has no limit of its own to give: a batch is one group-commit job
