@@ -211,6 +211,14 @@ func TestSessionSurvivesServerRestart(t *testing.T) {
 	check("bob's cache", bob.cached(conv))
 	check("alice's cache", alice.cached(conv))
 	last := hist.Messages[0].SeqNo
+	// No number skipped: a hole would hold bob's acks below it for HoleWait.
+	if last != n {
+		var seqs []int64
+		for _, m := range hist.Messages {
+			seqs = append(seqs, m.SeqNo)
+		}
+		t.Fatalf("server's seq_nos, newest first: %v; want 1 to %d, no hole", seqs, n)
+	}
 	// Each new message was announced to bob once.
 	seen := map[int64]int{}
 	for _, m := range bob.messageEvents() {

@@ -243,14 +243,13 @@ func (s *Service) storeMany(ctx context.Context, userID, convID string, members 
 		}
 	}
 	if qa, ok := s.store.(QueuedAppender); ok && len(msgs) > 0 && len(msgs) <= qa.MaxAppend(len(members)) &&
-		pool.err == nil && !slices.ContainsFunc(msgs, needsTarget) {
+		s.numbersAhead(convID, pool) && !slices.ContainsFunc(msgs, needsTarget) {
 		if s.storeQueued(ctx, st, qa, msgs, members, receivers, out, pool, from) {
 			return
 		}
-		// The counter was behind the table and nothing was stored: the numbers
-		// taken are stored ones. One at a time below, under the lock, re-seeds.
+		// Refused as taken, nothing stored: below, under the lock, the same
+		// numbers are tried first and the counter re-seeded, as for any send.
 		st.Lock()
-		pool.drop()
 	}
 	defer st.Unlock()
 	defer s.release(ctx, convID, pool)
@@ -322,6 +321,7 @@ func (s *Service) handOver(ctx context.Context, convID string, msgs []Message, o
 // numbers as taken (ErrSeqTaken): the caller stores msgs one at a time.
 func (s *Service) storeQueued(ctx context.Context, st *stripe, qa QueuedAppender, msgs []Message, members, receivers []string, out []SendResult, pool *seqPool, from *conn.Conn) bool {
 	convID := msgs[0].ConversationID
+	unused := *pool
 	err := s.nextSeqs(ctx, msgs, pool)
 	var wait func() ([]*DuplicateError, error)
 	if err == nil {
@@ -345,6 +345,7 @@ func (s *Service) storeQueued(ctx context.Context, st *stripe, qa QueuedAppender
 		dups, err = wait()
 	}
 	if errors.Is(err, ErrSeqTaken) {
+		*pool = unused
 		return false
 	}
 	if err != nil {
@@ -369,6 +370,19 @@ func (s *Service) storeQueued(ctx context.Context, st *stripe, qa QueuedAppender
 	}
 	s.handOver(ctx, convID, msgs, out, members, from)
 	return true
+}
+
+// numbersAhead says whether pool's numbers come after every seq_no this node
+// has seen stored in convID, so that a queued write of them will not be
+// refused as taken. A write queued with numbers the table already has would
+// send the sends queued behind it, which take the numbers after, the same
+// way; re-seeding after them would skip numbers and leave a hole that holds
+// the conversation's clients up. After a restart the in-memory counter starts
+// behind the table: until a write or a read of the conversation on this node
+// tells its last seq_no, sends go the locked way, which re-seeds in order.
+func (s *Service) numbersAhead(convID string, pool *seqPool) bool {
+	top := s.lastSeq.get(convID)
+	return pool.err == nil && top > 0 && pool.next > top
 }
 
 // needsTarget says whether m refers to another message, which storeChecked

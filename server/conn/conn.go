@@ -55,14 +55,14 @@ type Conn struct {
 	reason atomic.Value // string
 
 	mu       sync.Mutex
-	queue    []Frame          // frames waiting for the writer
-	room     chan struct{}    // closed when the writer takes frames (made by a waiting sendWait)
-	writing  bool             // a writer is running (or has ended the connection)
-	start    func()           // the transport's hook: start a writer
-	ended    bool             // close was called: no more frames are queued
-	catching bool             // initial catch-up running: live frames are held
-	held     []Frame          // live frames that arrived during catch-up
-	caughtUp map[string]int64 // during catch-up: the highest seq_no it sent per conversation
+	queue    []Frame             // frames waiting for the writer
+	room     chan struct{}       // closed when the writer takes frames (made by a waiting sendWait)
+	writing  bool                // a writer is running (or has ended the connection)
+	start    func()              // the transport's hook: start a writer
+	ended    bool                // close was called: no more frames are queued
+	catching bool                // initial catch-up running: live frames are held
+	held     []Frame             // live frames that arrived during catch-up
+	caughtUp map[string]seqRange // during catch-up: the seq_nos it sent per conversation
 }
 
 // New makes the Conn of a connection that starts with its catch-up (live
@@ -248,12 +248,24 @@ func (c *Conn) CaughtUpTo(convID string, seq int64) {
 	c.mu.Lock()
 	if c.catching {
 		if c.caughtUp == nil {
-			c.caughtUp = map[string]int64{}
+			c.caughtUp = map[string]seqRange{}
 		}
-		c.caughtUp[convID] = max(c.caughtUp[convID], seq)
+		r, ok := c.caughtUp[convID]
+		if !ok {
+			r = seqRange{from: seq, to: seq}
+		}
+		c.caughtUp[convID] = seqRange{from: min(r.from, seq), to: max(r.to, seq)}
 	}
 	c.mu.Unlock()
 }
+
+// seqRange is the stored messages of a conversation from one seq_no to
+// another, all of which the catch-up sent: it reads them in order from a
+// device's first undelivered one, which may be above a live message that was
+// never pending for the device (its own user's, sent from another device).
+type seqRange struct{ from, to int64 }
+
+func (r seqRange) holds(seq int64) bool { return r.from <= seq && seq <= r.to }
 
 // EndCatchUp releases the frames held during catch-up, less the messages the
 // catch-up itself sent (a message stored just after the device connected is
@@ -277,7 +289,7 @@ func (c *Conn) EndCatchUp() {
 		sent := c.caughtUp
 		c.mu.Unlock()
 		for _, f := range held {
-			if f.SeqNo > 0 && f.SeqNo <= sent[f.ConversationID] {
+			if r, ok := sent[f.ConversationID]; ok && f.SeqNo > 0 && r.holds(f.SeqNo) {
 				continue
 			}
 			if !c.SendWait(f) {

@@ -148,6 +148,32 @@ func TestCatchUpDropsHeldCopiesOfWhatItSent(t *testing.T) {
 	}
 }
 
+// The catch-up reads a conversation from the device's first undelivered
+// message: a live message below that (its own user's, from another device,
+// never pending for it) was not sent by the catch-up and goes out.
+func TestCatchUpKeepsHeldMessagesBelowWhatItSent(t *testing.T) {
+	c := New("c1", "alice", "", 16)
+	c.SetWriter(func() {})
+	msg := func(seq int64) Frame {
+		return Frame{Data: []byte("dm:a:b#" + strconv.FormatInt(seq, 10)), Queued: time.Now(), Message: true, ConversationID: "dm:a:b", SeqNo: seq}
+	}
+	c.Live(msg(5)) // alice's own, sent from her other device
+	c.Live(msg(6)) // bob's: pending for alice
+	for _, seq := range []int64{6, 7} {
+		c.SendWait(msg(seq))
+		c.CaughtUpTo("dm:a:b", seq)
+	}
+	c.EndCatchUp()
+	frames, _ := c.Next(nil)
+	var got []string
+	for _, f := range frames {
+		got = append(got, string(f.Data))
+	}
+	if want := []string{"dm:a:b#6", "dm:a:b#7", "dm:a:b#5"}; !slices.Equal(got, want) {
+		t.Fatalf("queued %q, want %q: the live 5 kept, the live 6 dropped", got, want)
+	}
+}
+
 // A connection registered after the shutdown closed the hub (its socket was
 // accepted just before) is closed at once, with the shutdown's code: it used to
 // live on unseen and hold Node.Close until its deadline (a CI failure).
