@@ -91,6 +91,11 @@ func TestCloseEndsEverythingItStarted(t *testing.T) {
 				if sock.Write(context.Background(), websocket.MessageText, data) != nil {
 					return
 				}
+				// Paced so the readers keep up: flooded as fast as the server
+				// stores, each socket gets the other five's messages faster
+				// than a reader in this process takes them, and the server
+				// rightly closes it as a slow consumer before Close is tried.
+				time.Sleep(2 * time.Millisecond)
 			}
 		}()
 	}

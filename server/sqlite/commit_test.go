@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -91,5 +92,25 @@ func TestBatchWithFailingJobs(t *testing.T) {
 	}
 	if want := msgs[len(msgs)-1].SeqNo; c.LastSeq != want {
 		t.Fatalf("last_seq %d, want %d (failed appends must not move it)", c.LastSeq, want)
+	}
+}
+
+// A write the queue has room for is made even when its context has ended:
+// choosing at random between the two would drop some, and a send numbered
+// and then not written leaves a hole behind the sends after it.
+func TestWriteQueuedDespiteAnEndedContext(t *testing.T) {
+	s, err := sqlite.Open(filepath.Join(t.TempDir(), "chat.db"), sqlite.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	conv := sqlite.CreateDirect(t, s, "a", "b")
+	ended, cancel := context.WithCancel(context.Background())
+	cancel()
+	for seq := int64(1); seq <= 20; seq++ {
+		m := server.Message{ConversationID: conv, SeqNo: seq, MessageID: fmt.Sprint("m", seq), SenderID: "a", ReceiverID: "b", Content: "hi", Timestamp: time.Now()}
+		if err := s.AppendMessage(ended, m, []string{"b"}); err != nil {
+			t.Fatalf("append %d with an ended context: %v, want it made", seq, err)
+		}
 	}
 }

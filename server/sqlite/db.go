@@ -214,6 +214,16 @@ func (s *Store) queue(ctx context.Context, j *job) (err error) {
 			err = errClosed
 		}
 	}()
+	// A job the queue has room for is queued even when ctx has ended: select
+	// would pick at random, and a send numbered under its conversation's lock
+	// and then not written leaves a hole that the sends queued behind it make
+	// permanent. A caller that is gone gets its write made; its resend is
+	// answered from it.
+	select {
+	case s.jobs <- j:
+		return nil
+	default:
+	}
 	select {
 	case s.jobs <- j:
 		return nil
