@@ -44,6 +44,18 @@ type frameLog struct {
 	frames []wire.Frame
 }
 
+// watchDevice connects a device of user to eng and logs what it is sent.
+func watchDevice(t *testing.T, eng *protocol.Engine, user, device string) (*protocol.Session, *frameLog) {
+	t.Helper()
+	c, err := eng.Connect(context.Background(), user, "", device)
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := &frameLog{}
+	log.attach(c)
+	return c, log
+}
+
 func (l *frameLog) attach(c *protocol.Session) {
 	c.SetWriter(func() {
 		go func() {
@@ -109,12 +121,7 @@ func TestCatchUpWhenTheStoreFails(t *testing.T) {
 
 	store.down.Store(true)
 	eng := engineOf(t, svc)
-	bob, err := eng.Connect(ctx, "bob", "", "bob-1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var log frameLog
-	log.attach(bob)
+	bob, log := watchDevice(t, eng, "bob", "bob-1")
 	eng.HandleFrame(bob, wire.Frame{Type: wire.TypeSync, ID: "s1", Cursors: []wire.Cursor{{ConversationID: conv, SeqNo: 0}}})
 	testenv.WaitFor(t, 5*time.Second, func() bool {
 		return len(log.find(func(f wire.Frame) bool { return f.ID == "s1" && f.Type == wire.TypeSynced })) > 0

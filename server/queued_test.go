@@ -3,7 +3,6 @@ package server_test
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"sync"
@@ -72,12 +71,7 @@ func TestSendQueuesBehindAWriteInFlight(t *testing.T) {
 	}
 	eng := engineOf(t, svc)
 	t.Cleanup(store.letAll) // before the service's and the engine's Shutdown, which wait for sends
-	bobsDevice, err := eng.Connect(ctx, "bob", "", "bob-1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var log frameLog
-	log.attach(bobsDevice)
+	_, log := watchDevice(t, eng, "bob", "bob-1")
 
 	answered := make(chan string, 2)
 	send := func(user, id string) {
@@ -136,11 +130,7 @@ func TestSendQueuesBehindAWriteInFlight(t *testing.T) {
 // above what was stored, with no number skipped, and a device gets them all.
 func TestSendsRightAfterARestartBothWays(t *testing.T) {
 	ctx := context.Background()
-	store, err := sqlite.Open(filepath.Join(t.TempDir(), "chat.db"), sqlite.Options{NoSync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
+	store := openStore(t)
 	before := serviceOn(t, store, server.Config{SendRate: -1})
 	registerAliceAndBob(t, before)
 	conv := wire.DirectConversationID("alice", "bob")
@@ -152,13 +142,7 @@ func TestSendsRightAfterARestartBothWays(t *testing.T) {
 	before.Shutdown(ctx)
 
 	after := serviceOn(t, store, server.Config{SendRate: -1})
-	eng := engineOf(t, after)
-	device, err := eng.Connect(ctx, "alice", "", "alice-2")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var log frameLog
-	log.attach(device)
+	_, log := watchDevice(t, engineOf(t, after), "alice", "alice-2")
 	const each = 20
 	var wg sync.WaitGroup
 	errs := make(chan error, 2*each)

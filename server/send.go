@@ -322,12 +322,11 @@ func (s *Service) handOver(ctx context.Context, convID string, msgs []Message, o
 func (s *Service) storeQueued(ctx context.Context, st *stripe, qa QueuedAppender, msgs []Message, members, receivers []string, out []SendResult, pool *seqPool, from *conn.Conn) bool {
 	convID := msgs[0].ConversationID
 	unused := *pool
-	err := s.nextSeqs(ctx, msgs, pool)
 	var wait func() ([]*DuplicateError, error)
-	if err == nil {
-		wait = qa.QueueAppend(ctx, msgs, receivers)
+	if err := s.nextSeqs(ctx, msgs, pool); err != nil {
+		wait = func() ([]*DuplicateError, error) { return nil, fmt.Errorf("%w: %w", ErrNotApplied, err) }
 	} else {
-		err = fmt.Errorf("%w: %w", ErrNotApplied, err)
+		wait = qa.QueueAppend(ctx, msgs, receivers)
 	}
 	s.release(ctx, convID, pool)
 	prev, mine := st.takeTurn()
@@ -340,10 +339,7 @@ func (s *Service) storeQueued(ctx context.Context, st *stripe, qa QueuedAppender
 		}
 		close(mine)
 	}()
-	var dups []*DuplicateError
-	if err == nil {
-		dups, err = wait()
-	}
+	dups, err := wait()
 	if errors.Is(err, ErrSeqTaken) {
 		*pool = unused
 		return false
@@ -354,17 +350,7 @@ func (s *Service) storeQueued(ctx context.Context, st *stripe, qa QueuedAppender
 		}
 		return true
 	}
-	var top int64
-	for i, m := range msgs {
-		if dups[i] != nil {
-			out[i] = SendResult{Resp: sendResponse(dups[i].Original)}
-			msgs[i] = dups[i].Original
-			continue
-		}
-		out[i] = SendResult{Resp: sendResponse(m), Created: true}
-		top = m.SeqNo
-	}
-	s.lastSeq.raise(convID, top)
+	s.appended(msgs, dups, out)
 	if prev != nil {
 		<-prev
 	}
@@ -397,7 +383,6 @@ func (s *Service) appendBatch(ctx context.Context, ba BatchAppender, msgs []Mess
 	if err := s.nextSeqs(ctx, msgs, pool); err != nil {
 		return false, fmt.Errorf("%w: %w", ErrNotApplied, err)
 	}
-	convID := msgs[0].ConversationID
 	dups, err := ba.AppendMessages(ctx, msgs, receivers)
 	if errors.Is(err, ErrSeqTaken) {
 		*pool = unused // stored one at a time, they try the same numbers first
@@ -406,18 +391,27 @@ func (s *Service) appendBatch(ctx context.Context, ba BatchAppender, msgs []Mess
 	if err != nil {
 		return false, err
 	}
+	s.appended(msgs, dups, out)
+	return true, nil
+}
+
+// appended answers a batch the store wrote (dups[i]: msgs[i] was stored
+// already, under its original number) and notes the conversation's newest
+// seq_no. A resend becomes its stored original in msgs, which refanout reads
+// back by its number.
+func (s *Service) appended(msgs []Message, dups []*DuplicateError, out []SendResult) {
+	convID := msgs[0].ConversationID
 	var top int64
 	for i, m := range msgs {
 		if dups[i] != nil {
 			out[i] = SendResult{Resp: sendResponse(dups[i].Original)}
-			msgs[i] = dups[i].Original // refanout reads the stored one back by its number
+			msgs[i] = dups[i].Original
 			continue
 		}
 		out[i] = SendResult{Resp: sendResponse(m), Created: true}
 		top = m.SeqNo
 	}
 	s.lastSeq.raise(convID, top)
-	return true, nil
 }
 
 // storeOne stores one message (the caller holds the conversation's lock),

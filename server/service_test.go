@@ -110,17 +110,9 @@ func TestOverloadedWhenTooManyInFlight(t *testing.T) {
 // lands after every stored one instead of among them.
 func TestRestartWithSeqGapKeepsOrder(t *testing.T) {
 	ctx := context.Background()
-	store, err := sqlite.Open(filepath.Join(t.TempDir(), "chat.db"), sqlite.Options{NoSync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
+	store := openStore(t)
 	before := serviceOn(t, store, server.Config{SendRate: -1})
-	for _, u := range []string{"alice", "bob"} {
-		if _, err := before.Register(ctx, wire.RegisterRequest{UserID: u, Password: "password-" + u}, ""); err != nil {
-			t.Fatal(err)
-		}
-	}
+	registerAliceAndBob(t, before)
 	conv := wire.DirectConversationID("alice", "bob")
 	if _, _, err := before.CreateConversation(ctx, "alice", wire.CreateConversationRequest{Type: wire.Direct, Members: []string{"bob"}}); err != nil {
 		t.Fatal(err)

@@ -56,8 +56,7 @@ func echoHandler() (http.Handler, error) {
 	}), nil
 }
 
-// startEcho serves the echo in this process (the closed-loop runs, which
-// measure rates, not the echo's own CPU).
+// startEcho serves the echo from this process on a loopback port.
 func startEcho() (url string, stop func(), err error) {
 	h, err := echoHandler()
 	if err != nil {
@@ -94,22 +93,17 @@ func (b *bench) startEchoTarget() (*target, error) {
 // the open-loop runs that read its CPU per message. It prints its URL and
 // runs until SIGTERM.
 func echoServe(stdout io.Writer) error {
-	h, err := echoHandler()
-	if err != nil {
-		return err
-	}
 	raiseFileLimit()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	url, stopEcho, err := startEcho()
 	if err != nil {
 		return err
 	}
+	defer stopEcho()
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
-	srv := &http.Server{ReadHeaderTimeout: 10 * time.Second, Handler: h}
-	go srv.Serve(ln)
-	fmt.Fprintf(stdout, "listening http://%s\n", ln.Addr())
+	fmt.Fprintf(stdout, "listening %s\n", url)
 	<-ctx.Done()
-	return srv.Close()
+	return nil
 }
 
 // echo drives the echo server exactly as throughput drives the chat server: the
@@ -173,10 +167,7 @@ func (b *bench) echo(ctx context.Context) error {
 // the same rate, two WebSocket messages per message where a chat message takes
 // three (send, sent, delivery).
 func (b *bench) echoOpenLoop(ctx context.Context, peers []*peer) error {
-	rates := b.rates
-	if len(rates) == 0 && b.rate > 0 {
-		rates = []float64{b.rate}
-	}
+	rates := b.offeredRates()
 	if len(rates) == 0 {
 		return nil
 	}

@@ -149,18 +149,21 @@ func (b *bench) throughput(ctx context.Context) error {
 // WebSocket message.
 const unjoinedMetric = "messages/s, one frame per message"
 
+// offeredRates is what --rates or --rate ask to offer open loop (none: nil).
+func (b *bench) offeredRates() []float64 {
+	if len(b.rates) == 0 && b.rate > 0 {
+		return []float64{b.rate}
+	}
+	return b.rates
+}
+
 // latency offers fixed rates (open loop) and reports the percentiles at each.
 func (b *bench) latency(ctx context.Context) error {
-	rates := b.rates
+	rates := b.offeredRates()
 	if len(rates) == 0 {
-		switch {
-		case b.rate > 0:
-			rates = []float64{b.rate}
-		default:
-			for _, r := range b.report.Rows {
-				if r.Scenario == "throughput" && r.Metric == "messages/s" {
-					rates = []float64{r.Value / 2}
-				}
+		for _, r := range b.report.Rows {
+			if r.Scenario == "throughput" && r.Metric == "messages/s" {
+				rates = []float64{r.Value / 2}
 			}
 		}
 	}

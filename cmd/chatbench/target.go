@@ -265,25 +265,17 @@ func (b *bench) readProc(ctx context.Context, t *target) (procStat, error) {
 		ut, _ := strconv.ParseFloat(f[11], 64)
 		stt, _ := strconv.ParseFloat(f[12], 64)
 		st.cpu = (ut + stt) / 100 // USER_HZ is 100 on Linux
-		status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", t.pid))
+		rss, err := procField(fmt.Sprintf("/proc/%d/status", t.pid), "VmRSS:")
 		if err != nil {
 			return st, err
 		}
-		for line := range strings.Lines(string(status)) {
-			if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-				kb, _ := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 64)
-				st.rss = kb * 1024
-			}
-		}
+		kb, _ := strconv.ParseFloat(strings.TrimSuffix(rss, " kB"), 64)
+		st.rss = kb * 1024
 		// write_bytes: what reached the storage layer (page cache write-back
 		// included, so fsync'd WAL and checkpoint pages both count). Unreadable
 		// for another user's process: then the row is left out.
-		if io, err := os.ReadFile(fmt.Sprintf("/proc/%d/io", t.pid)); err == nil {
-			for line := range strings.Lines(string(io)) {
-				if v, ok := strings.CutPrefix(line, "write_bytes:"); ok {
-					st.diskWrites, _ = strconv.ParseFloat(strings.TrimSpace(v), 64)
-				}
-			}
+		if v, err := procField(fmt.Sprintf("/proc/%d/io", t.pid), "write_bytes:"); err == nil && v != "" {
+			st.diskWrites, _ = strconv.ParseFloat(v, 64)
 		}
 		return st, nil
 	}
@@ -292,6 +284,20 @@ func (b *bench) readProc(ctx context.Context, t *target) (procStat, error) {
 	}
 	st.cpu, st.rss = m["process_cpu_seconds_total"], m["process_resident_memory_bytes"]
 	return st, nil
+}
+
+// procField is the value after key on its line of a /proc file ("" if absent).
+func procField(path, key string) (string, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return "", err
+	}
+	for line := range strings.Lines(string(data)) {
+		if v, ok := strings.CutPrefix(line, key); ok {
+			return strings.TrimSpace(v), nil
+		}
+	}
+	return "", nil
 }
 
 // scrape reads the unlabelled samples of the server's /metrics.
