@@ -65,7 +65,8 @@ type bench struct {
 	metricsToken string // --server's /metrics token (its --metrics-token)
 	inproc       bool
 	noSync       bool
-	maxInFlight  int // started servers: 0 is the server default
+	fixedProcs   bool // started servers keep GOMAXPROCS instead of adapting it as chatserver does
+	maxInFlight  int  // started servers: 0 is the server default
 	tmp          string
 	cpuProfile   string
 	pprofAddr    string
@@ -151,6 +152,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&b.serverPID, "server-pid", 0, "with --server: its pid, for CPU and memory from /proc (default: its /metrics)")
 	fs.BoolVar(&b.inproc, "inproc", false, "run the server in this process (default: a child process per scenario)")
 	fs.BoolVar(&b.noSync, "no-sync", false, "started servers: SQLite synchronous=NORMAL (no fsync per commit)")
+	fs.BoolVar(&b.fixedProcs, "fixed-procs", false, "child-process servers keep GOMAXPROCS at the CPU count instead of adapting it to the load as chatserver does (--adaptive-procs)")
 	fs.IntVar(&b.maxInFlight, "server-max-in-flight", 0, "started servers: sends being stored at once before more are refused as overloaded (0: the server's default)")
 	fs.StringVar(&b.tmp, "tmp", "", "directory for the started servers' data (default: the system's)")
 	fs.StringVar(&b.cpuProfile, "cpuprofile", "", "started servers (child process): write CPU profiles to FILE.1, FILE.2, …")
@@ -262,6 +264,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	if b.noSync {
 		b.report.Target += ", no-sync"
+	}
+	if b.fixedProcs && !b.inproc && b.serverURL == "" {
+		b.report.Target += ", fixed GOMAXPROCS"
 	}
 
 	var failed []string

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"cmp"
+	"github.com/chatterm/chat/internal/procs"
 	"github.com/chatterm/chat/server/node"
 )
 
@@ -52,7 +53,8 @@ func (b *bench) startTarget(ctx context.Context, dataDir string) (*target, error
 	if err != nil {
 		return nil, err
 	}
-	args := []string{"serve", "--data-dir", dataDir, "--no-sync=" + strconv.FormatBool(b.noSync), "--max-in-flight", strconv.Itoa(b.maxInFlight)}
+	args := []string{"serve", "--data-dir", dataDir, "--no-sync=" + strconv.FormatBool(b.noSync), "--max-in-flight", strconv.Itoa(b.maxInFlight),
+		"--adaptive-procs=" + strconv.FormatBool(!b.fixedProcs)}
 	if b.cpuProfile != "" {
 		b.profiles++
 		args = append(args, "--cpuprofile", fmt.Sprintf("%s.%d", b.cpuProfile, b.profiles))
@@ -120,6 +122,7 @@ func serve(args []string, stdout, stderr io.Writer) error {
 	addr := fs.String("addr", "127.0.0.1:0", "listen address")
 	noSync := fs.Bool("no-sync", false, "SQLite synchronous=NORMAL")
 	maxInFlight := fs.Int("max-in-flight", 0, "sends being stored at once before more are refused (0: the server's default)")
+	adaptiveProcs := fs.Bool("adaptive-procs", true, "GOMAXPROCS by load, as chatserver's --adaptive-procs (off when GOMAXPROCS is set)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
 	pprofAddr := fs.String("pprof", "", "serve net/http/pprof on this address")
 	if err := fs.Parse(args); err != nil {
@@ -129,6 +132,9 @@ func serve(args []string, stdout, stderr io.Writer) error {
 		return errors.New("serve: --data-dir is required")
 	}
 	raiseFileLimit()
+	if *adaptiveProcs && os.Getenv("GOMAXPROCS") == "" {
+		defer procs.Adapt(procs.Options{})()
+	}
 	if *cpuProfile != "" {
 		f, err := os.Create(*cpuProfile)
 		if err != nil {

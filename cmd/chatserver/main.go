@@ -30,6 +30,8 @@ func main() {
 		fmt.Fprintln(os.Stderr, "chatserver:", err)
 		os.Exit(1)
 	}
+	stopProcs := m.AdaptProcs(os.Getenv)
+	defer stopProcs()
 	select {
 	case <-ctx.Done():
 	case err := <-m.Done():

@@ -5,6 +5,7 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -78,5 +79,37 @@ func TestParseFlagsSwitches(t *testing.T) {
 	c := m.Config
 	if !c.NoSync || !c.Production.CreateTables || c.Production.RedisTLS || c.SendRate != -1 {
 		t.Fatalf("parsed %+v", c)
+	}
+}
+
+// The binary runs on as few processors as the load needs unless told not to
+// or GOMAXPROCS is set; stopping puts the count back.
+func TestAdaptProcsFollowsItsFlagAndGOMAXPROCS(t *testing.T) {
+	before := runtime.GOMAXPROCS(2)
+	defer runtime.GOMAXPROCS(before)
+	for _, c := range []struct {
+		args   []string
+		env    map[string]string
+		adapts bool
+	}{
+		{nil, nil, true},
+		{[]string{"--adaptive-procs=false"}, nil, false},
+		{nil, map[string]string{"CHATSERVER_ADAPTIVE_PROCS": "false"}, false},
+		{nil, map[string]string{"GOMAXPROCS": "2"}, false},
+	} {
+		getenv := func(k string) string { return c.env[k] }
+		m := NewMain(io.Discard)
+		if err := m.ParseFlags(c.args, getenv); err != nil {
+			t.Fatal(err)
+		}
+		stop := m.AdaptProcs(getenv)
+		during := runtime.GOMAXPROCS(0)
+		stop()
+		if adapted := during == 1; adapted != c.adapts {
+			t.Errorf("%v %v: GOMAXPROCS %d while adapting, want adapting %v", c.args, c.env, during, c.adapts)
+		}
+		if after := runtime.GOMAXPROCS(0); after != 2 {
+			t.Errorf("%v %v: GOMAXPROCS %d after stop, want the 2 it found", c.args, c.env, after)
+		}
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/chatterm/chat/internal/procs"
 	"github.com/chatterm/chat/server/node"
 )
 
@@ -22,8 +23,9 @@ type Main struct {
 	stderr io.Writer
 	node   *node.Node
 
-	logLevel  string
-	logFormat string
+	logLevel      string
+	logFormat     string
+	adaptiveProcs bool
 
 	// Stdout is where --version prints; nil: os.Stdout.
 	Stdout io.Writer
@@ -109,6 +111,7 @@ func (m *Main) ParseFlags(args []string, getenv func(string) string) error {
 		{"archive-after", "CHATSERVER_ARCHIVE_AFTER", "move messages older than this to blob storage (cold tier; e.g. 720h; -1s keeps all hot)", duration(&c.ArchiveAfter), "720h"},
 		{"push-url", "CHATSERVER_PUSH_URL", "webhook notified of messages for offline users, ntfy-style; {user} is replaced by the user id (empty: off)", str(&c.PushURL), ""},
 		{"push-token", "CHATSERVER_PUSH_TOKEN", "bearer token sent to the push webhook (prefer the environment variable)", str(&c.PushToken), ""},
+		{"adaptive-procs", "CHATSERVER_ADAPTIVE_PROCS", "run Go code on as few processors as the load needs, one when it is light: less CPU per message at moderate load (off when GOMAXPROCS is set)", boolean(&m.adaptiveProcs), "true"},
 		{"log-level", "CHATSERVER_LOG_LEVEL", "debug, info, warn or error", str(&m.logLevel), "info"},
 		{"log-format", "CHATSERVER_LOG_FORMAT", "text or json", str(&m.logFormat), "text"},
 		{"dynamodb-endpoint", "CHATSERVER_DYNAMODB_ENDPOINT", "DynamoDB endpoint URL (default: AWS for the region)", str(&p.DynamoEndpoint), ""},
@@ -212,6 +215,22 @@ func (m *Main) Run(ctx context.Context) error {
 	}
 	m.tls.serve(m.node.Addr(), m.Config.PublicURL, log)
 	return nil
+}
+
+// AdaptProcs runs the process on as few processors (GOMAXPROCS) as its load
+// needs (internal/procs) until stop is called, unless --adaptive-procs=false
+// or the GOMAXPROCS variable is set: then the count stands. It is the
+// process's setting, so the binary calls it and Run does not: tests run
+// several Mains in one process.
+func (m *Main) AdaptProcs(getenv func(string) string) (stop func()) {
+	if !m.adaptiveProcs || getenv("GOMAXPROCS") != "" {
+		return func() {}
+	}
+	log := m.Config.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return procs.Adapt(procs.Options{Logger: log})
 }
 
 // Addr is the listening address (useful with --addr 127.0.0.1:0).
