@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -20,7 +21,6 @@ import (
 	"syscall"
 	"time"
 
-	"cmp"
 	"github.com/chatterm/chat/internal/procs"
 	"github.com/chatterm/chat/server/node"
 )
