@@ -206,3 +206,51 @@ func firstSeen(seqs []int64) []int64 {
 	}
 	return out
 }
+
+// After a restart the in-memory counter starts at 0. A first batch larger
+// than the conversation takes numbers past its last seq_no along with the
+// taken ones; when the first collides, the numbers past last_seq are given
+// back before the counter is re-seeded, so the batch is stored right after
+// the old messages, with no hole (a hole holds the clients' acks for HoleWait).
+func TestBatchLargerThanTheConversationAfterARestart(t *testing.T) {
+	ctx := context.Background()
+	store := openStore(t)
+	before := serviceOn(t, store, server.Config{SendRate: -1})
+	registerAliceAndBob(t, before)
+	conv := wire.DirectConversationID("alice", "bob")
+	for i := range 3 {
+		if _, _, err := before.Send(ctx, "alice", conv, wire.SendRequest{MessageID: "old" + strconv.Itoa(i), Content: "before"}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before.Shutdown(ctx)
+
+	after := serviceOn(t, store, server.Config{SendRate: -1})
+	reqs := make([]wire.SendRequest, 7)
+	for i := range reqs {
+		reqs[i] = wire.SendRequest{MessageID: "new" + strconv.Itoa(i), Content: "after"}
+	}
+	for i, res := range after.SendMany(ctx, "alice", conv, reqs, nil) {
+		if res.Err != nil {
+			t.Fatalf("send %d: %v", i, res.Err)
+		}
+		if want := int64(4 + i); res.Resp.SeqNo != want {
+			t.Fatalf("send %d stored at seq %d, want %d: a hole after the old messages", i, res.Resp.SeqNo, want)
+		}
+	}
+	if _, _, err := after.Send(ctx, "bob", conv, wire.SendRequest{MessageID: "next", Content: "after"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	h, err := after.History(ctx, "alice", conv, 0, 0, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, m := range h.Messages { // newest first
+		if want := int64(len(h.Messages) - i); m.SeqNo != want {
+			t.Fatalf("message %d from the newest is seq %d, want %d: a hole", i, m.SeqNo, want)
+		}
+	}
+	if len(h.Messages) != 3+7+1 {
+		t.Fatalf("%d messages stored, want 11", len(h.Messages))
+	}
+}

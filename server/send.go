@@ -432,13 +432,15 @@ func (s *Service) storeOne(ctx context.Context, m Message, receivers []string, p
 		case errors.As(err, &dup):
 			return dup.Original, false, nil
 		case errors.Is(err, ErrSeqTaken) && attempt < maxSeqRetries:
-			// The counter is behind the table (Redis lost it): re-seed from the
-			// stored last_seq and take a new number. Nothing was overwritten.
-			pool.drop()
+			// The counter is behind the table (a restart, or Redis lost it):
+			// re-seed from the stored last_seq and take a new number. Nothing
+			// was overwritten.
 			c, gerr := s.store.GetConversation(ctx, m.ConversationID)
 			if gerr != nil {
+				pool.drop()
 				return m, false, fmt.Errorf("%w: %w", ErrNotApplied, gerr) // the last write was refused
 			}
+			s.giveBackUnstored(ctx, m.ConversationID, pool, c.LastSeq)
 			if rerr := s.cfg.Sequencer.Reseed(ctx, m.ConversationID, c.LastSeq); rerr != nil {
 				s.log.Warn("reseed sequencer", "conversation", m.ConversationID, "err", rerr)
 			}
@@ -447,6 +449,23 @@ func (s *Service) storeOne(ctx context.Context, m Message, receivers []string, p
 			return m, false, err
 		}
 	}
+}
+
+// giveBackUnstored empties pool after its numbers collided with stored ones.
+// A counter that restarted behind the table (a restart, a Redis that lost its
+// keys) hands a batch numbers at or below last_seq, which are stored ones,
+// and, when the batch is larger than that, numbers above it, which nobody
+// has: those go back to the Sequencer (if it is still at the pool's last), so
+// that re-seeding to last_seq carries on from there instead of leaving them
+// as a hole that would hold the clients' acks for HoleWait.
+func (s *Service) giveBackUnstored(ctx context.Context, convID string, pool *seqPool, lastSeq int64) {
+	if pool != nil && pool.next <= pool.last && pool.last > lastSeq {
+		n := pool.last - max(pool.next-1, lastSeq)
+		if err := s.cfg.Sequencer.Release(ctx, convID, pool.last, int(n)); err != nil {
+			s.log.Debug("give unstored seq_nos back", "conversation", convID, "err", err)
+		}
+	}
+	pool.drop()
 }
 
 func sendResponse(m Message) wire.SendResponse {
