@@ -130,18 +130,7 @@ func TestSendQueuesBehindAWriteInFlight(t *testing.T) {
 // above what was stored, with no number skipped, and a device gets them all.
 func TestSendsRightAfterARestartBothWays(t *testing.T) {
 	ctx := context.Background()
-	store := openStore(t)
-	before := serviceOn(t, store, server.Config{SendRate: -1})
-	registerAliceAndBob(t, before)
-	conv := wire.DirectConversationID("alice", "bob")
-	for i := range 4 {
-		if _, _, err := before.Send(ctx, "alice", conv, wire.SendRequest{MessageID: "old" + strconv.Itoa(i), Content: "before"}, nil); err != nil {
-			t.Fatal(err)
-		}
-	}
-	before.Shutdown(ctx)
-
-	after := serviceOn(t, store, server.Config{SendRate: -1})
+	after, conv := restartAfter(t, 4)
 	_, log := watchDevice(t, engineOf(t, after), "alice", "alice-2")
 	const each = 20
 	var wg sync.WaitGroup
@@ -176,11 +165,8 @@ func TestSendsRightAfterARestartBothWays(t *testing.T) {
 		if m.Content == "after" && m.SeqNo <= 4 {
 			t.Fatalf("%s stored at seq %d, among the messages from before the restart", m.MessageID, m.SeqNo)
 		}
-		// No number skipped: a hole holds the conversation's clients up.
-		if want := int64(len(h.Messages) - i); m.SeqNo != want {
-			t.Fatalf("message %d from the newest is seq %d, want %d: a hole", i, m.SeqNo, want)
-		}
 	}
+	checkNoHole(t, h.Messages)
 	if len(h.Messages) != 4+2*each {
 		t.Fatalf("%d messages stored, want %d", len(h.Messages), 4+2*each)
 	}
@@ -214,18 +200,7 @@ func firstSeen(seqs []int64) []int64 {
 // the old messages, with no hole (a hole holds the clients' acks for HoleWait).
 func TestBatchLargerThanTheConversationAfterARestart(t *testing.T) {
 	ctx := context.Background()
-	store := openStore(t)
-	before := serviceOn(t, store, server.Config{SendRate: -1})
-	registerAliceAndBob(t, before)
-	conv := wire.DirectConversationID("alice", "bob")
-	for i := range 3 {
-		if _, _, err := before.Send(ctx, "alice", conv, wire.SendRequest{MessageID: "old" + strconv.Itoa(i), Content: "before"}, nil); err != nil {
-			t.Fatal(err)
-		}
-	}
-	before.Shutdown(ctx)
-
-	after := serviceOn(t, store, server.Config{SendRate: -1})
+	after, conv := restartAfter(t, 3)
 	reqs := make([]wire.SendRequest, 7)
 	for i := range reqs {
 		reqs[i] = wire.SendRequest{MessageID: "new" + strconv.Itoa(i), Content: "after"}
@@ -245,12 +220,38 @@ func TestBatchLargerThanTheConversationAfterARestart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i, m := range h.Messages { // newest first
-		if want := int64(len(h.Messages) - i); m.SeqNo != want {
-			t.Fatalf("message %d from the newest is seq %d, want %d: a hole", i, m.SeqNo, want)
-		}
-	}
+	checkNoHole(t, h.Messages)
 	if len(h.Messages) != 3+7+1 {
 		t.Fatalf("%d messages stored, want 11", len(h.Messages))
+	}
+}
+
+// restartAfter stores old messages from alice to bob on a Service, shuts it
+// down, and returns a new Service on the same store, as after a restart: its
+// in-memory counter starts behind the table.
+func restartAfter(t *testing.T, old int) (*server.Service, string) {
+	t.Helper()
+	ctx := context.Background()
+	store := openStore(t)
+	before := serviceOn(t, store, server.Config{SendRate: -1})
+	registerAliceAndBob(t, before)
+	conv := wire.DirectConversationID("alice", "bob")
+	for i := range old {
+		if _, _, err := before.Send(ctx, "alice", conv, wire.SendRequest{MessageID: "old" + strconv.Itoa(i), Content: "before"}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before.Shutdown(ctx)
+	return serviceOn(t, store, server.Config{SendRate: -1}), conv
+}
+
+// checkNoHole fails unless msgs (newest first) are numbered from 1 with no
+// number skipped: a hole holds the conversation's clients up for HoleWait.
+func checkNoHole(t *testing.T, msgs []wire.Message) {
+	t.Helper()
+	for i, m := range msgs {
+		if want := int64(len(msgs) - i); m.SeqNo != want {
+			t.Fatalf("message %d from the newest is seq %d, want %d: a hole", i, m.SeqNo, want)
+		}
 	}
 }
