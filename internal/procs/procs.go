@@ -161,7 +161,9 @@ const idleSample = 100 * time.Millisecond
 func (o Options) run(quit <-chan struct{}) {
 	sample := []metrics.Sample{{Name: runnableMetric}}
 	if metrics.Read(sample); sample[0].Value.Kind() != metrics.KindUint64 {
-		o.Logger.Warn("processors: the runtime does not report " + runnableMetric + "; GOMAXPROCS left at 1")
+		// A runtime without the metric: all processors, as without Adapt.
+		runtime.GOMAXPROCS(o.Max)
+		o.Logger.Warn("processors: the runtime does not report "+runnableMetric+"; not adapting", "processors", o.Max)
 		<-quit
 		return
 	}
