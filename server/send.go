@@ -333,13 +333,11 @@ func (s *Service) storeQueued(ctx context.Context, st *stripe, qa QueuedAppender
 	st.Unlock()
 	// The next queued send of the stripe hands over after this one, whatever
 	// becomes of this one; so this one waits for the one before.
-	defer func() {
-		if prev != nil {
-			<-prev
-		}
-		close(mine)
-	}()
+	defer close(mine)
 	dups, err := wait()
+	if prev != nil {
+		<-prev
+	}
 	if errors.Is(err, ErrSeqTaken) {
 		*pool = unused
 		return false
@@ -351,9 +349,6 @@ func (s *Service) storeQueued(ctx context.Context, st *stripe, qa QueuedAppender
 		return true
 	}
 	s.appended(msgs, dups, out)
-	if prev != nil {
-		<-prev
-	}
 	s.handOver(ctx, convID, msgs, out, members, from)
 	return true
 }

@@ -76,7 +76,8 @@ func (p *seqPool) take(n int) (first int64, ok bool) {
 }
 
 // drop empties the pool without giving its numbers back: a seq_no collided,
-// so the counter was behind the table and the numbers are stored ones.
+// so the counter was behind the table. Those at or below the table's last_seq
+// are stored ones; Service.giveBackUnstored returns the rest first.
 func (p *seqPool) drop() {
 	if p != nil {
 		p.next = p.last + 1

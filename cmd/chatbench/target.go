@@ -132,7 +132,7 @@ func serve(args []string, stdout, stderr io.Writer) error {
 		return errors.New("serve: --data-dir is required")
 	}
 	raiseFileLimit()
-	if *adaptiveProcs && os.Getenv("GOMAXPROCS") == "" {
+	if *adaptiveProcs {
 		defer procs.Adapt(procs.Options{})()
 	}
 	if *cpuProfile != "" {

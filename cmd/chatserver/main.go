@@ -30,7 +30,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "chatserver:", err)
 		os.Exit(1)
 	}
-	stopProcs := m.AdaptProcs(os.Getenv)
+	stopProcs := m.AdaptProcs()
 	defer stopProcs()
 	select {
 	case <-ctx.Done():

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"runtime"
@@ -97,19 +98,22 @@ func TestAdaptProcsFollowsItsFlagAndGOMAXPROCS(t *testing.T) {
 		{nil, map[string]string{"CHATSERVER_ADAPTIVE_PROCS": "false"}, false},
 		{nil, map[string]string{"GOMAXPROCS": "2"}, false},
 	} {
-		getenv := func(k string) string { return c.env[k] }
-		m := NewMain(io.Discard)
-		if err := m.ParseFlags(c.args, getenv); err != nil {
-			t.Fatal(err)
-		}
-		stop := m.AdaptProcs(getenv)
-		during := runtime.GOMAXPROCS(0)
-		stop()
-		if adapted := during == 1; adapted != c.adapts {
-			t.Errorf("%v %v: GOMAXPROCS %d while adapting, want adapting %v", c.args, c.env, during, c.adapts)
-		}
-		if after := runtime.GOMAXPROCS(0); after != 2 {
-			t.Errorf("%v %v: GOMAXPROCS %d after stop, want the 2 it found", c.args, c.env, after)
-		}
+		t.Run(fmt.Sprint(c.args, c.env), func(t *testing.T) {
+			t.Setenv("GOMAXPROCS", c.env["GOMAXPROCS"]) // read from the process's environment
+			getenv := func(k string) string { return c.env[k] }
+			m := NewMain(io.Discard)
+			if err := m.ParseFlags(c.args, getenv); err != nil {
+				t.Fatal(err)
+			}
+			stop := m.AdaptProcs()
+			during := runtime.GOMAXPROCS(0)
+			stop()
+			if adapted := during == 1; adapted != c.adapts {
+				t.Errorf("%v %v: GOMAXPROCS %d while adapting, want adapting %v", c.args, c.env, during, c.adapts)
+			}
+			if after := runtime.GOMAXPROCS(0); after != 2 {
+				t.Errorf("%v %v: GOMAXPROCS %d after stop, want the 2 it found", c.args, c.env, after)
+			}
+		})
 	}
 }

@@ -222,8 +222,8 @@ func (m *Main) Run(ctx context.Context) error {
 // or the GOMAXPROCS variable is set: then the count stands. It is the
 // process's setting, so the binary calls it and Run does not: tests run
 // several Mains in one process.
-func (m *Main) AdaptProcs(getenv func(string) string) (stop func()) {
-	if !m.adaptiveProcs || getenv("GOMAXPROCS") != "" {
+func (m *Main) AdaptProcs() (stop func()) {
+	if !m.adaptiveProcs {
 		return func() {}
 	}
 	log := m.Config.Logger

@@ -17,6 +17,7 @@ package procs
 
 import (
 	"log/slog"
+	"os"
 	"runtime"
 	"runtime/metrics"
 	"sync"
@@ -130,12 +131,14 @@ var running atomic.Bool
 
 // Adapt sets GOMAXPROCS to 1 and from then on by load, until stop is called,
 // which puts back the count it found. One Adapt runs in a process at a time:
-// a second returns a stop that does nothing. Setting GOMAXPROCS ends the
+// a second returns a stop that does nothing, and so does Adapt when the
+// GOMAXPROCS environment variable is set: that count is the operator's.
+// Setting GOMAXPROCS ends the
 // runtime's own updates of it from a container's CPU limit; Max defaults to
 // the count the runtime had chosen when Adapt starts.
 func Adapt(opts Options) (stop func()) {
 	o := opts.withDefaults()
-	if o.Max <= 1 || !running.CompareAndSwap(false, true) {
+	if o.Max <= 1 || os.Getenv("GOMAXPROCS") != "" || !running.CompareAndSwap(false, true) {
 		return func() {}
 	}
 	before := runtime.GOMAXPROCS(1)

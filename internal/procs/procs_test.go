@@ -131,10 +131,22 @@ func TestOneProcessorMachineIsLeftAlone(t *testing.T) {
 	stop()
 }
 
+func TestAnOperatorsGOMAXPROCSStands(t *testing.T) {
+	t.Setenv("GOMAXPROCS", "2")
+	before := runtime.GOMAXPROCS(2)
+	defer runtime.GOMAXPROCS(before)
+	stop := Adapt(Options{Max: 2})
+	defer stop()
+	if got := runtime.GOMAXPROCS(0); got != 2 {
+		t.Fatalf("Adapt changed GOMAXPROCS to %d with GOMAXPROCS=2 in the environment", got)
+	}
+}
+
 // Adapt starts at one processor, adds one when goroutines keep waiting, and
 // puts back what it found when stopped; a second Adapt while one runs changes
 // nothing.
 func TestAdaptFollowsTheRunQueue(t *testing.T) {
+	t.Setenv("GOMAXPROCS", "") // an operator's count would make Adapt stand aside
 	before := runtime.GOMAXPROCS(2)
 	defer runtime.GOMAXPROCS(before)
 	stop := Adapt(Options{Max: 2, Sample: time.Millisecond, Window: 5, FirstProbe: time.Hour})
