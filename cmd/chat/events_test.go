@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -115,5 +116,54 @@ func TestFetchAndSearch(t *testing.T) {
 	}
 	if _, stderr, code := alice.run("", "search"); code != 2 || !strings.Contains(stderr, "what to search for") {
 		t.Fatalf("search with no words: exit %d, %q", code, stderr)
+	}
+}
+
+// A reply's line in history, tail and search starts with what it answers: the
+// sender and first words of that message, from the page, the cache or the
+// server; "deleted" once it is; made safe for the terminal like any text.
+func TestRepliesShowWhatTheyAnswer(t *testing.T) {
+	srv := servertest.Start(t)
+	alice, bob := newUser(t, srv, "alice"), newUser(t, srv, "bob")
+	long := strings.TrimSpace(alice.must("", "send", "--to", "bob", "lunch at noon? let's meet by the fountain in the park near the office"))
+	short := strings.TrimSpace(alice.must("", "send", "--to", "bob", "or at one"))
+	reply := strings.TrimSpace(bob.must("", "send", "--to", "alice", "--reply-to", long, "yes"))
+	wantLong := "#" + reply + " bob: (reply to #" + long + " alice: “lunch at noon? let's meet by the founta…”) yes"
+
+	if out := bob.must("", "history", "--with", "alice"); !strings.Contains(out, wantLong) {
+		t.Errorf("history (the answered message in the page):\n%s\nwant a line with %q", out, wantLong)
+	}
+	// Only the reply in the page: the answered message comes from the server.
+	if out := bob.must("", "history", "--with", "alice", "--limit", "1"); !strings.Contains(out, wantLong) {
+		t.Errorf("history --limit 1 (the answered message outside the page):\n%s\nwant a line with %q", out, wantLong)
+	}
+	// search reads the cache only, which fetch fills.
+	bob.must("", "fetch", "--with", "alice")
+	if out := bob.must("", "search", "--with", "alice", "yes"); !strings.Contains(out, wantLong) {
+		t.Errorf("search:\n%s\nwant a line with %q", out, wantLong)
+	}
+
+	// tail: a live reply to a message tail has not seen is quoted from the server.
+	lines, stderr := bob.tailLines("--with", "alice")
+	live := strings.TrimSpace(alice.must("", "send", "--to", "bob", "--reply-to", short, "see you then"))
+	waitLine(t, lines, stderr, "#"+live+" alice: (reply to #"+short+" alice: “or at one”) see you then")
+
+	// Deleted, the answered message is no longer quoted; hostile text is cleaned.
+	alice.must("", "delete", "--to", "bob", long)
+	conv := wire.DirectConversationID("alice", "bob")
+	sent, _, err := alice.api().SendMessage(context.Background(), conv, wire.SendRequest{MessageID: "evil-quoted", Content: hostile})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bob.must("", "send", "--to", "alice", "--reply-to", fmt.Sprint(sent.SeqNo), "what?")
+	out := bob.must("", "history", "--with", "alice")
+	if want := "(reply to #" + long + ", deleted) yes"; !strings.Contains(out, want) {
+		t.Errorf("history after the delete:\n%s\nwant a line with %q", out, want)
+	}
+	if !strings.Contains(out, "(reply to #"+fmt.Sprint(sent.SeqNo)+" alice: “hi") {
+		t.Errorf("history lacks the quoted hostile message:\n%s", out)
+	}
+	if r, bad := terminalUnsafe(out); bad {
+		t.Errorf("history printed %U: %q", r, out)
 	}
 }

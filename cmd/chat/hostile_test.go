@@ -1,13 +1,10 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"strings"
 	"testing"
-	"time"
 	"unicode/utf8"
 
 	"github.com/chatterm/chat/server/servertest"
@@ -72,32 +69,7 @@ func TestHostileTextNeverReachesTheTerminal(t *testing.T) {
 		}
 	})
 	t.Run("tail", func(t *testing.T) {
-		c := alice.cmd("tail", "--with", "bob")
-		stdout, err := c.StdoutPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		var errOut bytes.Buffer
-		c.Stderr = &errOut
-		if err := c.Start(); err != nil {
-			t.Fatal(err)
-		}
-		defer c.Wait()
-		defer c.Process.Kill()
-		line := make(chan string, 1)
-		go func() {
-			r := bufio.NewReader(stdout)
-			s, _ := r.ReadString('\n')
-			line <- s
-		}()
-		select {
-		case s := <-line:
-			check("tail", s)
-			if !strings.Contains(s, "bob: trust me") {
-				t.Fatalf("tail printed %q", s)
-			}
-		case <-time.After(20 * time.Second):
-			t.Fatalf("tail printed nothing; stderr %q", errOut.String())
-		}
+		lines, stderr := alice.tailLines("--with", "bob")
+		check("tail", waitLine(t, lines, stderr, "bob: trust me"))
 	})
 }

@@ -74,6 +74,55 @@ func (u *user) cmd(args ...string) *exec.Cmd {
 	return c
 }
 
+// tailLines starts `chat tail args...` as u and streams its output lines; the
+// process is killed when the test ends.
+func (u *user) tailLines(args ...string) (lines <-chan string, stderr *bytes.Buffer) {
+	u.t.Helper()
+	c := u.cmd(append([]string{"tail"}, args...)...)
+	stdout, err := c.StdoutPipe()
+	if err != nil {
+		u.t.Fatal(err)
+	}
+	stderr = &bytes.Buffer{}
+	c.Stderr = stderr
+	if err := c.Start(); err != nil {
+		u.t.Fatal(err)
+	}
+	u.t.Cleanup(func() {
+		c.Process.Kill()
+		c.Wait()
+	})
+	out := make(chan string, 64)
+	go func() {
+		defer close(out)
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			out <- sc.Text()
+		}
+	}()
+	return out, stderr
+}
+
+// waitLine returns the first of lines that contains want, failing the test if
+// none comes within 20 s.
+func waitLine(t *testing.T, lines <-chan string, stderr *bytes.Buffer, want string) string {
+	t.Helper()
+	deadline := time.After(20 * time.Second)
+	for {
+		select {
+		case l, ok := <-lines:
+			if !ok {
+				t.Fatalf("tail ended before a line with %q; stderr %q", want, stderr.String())
+			}
+			if strings.Contains(l, want) {
+				return l
+			}
+		case <-deadline:
+			t.Fatalf("tail printed no line with %q; stderr %q", want, stderr.String())
+		}
+	}
+}
+
 // run runs chat with stdin and returns stdout, stderr and the exit code.
 func (u *user) run(stdin string, args ...string) (string, string, int) {
 	u.t.Helper()

@@ -60,6 +60,7 @@ func (a *app) runHistory(ctx context.Context, args []string) error {
 	msgs := resp.Messages
 	slices.Reverse(msgs) // the server pages newest first; a log reads oldest first
 	enc := json.NewEncoder(a.stdout)
+	quotes := pageQuotes(msgs, cachedQuotes(ctx, nil, api))
 	for _, m := range msgs {
 		if *asJSON {
 			if err := enc.Encode(m); err != nil {
@@ -67,7 +68,7 @@ func (a *app) runHistory(ctx context.Context, args []string) error {
 			}
 			continue
 		}
-		printMessage(a.stdout, m, false)
+		printMessage(a.stdout, m, false, quotes)
 	}
 	if resp.NextBeforeSeq > 0 && !*asJSON {
 		fmt.Fprintf(a.stderr, "(older messages: add --before %d)\n", resp.NextBeforeSeq)
@@ -75,8 +76,9 @@ func (a *app) runHistory(ctx context.Context, args []string) error {
 	return nil
 }
 
-// printMessage writes one message as a human-readable line.
-func printMessage(w io.Writer, m wire.Message, withConversation bool) {
+// printMessage writes one message as a human-readable line; a reply begins
+// with what it answers, as quotes finds it (nil: its seq_no only).
+func printMessage(w io.Writer, m wire.Message, withConversation bool, quotes quoter) {
 	conv := ""
 	if withConversation {
 		conv = m.ConversationID + " "
@@ -115,7 +117,7 @@ func printMessage(w io.Writer, m wire.Message, withConversation bool) {
 		text += "[attachment " + attachmentLabel(m) + termtext.OneLine(m.Attachment) + "]"
 	}
 	if m.ReplyTo > 0 {
-		text = fmt.Sprintf("(reply to #%d) %s", m.ReplyTo, text)
+		text = replyLabel(m, quotes) + " " + text
 	}
 	switch {
 	case m.Deleted:
@@ -277,6 +279,7 @@ func (a *app) runTail(ctx context.Context, args []string) error {
 	done := make(chan error, 1)
 	go func() { done <- sess.Run(ctx) }()
 	enc := json.NewEncoder(a.stdout)
+	quotes := cachedQuotes(ctx, store, api)
 	lastNote := ""
 	for {
 		select {
@@ -293,7 +296,7 @@ func (a *app) runTail(ctx context.Context, args []string) error {
 						return err
 					}
 				} else {
-					printMessage(a.stdout, ev.Message, conv == "")
+					printMessage(a.stdout, ev.Message, conv == "", quotes)
 				}
 			case client.StateEvent:
 				note := ""

@@ -72,6 +72,7 @@ func (a *app) runSearch(ctx context.Context, args []string) error {
 		return err
 	}
 	enc := json.NewEncoder(a.stdout)
+	quotes := cachedQuotes(ctx, store, nil) // the cache alone: search works offline
 	for _, h := range hits {
 		if *asJSON {
 			plain := strings.NewReplacer(localstore.SnippetStart, "", localstore.SnippetEnd, "").Replace(h.Snippet)
@@ -83,7 +84,7 @@ func (a *app) runSearch(ctx context.Context, args []string) error {
 			}
 			continue
 		}
-		printMessage(a.stdout, h.Message, conv == "")
+		printMessage(a.stdout, h.Message, conv == "", quotes)
 	}
 	if len(hits) == 0 && !*asJSON {
 		fmt.Fprintln(a.stderr, "(nothing found in the cache; chat fetch --with USER fills it with a whole conversation)")

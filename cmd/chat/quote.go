@@ -1,0 +1,105 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/chatterm/chat/client"
+	"github.com/chatterm/chat/internal/termtext"
+	"github.com/chatterm/chat/localstore"
+	"github.com/chatterm/chat/wire"
+)
+
+// quoteRunes is how much of a quoted message a reply's line shows: enough to
+// tell which message it answers, short enough to leave the reply the line.
+const quoteRunes = 40
+
+// quoter finds the message of a conversation that a reply answers; ok is false
+// when it is not at hand.
+type quoter func(conversationID string, seq int64) (m wire.Message, ok bool)
+
+// replyLabel begins a reply's line: the answered message's sender and first
+// words when q finds it, else its seq_no alone.
+func replyLabel(reply wire.Message, q quoter) string {
+	if q != nil {
+		if m, ok := q(reply.ConversationID, reply.ReplyTo); ok {
+			if m.Deleted {
+				return fmt.Sprintf("(reply to #%d, deleted)", reply.ReplyTo)
+			}
+			text := termtext.OneLine(m.Content)
+			if text == "" && m.Attachment != "" {
+				text = "[attachment]"
+			}
+			return fmt.Sprintf("(reply to #%d %s: “%s”)", reply.ReplyTo, m.SenderID, shorten(text, quoteRunes))
+		}
+	}
+	return fmt.Sprintf("(reply to #%d)", reply.ReplyTo)
+}
+
+func shorten(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
+}
+
+// quoteWait bounds the server's answer for one quoted message: a reply
+// prints without its quote rather than hold up the lines after it.
+const quoteWait = 3 * time.Second
+
+// cachedQuotes finds answered messages in a cache, and failing that asks the
+// server for them (one history page of one message each), remembering what it
+// found and what the server said it does not have.
+func cachedQuotes(ctx context.Context, store *localstore.Store, api *client.API) quoter {
+	type key struct {
+		conv string
+		seq  int64
+	}
+	seen := map[key]*wire.Message{}
+	return func(conv string, seq int64) (wire.Message, bool) {
+		k := key{conv, seq}
+		if m, ok := seen[k]; ok {
+			if m == nil {
+				return wire.Message{}, false
+			}
+			return *m, true
+		}
+		if store != nil {
+			if m, err := store.Message(ctx, conv, seq); err == nil {
+				seen[k] = &m
+				return m, true
+			}
+		}
+		if api == nil {
+			return wire.Message{}, false
+		}
+		qctx, cancel := context.WithTimeout(ctx, quoteWait)
+		defer cancel()
+		page, err := api.History(qctx, conv, seq+1, 1)
+		if err != nil {
+			return wire.Message{}, false // asked again next time
+		}
+		if len(page.Messages) == 0 || page.Messages[0].SeqNo != seq {
+			seen[k] = nil
+			return wire.Message{}, false
+		}
+		seen[k] = &page.Messages[0]
+		return page.Messages[0], true
+	}
+}
+
+// pageQuotes finds answered messages in a page of history before asking q.
+func pageQuotes(page []wire.Message, q quoter) quoter {
+	bySeq := make(map[int64]wire.Message, len(page))
+	for _, m := range page {
+		bySeq[m.SeqNo] = m
+	}
+	return func(conv string, seq int64) (wire.Message, bool) {
+		if m, ok := bySeq[seq]; ok && m.ConversationID == conv {
+			return m, true
+		}
+		return q(conv, seq)
+	}
+}
