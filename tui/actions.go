@@ -170,6 +170,28 @@ func (m *chatModel) startAction(a composeAction, mine bool) tea.Cmd {
 	return m.focusCompose()
 }
 
+// quickReactions are what a reaction offers under the keys 1–6 while nothing
+// is typed yet: the emoji chat apps put first.
+var quickReactions = [...]string{"👍", "❤", "😂", "🎉", "😮", "🙏"}
+
+// quickReaction is the emoji key picks when a reaction's composer is still
+// empty; ok is false for any other key, or once something is typed.
+func (m *chatModel) quickReaction(key string) (emoji string, ok bool) {
+	if m.action != actReact || m.compose.Value() != "" || len(key) != 1 || key[0] < '1' || int(key[0]-'1') >= len(quickReactions) {
+		return "", false
+	}
+	return quickReactions[key[0]-'1'], true
+}
+
+// quickPicks is the line of quickReactions with their keys.
+func quickPicks() string {
+	parts := make([]string, len(quickReactions))
+	for i, e := range quickReactions {
+		parts[i] = fmt.Sprintf("%d %s", i+1, e)
+	}
+	return strings.Join(parts, "  ")
+}
+
 // cancelAction leaves a reply, reaction or edit; an edit's text goes with it.
 func (m *chatModel) cancelAction() {
 	if m.action == actEdit {
@@ -218,7 +240,7 @@ func (m *chatModel) actionLine() string {
 	case actEdit:
 		what = "✎ editing your message"
 	case actReact:
-		what = "react to " + m.target.SenderID + "'s message with an emoji (the same one again takes it back)"
+		what = "react to " + m.target.SenderID + "'s message: " + quickPicks() + "  or type an emoji (the same one again takes it back)"
 	default:
 		return ""
 	}

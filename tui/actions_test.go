@@ -87,6 +87,27 @@ func TestMessageActionKeys(t *testing.T) {
 	if m := last(); m.Kind != wire.KindReaction || m.TargetSeq != 7 || m.Content != "👍" {
 		t.Fatalf("reaction sent as %+v", m)
 	}
+	// Before anything is typed, 1–6 pick a reaction at once; after, a digit is text.
+	h.key("esc", "s", "up", "+")
+	h.wantScreen("1 👍  2 ❤")
+	h.key("2")
+	if m := last(); m.Kind != wire.KindReaction || m.TargetSeq != 6 || m.Content != "❤" {
+		t.Fatalf("quick reaction 2 sent as %+v", m)
+	}
+	if h.root().chat.action != actMessage || h.root().chat.compose.Value() != "" {
+		t.Fatalf("after a quick reaction: action %v, composer %q", h.root().chat.action, h.root().chat.compose.Value())
+	}
+	sends := len(be.sends)
+	h.key("esc", "s", "+")
+	h.typeText("x3")
+	if len(be.sends) != sends || h.root().chat.compose.Value() != "x3" {
+		t.Fatalf("a digit after text: %d sends, composer %q", len(be.sends)-sends, h.root().chat.compose.Value())
+	}
+	h.key("esc") // cancels the reaction; its text stays as a plain draft
+	if h.root().chat.action != actMessage {
+		t.Fatal("esc did not cancel the reaction")
+	}
+	h.key("ctrl+c")
 	h.key("esc", "e") // my newest: b5
 	if got := h.root().chat.compose.Value(); !strings.HasPrefix(got, "it needs a second pair") {
 		t.Fatalf("e put %q in the composer", got)

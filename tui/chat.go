@@ -522,6 +522,11 @@ func (m *chatModel) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 		case msg.String() == "pgdown":
 			m.scroll(-(hist - 1))
 			return m.maybeMarkRead()
+		case m.action == actReact:
+			if emoji, ok := m.quickReaction(msg.String()); ok {
+				m.compose.SetValue(emoji)
+				return m.send()
+			}
 		}
 		before := m.compose.Value()
 		var cmd tea.Cmd
