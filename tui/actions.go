@@ -87,8 +87,8 @@ func (m *chatModel) acted(mine bool) (wire.Message, bool) {
 }
 
 // handleActionKey serves the keys that act on messages, while reading: s
-// selects (then ↑/↓ move, esc lets go), r replies, + reacts, e edits, D
-// deletes (pressed twice). handled is false for any other key.
+// selects (then ↑/↓ move, esc lets go), r replies, p goes to what a reply
+// answers, + reacts, e edits, D deletes (pressed twice). handled is false for any other key.
 func (m *chatModel) handleActionKey(msg tea.KeyPressMsg) (cmd tea.Cmd, handled bool) {
 	k := m.c.keys
 	key := msg.String()
@@ -125,6 +125,8 @@ func (m *chatModel) handleActionKey(msg tea.KeyPressMsg) (cmd tea.Cmd, handled b
 		return nil, true
 	case matches(msg, k.Reply):
 		return m.startAction(actReply, false), true
+	case matches(msg, k.Quoted):
+		return m.gotoQuoted(), true
 	case matches(msg, k.React):
 		return m.startAction(actReact, false), true
 	case matches(msg, k.EditMsg):
@@ -289,6 +291,26 @@ func reactionsLine(reactions map[string]string, me string) string {
 		parts = append(parts, p)
 	}
 	return strings.Join(parts, "  ")
+}
+
+// gotoQuoted selects the message the selected reply answers, or without a
+// selection the one the newest reply answers, loading older pages for it as
+// for a search result.
+func (m *chatModel) gotoQuoted() tea.Cmd {
+	var quoted int64
+	if x, ok := m.messageAt(m.selected); ok && m.selected != 0 {
+		quoted = x.ReplyTo
+	} else {
+		for i := len(m.msgs) - 1; i >= 0 && quoted == 0; i-- {
+			if x := m.msgs[i]; visible(x) && !x.Deleted {
+				quoted = x.ReplyTo
+			}
+		}
+	}
+	if quoted == 0 {
+		return flash("not a reply", false)
+	}
+	return m.jump(quoted)
 }
 
 // jump shows the message at seq selected (a search result): at once when it

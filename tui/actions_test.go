@@ -202,3 +202,21 @@ func TestAttachCommand(t *testing.T) {
 		}
 	}
 }
+
+// p goes to the message a reply answers: the selected reply's, or without a
+// selection the newest reply's; on a message that is no reply it says so.
+func TestGoToQuoted(t *testing.T) {
+	h := newHarness(t, eventsFixture(), 80, 24)
+	h.key("j", "enter", "esc") // the team chat, reading
+	h.key("p")
+	if got := h.root().chat.selected; got != 1 {
+		t.Fatalf("p without a selection selected #%d, want #1 (what the newest reply, #4, answers)", got)
+	}
+	h.wantScreen("▶")
+	h.key("esc", "s") // the newest message, #10, is no reply
+	h.key("p")
+	h.wantScreen("not a reply")
+	if got := h.root().chat.selected; got != 10 {
+		t.Fatalf("p on a message that is no reply moved the selection to #%d", got)
+	}
+}

@@ -42,6 +42,7 @@ type KeyMap struct {
 	// Acting on messages (actions.go): a selection, then a key.
 	Select  key.Binding
 	Reply   key.Binding
+	Quoted  key.Binding // to the message a reply answers
 	React   key.Binding
 	EditMsg key.Binding
 	Delete  key.Binding
@@ -103,6 +104,7 @@ func DefaultKeyMap() KeyMap {
 
 		Select:   b([]string{"s", "v"}, "s", "select a message (then ↑/↓)"),
 		Reply:    b([]string{"r"}, "r", "reply to it (or the newest)"),
+		Quoted:   b([]string{"p"}, "p", "go to what it replies to"),
 		React:    b([]string{"+"}, "+", "react with an emoji"),
 		EditMsg:  b([]string{"e"}, "e", "edit it (or your newest)"),
 		Delete:   b([]string{"D"}, "D D", "delete it for everyone"),
@@ -134,7 +136,7 @@ func (k KeyMap) sections() []helpSection {
 		{"Everywhere", []key.Binding{k.Finder, k.Search, k.NextUnread, k.Reconnect, k.Mouse, k.Help, k.Quit}},
 		{"Inbox", []key.Binding{k.Up, k.Down, k.Top, k.Bottom, k.Open, k.NewDirect, k.NewGroup}},
 		{"Chat: reading (esc)", []key.Binding{k.Up, k.Down, k.HalfUp, k.HalfDown, k.PageUp, k.PageDown, k.Top, k.Bottom, k.FirstUnread, k.Compose, k.Members, k.Mute, k.Back}},
-		{"Chat: on a message", []key.Binding{k.Select, k.Reply, k.React, k.EditMsg, k.Delete, k.OpenFile, k.SaveFile}},
+		{"Chat: on a message", []key.Binding{k.Select, k.Reply, k.Quoted, k.React, k.EditMsg, k.Delete, k.OpenFile, k.SaveFile}},
 		{"Chat: writing", []key.Binding{k.Send, k.Newline, k.Editor, k.Cancel, k.Recall, k.Forward, k.PageUp, k.PageDown}},
 	}
 }
