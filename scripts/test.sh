@@ -72,11 +72,11 @@ CHATSERVER_TEST_BACKEND=production go test -count=1 -timeout 15m ./server/e2e/
 # minimizing a new input is capped so that a slow one cannot stretch the run.
 fuzz() { go test -run '^$' -fuzz "^$1\$" -fuzztime "$2" -fuzzminimizetime 3s "$3"; }
 echo "== fuzz the protocol decoders"
-fuzz FuzzDecodeFrame 300000x ./wire/
-fuzz FuzzDecodeRequests 200000x ./wire/
+fuzz FuzzDecodeFrame 450000x ./wire/
+fuzz FuzzDecodeRequests 400000x ./wire/
 echo "== fuzz the HTTP handlers and the terminal sanitiser"
-fuzz FuzzHTTPAPI 25000x ./server/httpd/
-fuzz FuzzClean 100000x ./internal/termtext/
+fuzz FuzzHTTPAPI 40000x ./server/httpd/
+fuzz FuzzClean 250000x ./internal/termtext/
 
 for extra in scripts/bench-smoke.sh scripts/tmux-e2e.sh scripts/quickstart.sh; do
 	if [ -x "$extra" ]; then
