@@ -454,11 +454,9 @@ func (s *Service) storeOne(ctx context.Context, m Message, receivers []string, p
 // that re-seeding to last_seq carries on from there instead of leaving them
 // as a hole that would hold the clients' acks for HoleWait.
 func (s *Service) giveBackUnstored(ctx context.Context, convID string, pool *seqPool, lastSeq int64) {
-	if pool != nil && pool.next <= pool.last && pool.last > lastSeq {
-		n := pool.last - max(pool.next-1, lastSeq)
-		if err := s.cfg.Sequencer.Release(ctx, convID, pool.last, int(n)); err != nil {
-			s.log.Debug("give unstored seq_nos back", "conversation", convID, "err", err)
-		}
+	if pool != nil {
+		pool.next = max(pool.next, lastSeq+1) // the stored ones stay taken
+		s.release(ctx, convID, pool)
 	}
 	pool.drop()
 }

@@ -31,18 +31,10 @@ func replyLabel(reply wire.Message, q quoter) string {
 			if text == "" && m.Attachment != "" {
 				text = "[attachment]"
 			}
-			return fmt.Sprintf("(reply to #%d %s: “%s”)", reply.ReplyTo, m.SenderID, shorten(text, quoteRunes))
+			return fmt.Sprintf("(reply to #%d %s: “%s”)", reply.ReplyTo, m.SenderID, truncate(text, quoteRunes))
 		}
 	}
 	return fmt.Sprintf("(reply to #%d)", reply.ReplyTo)
-}
-
-func shorten(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	return string(r[:n-1]) + "…"
 }
 
 // quoteWait bounds the server's answer for one quoted message: a reply
@@ -57,18 +49,19 @@ func cachedQuotes(ctx context.Context, store *localstore.Store, api *client.API)
 		conv string
 		seq  int64
 	}
-	seen := map[key]*wire.Message{}
+	type answer struct {
+		m  wire.Message
+		ok bool
+	}
+	seen := map[key]answer{}
 	return func(conv string, seq int64) (wire.Message, bool) {
 		k := key{conv, seq}
-		if m, ok := seen[k]; ok {
-			if m == nil {
-				return wire.Message{}, false
-			}
-			return *m, true
+		if a, ok := seen[k]; ok {
+			return a.m, a.ok
 		}
 		if store != nil {
 			if m, err := store.Message(ctx, conv, seq); err == nil {
-				seen[k] = &m
+				seen[k] = answer{m, true}
 				return m, true
 			}
 		}
@@ -81,12 +74,12 @@ func cachedQuotes(ctx context.Context, store *localstore.Store, api *client.API)
 		if err != nil {
 			return wire.Message{}, false // asked again next time
 		}
-		if len(page.Messages) == 0 || page.Messages[0].SeqNo != seq {
-			seen[k] = nil
-			return wire.Message{}, false
+		a := answer{}
+		if len(page.Messages) > 0 && page.Messages[0].SeqNo == seq {
+			a = answer{page.Messages[0], true}
 		}
-		seen[k] = &page.Messages[0]
-		return page.Messages[0], true
+		seen[k] = a
+		return a.m, a.ok
 	}
 }
 

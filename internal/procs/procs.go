@@ -133,9 +133,9 @@ var running atomic.Bool
 // which puts back the count it found. One Adapt runs in a process at a time:
 // a second returns a stop that does nothing, and so does Adapt when the
 // GOMAXPROCS environment variable is set: that count is the operator's.
-// Setting GOMAXPROCS ends the
-// runtime's own updates of it from a container's CPU limit; Max defaults to
-// the count the runtime had chosen when Adapt starts.
+// Setting GOMAXPROCS ends the runtime's own updates of it from a container's
+// CPU limit; Max defaults to the count the runtime had chosen when Adapt
+// starts.
 func Adapt(opts Options) (stop func()) {
 	o := opts.withDefaults()
 	if o.Max <= 1 || os.Getenv("GOMAXPROCS") != "" || !running.CompareAndSwap(false, true) {

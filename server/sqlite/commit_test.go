@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -99,11 +98,7 @@ func TestBatchWithFailingJobs(t *testing.T) {
 // choosing at random between the two would drop some, and a send numbered
 // and then not written leaves a hole behind the sends after it.
 func TestWriteQueuedDespiteAnEndedContext(t *testing.T) {
-	s, err := sqlite.Open(filepath.Join(t.TempDir(), "chat.db"), sqlite.Options{NoSync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
+	s := MustOpen(t)
 	conv := sqlite.CreateDirect(t, s, "a", "b")
 	ended, cancel := context.WithCancel(context.Background())
 	cancel()
