@@ -30,6 +30,10 @@ var (
 	// checked (another event changed it meanwhile, it was deleted, or it is
 	// not a message); nothing was written. The Service checks again.
 	ErrTargetChanged = errors.New("the event's target changed")
+	// ErrNewerSchema: the store was made, or last migrated, by a newer build
+	// than this one; this build must not write to it (it would not keep what
+	// the newer layout needs). Run that build or a later one.
+	ErrNewerSchema = errors.New("the store's schema is newer than this build knows")
 )
 
 // DuplicateError: a message with this (conversation_id, message_id) was stored

@@ -20,7 +20,23 @@ type Store interface {
 	MessageStore
 	BoundaryStore
 	InboxStore
+	IdentityStore
 	Close() error
+}
+
+// IdentityStore holds the store's identity: a random id that a restore from a
+// backup, or a rollback of the tables (a DynamoDB point-in-time restore),
+// replaces, so that clients holding messages the store no longer has can tell
+// (the hello frame says it; docs/self-hosting.md, "Restores and clients").
+type IdentityStore interface {
+	// StoreID returns the store's id, making one on the first call to a
+	// store that has none (a new store, or one from before ids). Errors
+	// wrap ErrNewerSchema when the store was made by a newer build.
+	StoreID(ctx context.Context) (string, error)
+	// RotateStoreID gives the store a new random id and returns it: the
+	// operator's step after rolling the store back. Nodes read the id when
+	// they start, so restart them after it.
+	RotateStoreID(ctx context.Context) (string, error)
 }
 
 // AccountStore holds users, login tokens and invites.

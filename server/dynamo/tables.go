@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -21,7 +22,14 @@ const (
 	// firstUserKey is the marker item claimed by the first registration; user
 	// ids cannot contain '#'.
 	firstUserKey = "#first"
+	// storeKey is the users-table item holding the store's identity and
+	// the schema version that last wrote it (identity.go).
+	storeKey = "#store"
 )
+
+// isMarker says whether a users-table key is one of the marker items rather
+// than a user (user ids cannot contain '#').
+func isMarker(id string) bool { return strings.HasPrefix(id, "#") }
 
 type tables struct {
 	users, tokens, invites, conversations, participants, messages, messageIDs, status, pending, media string

@@ -78,7 +78,7 @@ func (s *Store) CreateUser(ctx context.Context, u server.User, claim server.Clai
 func (s *Store) GetUser(ctx context.Context, id string) (server.User, error) {
 	var u server.User
 	err := s.do(ctx, "get user", func(ctx context.Context) error {
-		if id == "" || id == firstUserKey {
+		if id == "" || isMarker(id) {
 			return server.ErrNotFound
 		}
 		// Strongly consistent: a login right after registering must find the user.
@@ -169,7 +169,7 @@ func (s *Store) UpdateProfile(ctx context.Context, id string, ch server.ProfileC
 	}
 	var u server.User
 	err := s.do(ctx, "update profile", func(ctx context.Context) error {
-		if id == firstUserKey {
+		if isMarker(id) {
 			return server.ErrNotFound
 		}
 		out, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
@@ -216,7 +216,7 @@ func (s *Store) scanAll(ctx context.Context, op, table string, fn func(item)) er
 func (s *Store) ListUsers(ctx context.Context) ([]server.User, error) {
 	var out []server.User
 	err := s.scanAll(ctx, "list users", s.t.users, func(it item) {
-		if getS(it, "user_id") != firstUserKey {
+		if !isMarker(getS(it, "user_id")) {
 			out = append(out, userFrom(it))
 		}
 	})

@@ -134,6 +134,12 @@ func migrate(db *sql.DB) error {
 	if err != nil {
 		return err
 	}
+	if version > len(files) {
+		// A newer build migrated it: its tables may need what this build
+		// would not write (docs/self-hosting.md, "Upgrades").
+		return fmt.Errorf("%w: the database is at sqlite schema %d, this chatserver knows up to %d (chatserver --version); run a chatserver of the newer version, or restore a backup made before the upgrade",
+			server.ErrNewerSchema, version, len(files))
+	}
 	sort.Strings(files)
 	for i, f := range files {
 		if i < version {

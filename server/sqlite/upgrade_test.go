@@ -2,7 +2,11 @@ package sqlite_test
 
 import (
 	"context"
+	"database/sql"
+	"errors"
+	"fmt"
 	"os"
+	"strings"
 	"path/filepath"
 	"testing"
 
@@ -67,10 +71,53 @@ func TestUpgradeFromSchema3(t *testing.T) {
 	if u, err := st.UpdateProfile(ctx, "bob", server.ProfileChange{HidePresence: &hide}); err != nil || !u.HidePresence || u.DisplayName != "Bob" {
 		t.Fatalf("hide_presence on an upgraded user: %+v, %v", u, err)
 	}
+	// A store from before identities gets one on its first start, and keeps it.
+	id, err := st.StoreID(ctx)
+	if err != nil || len(id) != 32 {
+		t.Fatalf("the store id after the upgrade: %q, %v", id, err)
+	}
 	if err := st.Close(); err != nil {
 		t.Fatal(err)
 	}
 	if schema, err := sqlite.Check(ctx, path); err != nil || schema != sqlite.SchemaVersion() {
 		t.Fatalf("after the upgrade: schema %d (%v), want %d", schema, err, sqlite.SchemaVersion())
+	}
+	st, err = sqlite.Open(path, sqlite.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if again, err := st.StoreID(ctx); err != nil || again != id {
+		t.Fatalf("the store id after a restart: %q, %v; want %q", again, err, id)
+	}
+}
+
+// A database a newer build migrated is refused, with what to do, and left
+// as it was: an older build must not write to tables it does not know.
+func TestOpenRefusesANewerSchema(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "chat.db")
+	st, err := sqlite.Open(path, sqlite.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	newer := sqlite.SchemaVersion() + 1
+	db, err := sql.Open("sqlite3", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(fmt.Sprintf("PRAGMA user_version = %d", newer)); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	_, err = sqlite.Open(path, sqlite.Options{NoSync: true})
+	if !errors.Is(err, server.ErrNewerSchema) || !strings.Contains(err.Error(), fmt.Sprintf("sqlite schema %d, this chatserver knows up to %d", newer, sqlite.SchemaVersion())) {
+		t.Fatalf("open a database of schema %d: %v", newer, err)
+	}
+	if schema, err := sqlite.Check(ctx, path); err != nil || schema != newer {
+		t.Fatalf("after the refusal: schema %d (%v), want %d unchanged", schema, err, newer)
 	}
 }

@@ -39,6 +39,7 @@ func Run(t *testing.T, newStore Factory, opt Options) {
 	if opt.PerWorker == 0 {
 		opt.PerWorker = 25
 	}
+	t.Run("Identity", func(t *testing.T) { testIdentity(t, newStore(t)) })
 	t.Run("Users", func(t *testing.T) { testUsers(t, newStore(t)) })
 	t.Run("Tokens", func(t *testing.T) { testTokens(t, newStore(t)) })
 	t.Run("Administration", func(t *testing.T) { testAdministration(t, newStore(t)) })
@@ -839,5 +840,33 @@ func testMediaLinks(t *testing.T, s server.Store) {
 	must(t, err)
 	if len(got) != 2 || got[0] != "dm:alice:bob" || got[1] != "g:two" {
 		t.Fatalf("media conversations %v, want [dm:alice:bob g:two]", got)
+	}
+}
+
+// testIdentity: a store has an id from the start, keeps it, and a rotation
+// replaces it for good; the users are not touched by it.
+func testIdentity(t *testing.T, s server.Store) {
+	ctx := context.Background()
+	id, err := s.StoreID(ctx)
+	if err != nil || len(id) < 16 {
+		t.Fatalf("StoreID of a new store: %q, %v", id, err)
+	}
+	if again, err := s.StoreID(ctx); err != nil || again != id {
+		t.Fatalf("StoreID again: %q, %v; want %q", again, err, id)
+	}
+	if err := s.CreateUser(ctx, server.User{ID: "alice", DisplayName: "Alice", CreatedAt: t0}, server.Claim{First: true}); err != nil {
+		t.Fatal(err)
+	}
+	rotated, err := s.RotateStoreID(ctx)
+	if err != nil || rotated == id || len(rotated) < 16 {
+		t.Fatalf("RotateStoreID: %q, %v (was %q)", rotated, err, id)
+	}
+	if now, err := s.StoreID(ctx); err != nil || now != rotated {
+		t.Fatalf("StoreID after the rotation: %q, %v; want %q", now, err, rotated)
+	}
+	// The identity is no account: the administration's list shows users only.
+	us, err := s.ListUsers(ctx)
+	if err != nil || len(us) != 1 || us[0].ID != "alice" {
+		t.Fatalf("ListUsers beside the identity: %+v, %v", us, err)
 	}
 }
