@@ -133,6 +133,7 @@ func (c *Config) setDefaults() error {
 type Service struct {
 	cfg       Config
 	store     Store
+	storeID   string // the store's identity as read at start (IdentityStore)
 	log       *slog.Logger
 	metrics   *Metrics
 	hub       *conn.Hub
@@ -160,8 +161,18 @@ func New(cfg Config) (*Service, error) {
 	if err := cfg.setDefaults(); err != nil {
 		return nil, err
 	}
+	// The store's identity goes into every hello: read once, since it
+	// changes only under a stopped node (a restore, or a rollback followed
+	// by rotate-store-id and a restart). Reading it also refuses a store a
+	// newer build made, before anything is served from it.
+	idCtx, idCancel := context.WithTimeout(context.Background(), 30*time.Second)
+	storeID, err := cfg.Store.StoreID(idCtx)
+	idCancel()
+	if err != nil {
+		return nil, fmt.Errorf("read the store's identity: %w", err)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &Service{
+	s := &Service{storeID: storeID,
 		cfg: cfg, store: cfg.Store, log: cfg.Logger, metrics: cfg.Metrics,
 		hub: conn.NewHub(), ctx: ctx, cancel: cancel,
 		members: newMemberCache(5 * time.Second), lastSeq: newLastSeqCache(),
@@ -199,6 +210,10 @@ func New(cfg Config) (*Service, error) {
 
 // NodeID is this process's id in the connection registry.
 func (s *Service) NodeID() string { return s.cfg.NodeID }
+
+// StoreID is the store's identity as read at start, which the hello frame
+// tells every client (docs/protocol.md, "Store identity").
+func (s *Service) StoreID() string { return s.storeID }
 
 // Config returns the effective configuration (defaults filled in).
 func (s *Service) Config() Config { return s.cfg }

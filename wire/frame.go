@@ -80,6 +80,12 @@ type Frame struct {
 	// hello: the protocol version the server speaks (ProtocolVersion); absent
 	// from servers before version 2.
 	Protocol int `json:"protocol,omitempty"`
+	// hello: the server's store identity, which changes when the store is
+	// restored from a backup or rolled back. A client that cached messages
+	// under another id reconciles its cache (docs/protocol.md, "Store
+	// identity"). Absent from older servers; any printable ASCII, at most
+	// MaxStoreIDBytes.
+	StoreID string `json:"store_id,omitempty"`
 
 	UserID  string        `json:"user_id,omitempty"`      // hello: who is connected
 	Message *Message      `json:"message,omitempty"`      // message
@@ -94,6 +100,19 @@ type Frame struct {
 type Cursor struct {
 	ConversationID string `json:"conversation_id"`
 	SeqNo          int64  `json:"seq_no"`
+}
+
+// MaxStoreIDBytes bounds a hello's store_id (the servers here send 32 hex
+// digits).
+const MaxStoreIDBytes = 64
+
+func printableASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x21 || s[i] > 0x7e {
+			return false
+		}
+	}
+	return true
 }
 
 // MaxCursors bounds one sync frame.
@@ -195,6 +214,9 @@ func (f Frame) Validate() error {
 	case TypeHello:
 		if f.UserID == "" {
 			return Errorf(CodeInvalid, "hello: user_id is missing")
+		}
+		if len(f.StoreID) > MaxStoreIDBytes || !printableASCII(f.StoreID) {
+			return Errorf(CodeInvalid, "hello: store_id must be printable ASCII of at most %d bytes", MaxStoreIDBytes)
 		}
 	case TypeSent:
 		if f.ConversationID == "" || f.SeqNo <= 0 || f.MessageID == "" {

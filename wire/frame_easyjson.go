@@ -131,6 +131,12 @@ func easyjson9ca4e755DecodeGithubComChattermChatWire(in *jlexer.Lexer, out *Fram
 			} else {
 				out.Protocol = int(in.Int())
 			}
+		case "store_id":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.StoreID = string(in.String())
+			}
 		case "user_id":
 			if in.IsNull() {
 				in.Skip()
@@ -310,6 +316,11 @@ func easyjson9ca4e755EncodeGithubComChattermChatWire(out *jwriter.Writer, in Fra
 		const prefix string = ",\"protocol\":"
 		out.RawString(prefix)
 		out.Int(int(in.Protocol))
+	}
+	if in.StoreID != "" {
+		const prefix string = ",\"store_id\":"
+		out.RawString(prefix)
+		out.String(string(in.StoreID))
 	}
 	if in.UserID != "" {
 		const prefix string = ",\"user_id\":"

@@ -26,6 +26,7 @@ func sampleFrames() []Frame {
 		{Type: TypeTyping, ConversationID: "g:abc", UserID: "bob"},
 		{Type: TypeHello, UserID: "alice"},
 		{Type: TypeHello, UserID: "alice", Protocol: ProtocolVersion},
+		{Type: TypeHello, UserID: "alice", Protocol: ProtocolVersion, StoreID: "3f9a0c1d2e4b5a6978877665544332211"},
 		{Type: TypeSent, ID: "r1", ConversationID: "dm:alice:bob", SeqNo: 7, MessageID: "m1", Timestamp: ts},
 		{Type: TypeSent, ID: "r5", ConversationID: "g:x", SeqNo: 9, MessageID: "m4", Content: "👍", Timestamp: ts},
 		{Type: TypeMessage, Message: &Message{ConversationID: "dm:alice:bob", SeqNo: 7, MessageID: "m1", SenderID: "alice", Content: "hi", Attachment: "media/alice/abcdefghijklmnop0123", Timestamp: ts}},
@@ -85,6 +86,8 @@ func TestDecodeFrameErrors(t *testing.T) {
 		"ErrSeqNotNumber":  `{"type":"ack","conversation_id":"dm:a:b","seq_no":"7"}`,
 		"ErrSyncBadCursor": `{"type":"sync","cursors":[{"conversation_id":"","seq_no":1}]}`,
 		"ErrTypingNoConv":  `{"type":"typing"}`,
+		"ErrHelloStoreID":  `{"type":"hello","user_id":"alice","store_id":"has space"}`,
+		"ErrHelloLongID":   `{"type":"hello","user_id":"alice","store_id":"` + strings.Repeat("a", MaxStoreIDBytes+1) + `"}`,
 		"ErrTooLarge":      `{"type":"send","content":"` + strings.Repeat("x", MaxFrameBytes) + `"}`,
 	}
 	for name, in := range cases {

@@ -55,7 +55,8 @@ const restoreUsage = `Usage: chatserver restore [--data-dir DIR] [--force] FILE
 Restores a backup made by chatserver backup into DIR, which must be empty (or
 --force to replace what is there) and not in use by a chatserver. The backup
 is checked (its manifest, the database's integrity) before anything in DIR
-changes.
+changes. The restored store gets a new store id, so that clients reconcile
+their caches with it.
 `
 
 // runTool runs a subcommand other than serving; ok is false when args[0]
@@ -70,6 +71,8 @@ func runTool(ctx context.Context, args []string, stdout, stderr io.Writer, geten
 		err = runBackup(ctx, args[1:], stdout, stderr, getenv)
 	case "restore":
 		err = runRestore(ctx, args[1:], stderr, getenv)
+	case "rotate-store-id":
+		err = runRotateStoreID(ctx, args[1:], stdout, stderr, getenv)
 	default:
 		return 0, false
 	}
@@ -282,11 +285,23 @@ func runRestore(ctx context.Context, args []string, stderr io.Writer, getenv fun
 		return fmt.Errorf("%s: the database is at schema %d (manifest: %d); this chatserver knows up to %d", file, schema, m.Schema, sqlite.SchemaVersion())
 	}
 
+	// The restored store is not the one clients last saw: it lacks what was
+	// stored after the backup, and will number new messages from there. A
+	// new identity tells every client to reconcile its cache (a database
+	// from before identities gets a new one on its first start).
+	storeID, err := sqlite.RotateStoreIDAt(ctx, filepath.Join(staging, "chat.db"))
+	if err != nil {
+		return fmt.Errorf("%s: %w", file, err)
+	}
 	if err := swapIn(dataDir, staging); err != nil {
 		return err
 	}
-	fmt.Fprintf(stderr, "chatserver restore: %s into %s: the database (schema %d, backed up %s) and %d blobs\n",
-		file, dataDir, schema, m.Created.Format(time.RFC3339), m.Blobs)
+	idNote := "a new store id " + storeID
+	if storeID == "" {
+		idNote = "a new store id on its first start"
+	}
+	fmt.Fprintf(stderr, "chatserver restore: %s into %s: the database (schema %d, backed up %s, %s) and %d blobs\n",
+		file, dataDir, schema, m.Created.Format(time.RFC3339), idNote, m.Blobs)
 	return nil
 }
 

@@ -53,9 +53,14 @@ func post(t *testing.T, url, token string, body, out any) int {
 }
 
 func tool(args ...string) (int, string) {
-	var stderr bytes.Buffer
-	code, _ := runTool(context.Background(), args, io.Discard, &stderr, func(string) string { return "" })
-	return code, stderr.String()
+	code, _, stderr := toolOut(args...)
+	return code, stderr
+}
+
+func toolOut(args ...string) (code int, stdout, stderr string) {
+	var out, errOut bytes.Buffer
+	code, _ = runTool(context.Background(), args, &out, &errOut, func(string) string { return "" })
+	return code, out.String(), errOut.String()
 }
 
 // A backup taken while messages are being sent restores to a server that has

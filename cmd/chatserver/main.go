@@ -16,7 +16,7 @@ func main() {
 	defer stop()
 	if code, ok := runTool(ctx, os.Args[1:], os.Stdout, os.Stderr, os.Getenv); ok {
 		stop()
-		os.Exit(code) // backup, restore (backup.go)
+		os.Exit(code) // backup, restore (backup.go), rotate-store-id (storeid.go)
 	}
 	m := NewMain(os.Stderr)
 	if err := m.ParseFlags(os.Args[1:], os.Getenv); err != nil {

@@ -143,7 +143,7 @@ func (m *Main) ParseFlags(args []string, getenv func(string) string) error {
 	}
 	versionAsked := versionFlag(fs)
 	fs.Usage = func() {
-		fmt.Fprintf(m.stderr, "Usage: chatserver [flags]\n       chatserver backup [--data-dir DIR] FILE\n       chatserver restore [--data-dir DIR] [--force] FILE\n\nServes the chat API on --addr. With no flags: the embedded backend under ./data.\n\nFlags:\n")
+		fmt.Fprintf(m.stderr, "Usage: chatserver [flags]\n       chatserver backup [--data-dir DIR] FILE\n       chatserver restore [--data-dir DIR] [--force] FILE\n       chatserver rotate-store-id [--data-dir DIR | --dynamodb-region R ...]\n\nServes the chat API on --addr. With no flags: the embedded backend under ./data.\n\nFlags:\n")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {

@@ -79,7 +79,7 @@ func (e *Engine) Connect(ctx context.Context, userID, token, connID string) (*Se
 	e.svc.AddConn(ctx, c.Conn)
 	period := sweepEvery * e.cfg.RedeliverAfter
 	c.nextSweep.Store(time.Now().Add(time.Duration(rand.Int64N(int64(period))) + period/sweepEvery).UnixNano())
-	hello, _ := wire.EncodeFrame(wire.Frame{Type: wire.TypeHello, UserID: userID, Protocol: wire.ProtocolVersion})
+	hello, _ := wire.EncodeFrame(wire.Frame{Type: wire.TypeHello, UserID: userID, Protocol: wire.ProtocolVersion, StoreID: e.svc.StoreID()})
 	c.TrySend(conn.Frame{Data: hello, Queued: time.Now()})
 	e.enqueue(c, request{run: func() {
 		if err := e.catchUpPending(c); err != nil && !errors.Is(err, errConnEnded) {
