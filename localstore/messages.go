@@ -17,29 +17,43 @@ import (
 // counts each sender as having read up to its own message (a reply implies read).
 // Either every message is stored or none is.
 func (s *Store) PutMessages(ctx context.Context, msgs ...wire.Message) ([]wire.Message, error) {
+	added, _, err := s.PutMessagesChecked(ctx, msgs...)
+	return added, err
+}
+
+// PutMessagesChecked is PutMessages that also returns the conflicts: messages
+// whose seq_no the cache holds under another message_id. Such a message is
+// not stored (the cache never holds two messages under one number), and
+// means the server's store was rolled back under this cache: the caller
+// reconciles the conversation (ApplyRollback) and fetches it again.
+func (s *Store) PutMessagesChecked(ctx context.Context, msgs ...wire.Message) (added, conflicts []wire.Message, err error) {
 	for _, m := range msgs {
 		if err := validMessage(m); err != nil {
-			return nil, fmt.Errorf("put messages: %w", err)
+			return nil, nil, fmt.Errorf("put messages: %w", err)
 		}
 	}
-	var added []wire.Message
-	err := s.tx(ctx, func(tx *sql.Tx) error {
+	err = s.tx(ctx, func(tx *sql.Tx) error {
 		var err error
-		added, err = s.putMessages(ctx, tx, msgs)
+		added, conflicts, err = s.putMessagesChecked(ctx, tx, msgs)
 		return err
 	})
 	if err != nil {
-		return nil, fmt.Errorf("put messages: %w", err)
+		return nil, nil, fmt.Errorf("put messages: %w", err)
 	}
-	return added, nil
+	return added, conflicts, nil
 }
 
 func (s *Store) putMessages(ctx context.Context, tx *sql.Tx, msgs []wire.Message) ([]wire.Message, error) {
+	added, _, err := s.putMessagesChecked(ctx, tx, msgs)
+	return added, err
+}
+
+func (s *Store) putMessagesChecked(ctx context.Context, tx *sql.Tx, msgs []wire.Message) (_, conflicts []wire.Message, _ error) {
 	ins, err := tx.PrepareContext(ctx, `INSERT OR IGNORE INTO messages
 		(conversation_id, seq_no, message_id, sender_id, content, attachment, timestamp,
 		kind, target_seq, reply_to, edited, deleted, reactions, updated_seq, attachment_info) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer ins.Close()
 	type senderKey struct{ conv, user string }
@@ -52,12 +66,21 @@ func (s *Store) putMessages(ctx context.Context, tx *sql.Tx, msgs []wire.Message
 		res, err := ins.ExecContext(ctx, m.ConversationID, m.SeqNo, m.MessageID, m.SenderID, m.Content, m.Attachment, nanos(m.Timestamp),
 			m.Kind, m.TargetSeq, m.ReplyTo, m.Edited, m.Deleted, encodeReactions(m.Reactions), m.UpdatedSeq, encodeAttachmentInfo(m.AttachmentInfo))
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if n, _ := res.RowsAffected(); n == 0 {
+			var cachedID string
+			if err := tx.QueryRowContext(ctx, `SELECT message_id FROM messages WHERE conversation_id = ? AND seq_no = ?`,
+				m.ConversationID, m.SeqNo).Scan(&cachedID); err != nil {
+				return nil, nil, err
+			}
+			if cachedID != m.MessageID {
+				conflicts = append(conflicts, m)
+				continue
+			}
 			// Cached already: a page fetched later may show it as later events left it.
 			if err := refreshState(ctx, tx, m); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			continue
 		}
@@ -85,7 +108,7 @@ func (s *Store) putMessages(ctx context.Context, tx *sql.Tx, msgs []wire.Message
 		var last int64
 		err := tx.QueryRowContext(ctx, `SELECT last_seq FROM inbox WHERE conversation_id = ?`, ev.ConversationID).Scan(&last)
 		if err != nil && !errors.Is(err, sql.ErrNoRows) {
-			return nil, err
+			return nil, nil, err
 		}
 		covered[ev.ConversationID] = last
 	}
@@ -94,24 +117,24 @@ func (s *Store) putMessages(ctx context.Context, tx *sql.Tx, msgs []wire.Message
 		if _, err := tx.ExecContext(ctx, `INSERT INTO inbox (conversation_id, type, peer, last_seq) VALUES (?, ?, ?, ?)
 			ON CONFLICT (conversation_id) DO UPDATE SET last_seq = excluded.last_seq WHERE excluded.last_seq > inbox.last_seq`,
 			conv, typ, peer, seq); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	for conv, m := range newest {
 		if _, err := tx.ExecContext(ctx, `UPDATE inbox SET last_message_seq = ?, last_message_body = ?,
 			last_message_sender = ?, last_message_at = ? WHERE conversation_id = ? AND last_message_seq < ?`,
 			m.SeqNo, m.Preview(), m.SenderID, nanos(m.Timestamp), conv, m.SeqNo); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	for _, ev := range events {
 		if err := applyEvent(ctx, tx, ev); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	for k, seq := range senders {
 		if _, err := s.applyStatus(ctx, tx, k.conv, wire.MemberStatus{UserID: k.user, LastDeliveredSeq: seq, LastReadSeq: seq}); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	// An event's seq_no holds no message: past our read boundary (as our own
@@ -123,15 +146,15 @@ func (s *Store) putMessages(ctx context.Context, tx *sql.Tx, msgs []wire.Message
 		}
 		if _, err := tx.ExecContext(ctx, `UPDATE inbox SET gaps = gaps + 1 WHERE conversation_id = ? AND last_read_seq < ?`,
 			ev.ConversationID, ev.SeqNo); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	for conv, low := range lowest {
 		if err := advanceCursor(ctx, tx, conv, low-1); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
-	return added, nil
+	return added, conflicts, nil
 }
 
 // advanceCursor moves the conversation's cursor over every contiguous cached
