@@ -25,6 +25,7 @@ type Conn struct {
 	buf    []byte // the storage messages are read into, reused
 	// protocol is the version the server's hello said (0: none said).
 	protocol int
+	storeID  string // the server's store identity, from hello ("" from older servers)
 }
 
 // Dial opens the WebSocket at <server>/v1/ws with the token and waits for the
@@ -68,9 +69,14 @@ func Dial(ctx context.Context, server, token string, hc *http.Client) (*Conn, er
 		ws.Close(websocket.StatusProtocolError, "expected hello")
 		return nil, fmt.Errorf("connect: the server's first frame is %q, not hello", f.Type)
 	}
-	c.userID, c.protocol = f.UserID, f.Protocol
+	c.userID, c.protocol, c.storeID = f.UserID, f.Protocol, f.StoreID
 	return c, nil
 }
+
+// StoreID is the server's store identity from its hello; "" from a server
+// older than store ids. It changes when the server's store is restored or
+// rolled back.
+func (c *Conn) StoreID() string { return c.storeID }
 
 // UserID is who the server says we are (from hello).
 func (c *Conn) UserID() string { return c.userID }

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"time"
 
+	"github.com/chatterm/chat/localstore"
 	"github.com/chatterm/chat/wire"
 )
 
@@ -57,6 +58,45 @@ type TypingEvent struct {
 	At             time.Time
 }
 
+// RestoredEvent: the server's store was restored from a backup or rolled
+// back (StoreChanged: its store id changed; else a message came under a
+// seq_no this device held another message under), and the cache was brought
+// back in step with it: Lost messages (and events) the server no longer has
+// are gone from the cache, in Conversations; Resent of them were this
+// account's own, acknowledged and then lost, and are in the outbox to be sent
+// again. Reported once per reconciliation; Notice says it for a status line.
+type RestoredEvent struct {
+	StoreChanged  bool
+	Conversations []string
+	Lost          int
+	Resent        int
+
+	requeued []localstore.OutboxEntry // for the session: what to send again
+}
+
+// Notice is the one line a UI shows for the event.
+func (e RestoredEvent) Notice() string {
+	what := "the server was restored from a backup"
+	if !e.StoreChanged {
+		what = "the server lost messages (restored or rolled back)"
+	}
+	if e.Lost == 0 {
+		return what + "; nothing held here was lost"
+	}
+	out := fmt.Sprintf("%s: %d %s no longer there removed here", what, e.Lost, plural(e.Lost, "message", "messages"))
+	if e.Resent > 0 {
+		out += fmt.Sprintf("; %d of yours sent again", e.Resent)
+	}
+	return out
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
 // StateEvent: the connection state changed. State events are never queued
 // behind a full channel (the newest wins; Session.State is always current).
 type StateEvent struct{ State State }
@@ -70,6 +110,7 @@ func (ConversationEvent) event() {}
 func (InboxEvent) event()        {}
 func (StateEvent) event()        {}
 func (TypingEvent) event()       {}
+func (RestoredEvent) event()     {}
 
 // ConnStatus is the state of the connection to the server.
 type ConnStatus int

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 
@@ -215,16 +216,22 @@ func (s *Session) handle(ctx context.Context, l *link, batch []wire.Frame) error
 	var sents []wire.SendResponse
 	var statuses []localstore.StatusUpdate
 	touched := map[string]int64{} // conversation -> highest seq_no received
+	var conflicted []string       // conversations where a seq_no came with another message_id
 	flushMsgs := func() error {
 		if len(msgs) == 0 {
 			return nil
 		}
-		added, err := s.store.PutMessages(ctx, msgs...)
+		added, conflicts, err := s.store.PutMessagesChecked(ctx, msgs...)
 		if err != nil {
 			// Not acked, so the server sends them again after the reconnect.
 			return fmt.Errorf("store incoming messages: %w", err)
 		}
 		msgs = msgs[:0]
+		for _, m := range conflicts {
+			if !slices.Contains(conflicted, m.ConversationID) {
+				conflicted = append(conflicted, m.ConversationID)
+			}
+		}
 		type key struct{ conv, user string }
 		senders := map[key]bool{}
 		for _, m := range added {
@@ -349,6 +356,11 @@ func (s *Session) handle(ctx context.Context, l *link, batch []wire.Frame) error
 	}
 	if err := flush(""); err != nil {
 		return err
+	}
+	if len(conflicted) > 0 {
+		if err := s.reconcileLive(ctx, l, conflicted); err != nil {
+			return err
+		}
 	}
 	// Ack each touched conversation up to its cursor, duplicates included: a
 	// redelivery means the server missed our earlier ack.

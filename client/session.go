@@ -447,6 +447,11 @@ func (s *Session) serve(ctx context.Context, conn *Conn) error {
 		}
 	}()
 
+	// Before anything is synced or sent: a restored server must not be
+	// asked from cursors above what it has (reconcile.go).
+	if err := s.checkStore(ctx, conn.StoreID()); err != nil {
+		return err
+	}
 	cursors, err := s.store.Cursors(ctx)
 	if err != nil {
 		return err

@@ -184,16 +184,8 @@ func (s *Store) applyRollback(ctx context.Context, tx *sql.Tx, rb Rollback) (Rol
 		}
 	}
 
-	for _, m := range rb.Current {
-		if m.ConversationID != conv || m.Kind != "" {
-			continue
-		}
-		if _, err := tx.ExecContext(ctx, `UPDATE messages SET content = ?, attachment = ?, attachment_info = ?, edited = ?, deleted = ?, reactions = ?, updated_seq = ?
-			WHERE conversation_id = ? AND seq_no = ? AND message_id = ?`,
-			m.Content, m.Attachment, encodeAttachmentInfo(m.AttachmentInfo), m.Edited, m.Deleted, encodeReactions(m.Reactions), m.UpdatedSeq,
-			conv, m.SeqNo, m.MessageID); err != nil {
-			return res, err
-		}
+	if err := resetState(ctx, tx, conv, rb.Current); err != nil {
+		return res, err
 	}
 
 	// The account's own lost messages go back to the outbox, in the order
@@ -235,4 +227,31 @@ func (s *Store) applyRollback(ctx context.Context, tx *sql.Tx, rb Rollback) (Rol
 		res.Requeued = append(res.Requeued, e)
 	}
 	return res, nil
+}
+
+// ResetState gives cached messages the state the server's copies have
+// (content, reactions, edited, deleted), whichever is newer: after a rollback
+// the cache may show events the server lost. Messages cached under another
+// message_id, and events, are left alone.
+func (s *Store) ResetState(ctx context.Context, conversationID string, msgs ...wire.Message) error {
+	err := s.tx(ctx, func(tx *sql.Tx) error { return resetState(ctx, tx, conversationID, msgs) })
+	if err != nil {
+		return fmt.Errorf("reset messages of %s: %w", conversationID, err)
+	}
+	return nil
+}
+
+func resetState(ctx context.Context, tx *sql.Tx, conv string, msgs []wire.Message) error {
+	for _, m := range msgs {
+		if m.ConversationID != conv || m.Kind != "" {
+			continue
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE messages SET content = ?, attachment = ?, attachment_info = ?, edited = ?, deleted = ?, reactions = ?, updated_seq = ?
+			WHERE conversation_id = ? AND seq_no = ? AND message_id = ?`,
+			m.Content, m.Attachment, encodeAttachmentInfo(m.AttachmentInfo), m.Edited, m.Deleted, encodeReactions(m.Reactions), m.UpdatedSeq,
+			conv, m.SeqNo, m.MessageID); err != nil {
+			return err
+		}
+	}
+	return nil
 }

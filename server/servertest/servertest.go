@@ -14,8 +14,10 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/chatterm/chat/server/node"
 	"time"
+
+	"github.com/chatterm/chat/server/node"
+	"github.com/chatterm/chat/server/sqlite"
 )
 
 // Server is a running in-process chatserver.
@@ -90,6 +92,60 @@ func (s *Server) Close() {
 func (s *Server) Restart(tb testing.TB) {
 	tb.Helper()
 	s.Close()
+	s.start(tb)
+}
+
+// Backup snapshots the embedded store while the server runs, as chatserver
+// backup does, and returns the file for Restore. The production backend has
+// no such step (its tables are restored by AWS): the test is skipped there.
+func (s *Server) Backup(tb testing.TB) string {
+	tb.Helper()
+	if s.cfg.Production.Enabled() {
+		tb.Skip("backup and restore are the embedded backend's")
+	}
+	dst := filepath.Join(tb.TempDir(), "backup.db")
+	if err := sqlite.Snapshot(context.Background(), filepath.Join(s.cfg.DataDir, "chat.db"), dst); err != nil {
+		tb.Fatalf("back up: %v", err)
+	}
+	return dst
+}
+
+// Restore stops the server, puts a Backup in place of its database with a
+// new store id (what chatserver restore does) and starts it again on the
+// same port.
+func (s *Server) Restore(tb testing.TB, backup string) {
+	tb.Helper()
+	s.putBack(tb, backup, true)
+}
+
+// RollBack is Restore without the new store id: the database file copied
+// back by hand, the way clients cannot tell from the hello.
+func (s *Server) RollBack(tb testing.TB, backup string) {
+	tb.Helper()
+	s.putBack(tb, backup, false)
+}
+
+func (s *Server) putBack(tb testing.TB, backup string, newID bool) {
+	tb.Helper()
+	s.Close()
+	db := filepath.Join(s.cfg.DataDir, "chat.db")
+	for _, suffix := range []string{"", "-wal", "-shm"} {
+		if err := os.Remove(db + suffix); err != nil && !os.IsNotExist(err) {
+			tb.Fatal(err)
+		}
+	}
+	data, err := os.ReadFile(backup)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := os.WriteFile(db, data, 0o600); err != nil {
+		tb.Fatal(err)
+	}
+	if newID {
+		if _, err := sqlite.RotateStoreIDAt(context.Background(), db); err != nil {
+			tb.Fatalf("restore: %v", err)
+		}
+	}
 	s.start(tb)
 }
 
