@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"strings"
 	"time"
 
@@ -687,6 +688,16 @@ func (m *Model) handleEvent(ev client.Event) tea.Cmd {
 	case client.SendFailedEvent:
 		m.inbox.notSent(ev.ConversationID, ev.MessageID)
 		return tea.Batch(m.chatEvent(ev), flash("message not sent: "+errText(ev.Err), true))
+	case client.RestoredEvent:
+		// The cache lost what the server lost: what is on screen may show it,
+		// so the open chat is read again from the cache, from the newest.
+		cmds := []tea.Cmd{m.inbox.load(), flash(ev.Notice(), ev.Lost > 0)}
+		if m.page == pageChat && m.chat.active && slices.Contains(ev.Conversations, m.chat.conv.ConversationID) {
+			e := m.chat.conv
+			e.Unread = 0
+			cmds = append(cmds, m.chat.open(e))
+		}
+		return tea.Batch(cmds...)
 	}
 	return nil
 }

@@ -1061,3 +1061,22 @@ func TestTypingAndPresenceInTheHeader(t *testing.T) {
 	h.send(presenceTickMsg{conv: bobConv})
 	h.wantScreen("last seen " + fixtureNow.Add(-2*time.Hour).Format("15:04"))
 }
+
+// A restored server: the session dropped bob's last message from the cache
+// and says so once; the open chat no longer shows it, and the status line
+// tells why.
+func TestRestoredServerReloadsTheChat(t *testing.T) {
+	be := fixture()
+	h := newHarness(t, be, 80, 24)
+	h.key("enter")
+	h.wantScreen("ping me when you are back")
+	be.mu.Lock()
+	be.msgs[bobConv] = be.msgs[bobConv][:6]
+	be.mu.Unlock()
+	h.send(client.RestoredEvent{StoreChanged: true, Conversations: []string{bobConv}, Lost: 1})
+	if strings.Contains(h.screen(), "ping me when you are back") {
+		t.Fatalf("the lost message is still on screen:\n%s", h.screen())
+	}
+	h.wantScreen("first thing: the error codes")
+	h.wantScreen("restored from a backup")
+}

@@ -310,6 +310,8 @@ func (a *app) runTail(ctx context.Context, args []string) error {
 					fmt.Fprintln(a.stderr, "chat tail: "+termtext.OneLine(note))
 					lastNote = note
 				}
+			case client.RestoredEvent:
+				fmt.Fprintln(a.stderr, "chat tail: "+ev.Notice())
 			}
 		}
 	}
