@@ -3,7 +3,10 @@ package main
 import (
 	"context"
 	"crypto/rand"
+	"database/sql"
 	"encoding/hex"
+	"fmt"
+	"io"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -11,6 +14,7 @@ import (
 
 	"github.com/chatterm/chat/internal/testenv"
 	"github.com/chatterm/chat/server/dynamo"
+	"github.com/chatterm/chat/server/sqlite"
 )
 
 // A restore gives the store a new id, which the restored server says in its
@@ -96,4 +100,42 @@ func TestRotateStoreIDOnDynamoDB(t *testing.T) {
 	if code != 1 || !strings.Contains(errOut, prefix+"none-") {
 		t.Fatalf("rotate-store-id on missing tables: exit %d: %s", code, errOut)
 	}
+}
+
+// A data directory a newer build migrated: chatserver does not start on it,
+// says why in one line, and leaves it as it was.
+func TestStartRefusesANewerSchema(t *testing.T) {
+	dir := t.TempDir()
+	serve(t, dir).Close()
+	db := filepath.Join(dir, "chat.db")
+	newer := sqlite.SchemaVersion() + 1
+	if err := setUserVersion(db, newer); err != nil {
+		t.Fatal(err)
+	}
+	m := NewMain(io.Discard)
+	if err := m.ParseFlags([]string{"--addr", "127.0.0.1:0", "--data-dir", dir}, func(string) string { return "" }); err != nil {
+		t.Fatal(err)
+	}
+	err := m.Run(context.Background())
+	if err == nil {
+		m.Close()
+		t.Fatal("chatserver started on a database of a newer schema")
+	}
+	want := fmt.Sprintf("the database is at sqlite schema %d, this chatserver knows up to %d", newer, sqlite.SchemaVersion())
+	if !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "\n") {
+		t.Fatalf("the refusal: %v", err)
+	}
+	if schema, err := sqlite.Check(context.Background(), db); err != nil || schema != newer {
+		t.Fatalf("after the refusal: schema %d, %v", schema, err)
+	}
+}
+
+func setUserVersion(path string, v int) error {
+	db, err := sql.Open("sqlite3", path)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	_, err = db.Exec(fmt.Sprintf("PRAGMA user_version = %d", v))
+	return err
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -64,4 +66,23 @@ func open(t testing.TB, o dynamo.Options) *dynamo.Store {
 func TestStore(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) server.Store { return open(t, dynamo.Options{}) },
 		storetest.Options{Concurrency: 4, PerWorker: 10})
+}
+
+// Tables a newer build used (their #store item says a higher schema) are
+// refused, by StoreID (which every node calls at start) and by a rotation.
+func TestStoreIDRefusesANewerSchema(t *testing.T) {
+	ctx := context.Background()
+	s := open(t, dynamo.Options{})
+	if _, err := s.StoreID(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SetStoreSchema(ctx, dynamo.SchemaVersion+1); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.StoreID(ctx); !errors.Is(err, server.ErrNewerSchema) || !strings.Contains(err.Error(), "dynamodb schema 3, this chatserver knows up to 2") {
+		t.Fatalf("StoreID on tables of a newer schema: %v", err)
+	}
+	if _, err := s.RotateStoreID(ctx); !errors.Is(err, server.ErrNewerSchema) {
+		t.Fatalf("RotateStoreID on tables of a newer schema: %v", err)
+	}
 }

@@ -1,0 +1,21 @@
+package dynamo
+
+import (
+	"context"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+)
+
+// SetStoreSchema records v as the schema of the tables (the #store item),
+// as a newer build would: for tests of the refusal.
+func (s *Store) SetStoreSchema(ctx context.Context, v int64) error {
+	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:                 aws.String(s.t.users),
+		Key:                       item{"user_id": sv(storeKey)},
+		UpdateExpression:          aws.String("SET #s = :v"),
+		ExpressionAttributeNames:  map[string]string{"#s": "schema"},
+		ExpressionAttributeValues: item{":v": nv(v)},
+	})
+	return err
+}
