@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/chatterm/chat/server/dynamo"
 	"github.com/chatterm/chat/server/sqlite"
 )
 
@@ -22,7 +23,7 @@ func TestVersion(t *testing.T) {
 		if err := m.ParseFlags(args, func(string) string { return "" }); err != errHelp {
 			t.Fatalf("%v: %v, want the run to end with exit 0", args, err)
 		}
-		want := fmt.Sprintf("sqlite schema %d\ndynamodb schema 1\n", sqlite.SchemaVersion())
+		want := fmt.Sprintf("sqlite schema %d\ndynamodb schema %d\n", sqlite.SchemaVersion(), dynamo.SchemaVersion)
 		if !strings.HasPrefix(out.String(), "chatserver dev\n") || !strings.HasSuffix(out.String(), want) || errOut.Len() > 0 {
 			t.Fatalf("%v printed %q (stderr %q)", args, out.String(), errOut.String())
 		}

@@ -854,7 +854,7 @@ func testIdentity(t *testing.T, s server.Store) {
 	if again, err := s.StoreID(ctx); err != nil || again != id {
 		t.Fatalf("StoreID again: %q, %v; want %q", again, err, id)
 	}
-	if err := s.CreateUser(ctx, server.User{ID: "alice", DisplayName: "Alice", CreatedAt: t0}, server.Claim{First: true}); err != nil {
+	if err := s.CreateUser(ctx, server.User{ID: "alice", DisplayName: "Alice", PasswordHash: []byte("hash"), CreatedAt: t0}, server.Claim{First: true}); err != nil {
 		t.Fatal(err)
 	}
 	rotated, err := s.RotateStoreID(ctx)
