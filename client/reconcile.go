@@ -24,8 +24,10 @@ import (
 
 // checkStore reconciles the cache when the server's store id is not the one
 // the cache was last in step with. A server that says none (older than store
-// ids) is taken as it is; a cache that recorded none (new, or older than
-// store ids) takes the server's.
+// ids) is taken as it is. A cache that recorded none is reconciled too, and
+// quietly unless it held something the server lost: it may have been filled
+// by a client older than store ids from a store since restored (a new cache
+// has nothing to compare, and costs nothing).
 func (s *Session) checkStore(ctx context.Context, storeID string) error {
 	if storeID == "" {
 		return nil
@@ -37,17 +39,19 @@ func (s *Session) checkStore(ctx context.Context, storeID string) error {
 	if known == storeID {
 		return nil
 	}
+	convs, err := s.store.CachedConversations(ctx)
+	if err != nil {
+		return err
+	}
 	if known != "" {
-		convs, err := s.store.CachedConversations(ctx)
-		if err != nil {
-			return err
-		}
 		s.log.Warn("the server's store was restored or rolled back; reconciling the cache", "was", known, "now", storeID, "conversations", len(convs))
-		ev, err := s.reconcile(ctx, convs)
-		if err != nil {
-			return fmt.Errorf("reconcile the cache with the restored server: %w", err)
-		}
-		ev.StoreChanged = true
+	}
+	ev, err := s.reconcile(ctx, convs)
+	if err != nil {
+		return fmt.Errorf("reconcile the cache with the server's store %s: %w", storeID, err)
+	}
+	ev.StoreChanged = known != ""
+	if ev.StoreChanged || ev.Lost > 0 {
 		s.emit(ctx, ev)
 	}
 	if s.cfg.Filter != nil {

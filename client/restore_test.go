@@ -27,7 +27,7 @@ func (d *device) restoredEvents() []client.RestoredEvent {
 // server goes back to the backup (restore) while bob is cut off, and alice
 // sends Y, which the server stores as 13 again. Bob is behind a proxy, so the
 // test says when he reconnects.
-func rollbackScene(t *testing.T, restore func(srv *servertest.Server, backup string)) (bob *device, conv string, px *proxy) {
+func rollbackScene(t *testing.T, restore func(srv *servertest.Server, backup string, bob *device), sendY bool) (bob *device, conv string, px *proxy) {
 	t.Helper()
 	srv := servertest.Start(t)
 	aliceAPI, bobAPI := register(t, srv, "alice"), register(t, srv, "bob")
@@ -64,7 +64,10 @@ func rollbackScene(t *testing.T, restore func(srv *servertest.Server, backup str
 
 	px.set(false)
 	bob.waitFor("bob cut off", func() bool { return bob.sess.State().Status != client.Connected })
-	restore(srv, backup)
+	restore(srv, backup, bob)
+	if !sendY {
+		return bob, conv, px
+	}
 	if r := send("Y", "the new thirteenth"); r.SeqNo != 13 {
 		t.Fatalf("Y stored as %d after the restore, want 13 (the number X had)", r.SeqNo)
 	}
@@ -117,7 +120,7 @@ func checkReconciled(t *testing.T, bob *device, conv string, storeChanged bool) 
 // The scene: after chatserver restore the hello's store id is new,
 // and bob's session reconciles before it syncs.
 func TestSessionReconcilesAfterARestore(t *testing.T) {
-	bob, conv, px := rollbackScene(t, func(srv *servertest.Server, backup string) { srv.Restore(t, backup) })
+	bob, conv, px := rollbackScene(t, func(srv *servertest.Server, backup string, _ *device) { srv.Restore(t, backup) }, true)
 	px.set(true)
 	checkReconciled(t, bob, conv, true)
 	// Reconnecting to the same store changes nothing more.
@@ -133,7 +136,30 @@ func TestSessionReconcilesAfterARestore(t *testing.T) {
 // hand): the hello says nothing new, but Y arrives live under a seq_no bob
 // holds X under, and that is reconciled the same way.
 func TestSessionReconcilesOnASeqNoHeldUnderAnotherMessage(t *testing.T) {
-	bob, conv, px := rollbackScene(t, func(srv *servertest.Server, backup string) { srv.RollBack(t, backup) })
+	bob, conv, px := rollbackScene(t, func(srv *servertest.Server, backup string, _ *device) { srv.RollBack(t, backup) }, true)
 	px.set(true)
 	checkReconciled(t, bob, conv, false)
+}
+
+// A cache that recorded no store id (filled by a client older than store
+// ids) is compared with the server at its first connect, even when no new
+// message would show the difference: bob's lost answer is sent again.
+func TestSessionReconcilesACacheWithoutAStoreID(t *testing.T) {
+	bob, conv, px := rollbackScene(t, func(srv *servertest.Server, backup string, bob *device) {
+		srv.RollBack(t, backup)
+		if err := bob.store.SetStoreID(bg, ""); err != nil {
+			t.Fatal(err)
+		}
+	}, false)
+	px.set(true)
+	bob.waitFor("bob's answer sent again as 13", func() bool {
+		ms := bob.cached(conv)
+		return len(ms) == 13 && ms[12].MessageID == "bob-lost" && bob.sess.State().Unsent == 0
+	})
+	if hits, err := bob.store.Search(bg, "lost thirteenth", "", 10); err != nil || len(hits) != 0 {
+		t.Fatalf("search finds the lost message: %+v, %v", hits, err)
+	}
+	if evs := bob.restoredEvents(); len(evs) != 1 || evs[0].StoreChanged || evs[0].Lost != 2 || evs[0].Resent != 1 {
+		t.Fatalf("restored events: %+v", evs)
+	}
 }
