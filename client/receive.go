@@ -279,6 +279,9 @@ func (s *Session) handle(ctx context.Context, l *link, batch []wire.Frame) error
 				s.emit(ctx, SentEvent{Sent: sents[i], Message: d.Message})
 				mine = append(mine, d.Message)
 			}
+			if d.Replaced && !slices.Contains(conflicted, d.Message.ConversationID) {
+				conflicted = append(conflicted, d.Message.ConversationID)
+			}
 			s.resolve(sents[i].MessageID, sendResult{resp: sents[i]})
 		}
 		if err := s.emitChanged(ctx, mine); err != nil {

@@ -183,6 +183,10 @@ type Completed struct {
 	Message wire.Message // the stored message as cached
 	First   bool         // this answer moved it from the outbox (false: a repeat)
 	Err     error        // ErrNotFound: never queued here; or a mismatched answer
+	// Replaced: the cache held another message under the answer's seq_no,
+	// and it was removed: the server's store went back under this cache
+	// (a restore), and the conversation wants reconciling (ApplyRollback).
+	Replaced bool
 }
 
 // CompleteSends applies several "sent" answers in one transaction (the answers
@@ -222,7 +226,15 @@ func (s *Store) CompleteSends(ctx context.Context, sents ...wire.SendResponse) (
 			if _, err := tx.ExecContext(ctx, `DELETE FROM outbox WHERE message_id = ?`, sent.MessageID); err != nil {
 				return err
 			}
-			out[i] = Completed{Message: m, First: true}
+			// The server has just stored this message under that number: a
+			// message cached there under another message_id is one it lost.
+			res, err := tx.ExecContext(ctx, `DELETE FROM messages WHERE conversation_id = ? AND seq_no = ? AND message_id <> ?`,
+				m.ConversationID, m.SeqNo, m.MessageID)
+			if err != nil {
+				return err
+			}
+			n, _ := res.RowsAffected()
+			out[i] = Completed{Message: m, First: true, Replaced: n > 0}
 			msgs = append(msgs, m)
 		}
 		_, err := s.putMessages(ctx, tx, msgs)

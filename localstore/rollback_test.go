@@ -149,3 +149,29 @@ func TestApplyRollbackAboveLast(t *testing.T) {
 		t.Fatalf("store id: %q, %v", id, err)
 	}
 }
+
+// The server answers a send with a seq_no the cache holds another message
+// under: the answer wins (the server has just stored it there), the other
+// one goes, and the caller is told to reconcile.
+func TestCompleteSendReplacesAMessageTheServerLost(t *testing.T) {
+	ctx := context.Background()
+	st, conv := rolledBackCache(t)
+	done, err := st.CompleteSends(ctx, wire.SendResponse{ConversationID: conv, SeqNo: 13, MessageID: "typed-offline", Timestamp: time.Now().UTC()})
+	if err != nil || len(done) != 1 || done[0].Err != nil || !done[0].First || !done[0].Replaced {
+		t.Fatalf("complete a send under a seq_no held by another message: %+v, %v", done, err)
+	}
+	if m, err := st.Message(ctx, conv, 13); err != nil || m.MessageID != "typed-offline" {
+		t.Fatalf("13 after the answer: %+v, %v", m, err)
+	}
+	if hits, err := st.Search(ctx, "lost", "", 10); err != nil || len(hits) != 0 {
+		t.Fatalf("search for the replaced message: %+v, %v", hits, err)
+	}
+	// An ordinary answer replaces nothing.
+	if _, err := st.Enqueue(ctx, conv, "next", "and the next one"); err != nil {
+		t.Fatal(err)
+	}
+	done, err = st.CompleteSends(ctx, wire.SendResponse{ConversationID: conv, SeqNo: 14, MessageID: "next", Timestamp: time.Now().UTC()})
+	if err != nil || done[0].Replaced || !done[0].First {
+		t.Fatalf("an ordinary answer: %+v, %v", done, err)
+	}
+}
