@@ -30,6 +30,7 @@ func (d *device) restoredEvents() []client.RestoredEvent {
 func rollbackScene(t *testing.T, restore func(srv *servertest.Server, backup string, bob *device), sendY bool) (bob *device, conv string, px *proxy) {
 	t.Helper()
 	srv := servertest.Start(t)
+	srv.NeedsEmbedded(t)
 	aliceAPI, bobAPI := register(t, srv, "alice"), register(t, srv, "bob")
 	conv = direct(t, aliceAPI, "bob")
 	px = newProxy(t, hostport(t, srv.URL))

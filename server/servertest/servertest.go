@@ -100,14 +100,22 @@ func (s *Server) Restart(tb testing.TB) {
 // no such step (its tables are restored by AWS): the test is skipped there.
 func (s *Server) Backup(tb testing.TB) string {
 	tb.Helper()
-	if s.cfg.Production.Enabled() {
-		tb.Skip("backup and restore are the embedded backend's")
-	}
+	s.NeedsEmbedded(tb)
 	dst := filepath.Join(tb.TempDir(), "backup.db")
 	if err := sqlite.Snapshot(context.Background(), filepath.Join(s.cfg.DataDir, "chat.db"), dst); err != nil {
 		tb.Fatalf("back up: %v", err)
 	}
 	return dst
+}
+
+// NeedsEmbedded skips the test on the production backend: for tests of
+// chatserver backup and restore, which are the embedded backend's (DynamoDB
+// tables are restored by AWS).
+func (s *Server) NeedsEmbedded(tb testing.TB) {
+	tb.Helper()
+	if s.cfg.Production.Enabled() {
+		tb.Skip("backup and restore are the embedded backend's")
+	}
 }
 
 // Restore stops the server, puts a Backup in place of its database with a
