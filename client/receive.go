@@ -217,6 +217,7 @@ func (s *Session) handle(ctx context.Context, l *link, batch []wire.Frame) error
 	var statuses []localstore.StatusUpdate
 	touched := map[string]int64{} // conversation -> highest seq_no received
 	var conflicted []string       // conversations where a seq_no came with another message_id
+	replaced := 0                 // cached messages a sent answer replaced
 	flushMsgs := func() error {
 		if len(msgs) == 0 {
 			return nil
@@ -279,8 +280,11 @@ func (s *Session) handle(ctx context.Context, l *link, batch []wire.Frame) error
 				s.emit(ctx, SentEvent{Sent: sents[i], Message: d.Message})
 				mine = append(mine, d.Message)
 			}
-			if d.Replaced && !slices.Contains(conflicted, d.Message.ConversationID) {
-				conflicted = append(conflicted, d.Message.ConversationID)
+			if d.Replaced {
+				replaced++
+				if !slices.Contains(conflicted, d.Message.ConversationID) {
+					conflicted = append(conflicted, d.Message.ConversationID)
+				}
 			}
 			s.resolve(sents[i].MessageID, sendResult{resp: sents[i]})
 		}
@@ -361,7 +365,7 @@ func (s *Session) handle(ctx context.Context, l *link, batch []wire.Frame) error
 		return err
 	}
 	if len(conflicted) > 0 {
-		if err := s.reconcileLive(ctx, l, conflicted); err != nil {
+		if err := s.reconcileLive(ctx, l, conflicted, replaced); err != nil {
 			return err
 		}
 	}

@@ -68,11 +68,18 @@ func (s *Session) checkStore(ctx context.Context, storeID string) error {
 // ids recorded one). What this connection acked there no longer counts, and
 // each conversation is synced again from its lowered cursor, which brings
 // the message that conflicted.
-func (s *Session) reconcileLive(ctx context.Context, l *link, convs []string) error {
+// replaced counts the cached messages sent answers already replaced.
+func (s *Session) reconcileLive(ctx context.Context, l *link, convs []string, replaced int) error {
 	s.log.Warn("a message came under a seq_no held here with another message; reconciling", "conversations", convs)
 	ev, err := s.reconcile(ctx, convs)
 	if err != nil {
 		return fmt.Errorf("reconcile the cache with the server: %w", err)
+	}
+	ev.Lost += replaced
+	for _, conv := range convs {
+		if !slices.Contains(ev.Conversations, conv) {
+			ev.Conversations = append(ev.Conversations, conv)
+		}
 	}
 	l.ackMu.Lock()
 	for _, conv := range convs {

@@ -164,3 +164,31 @@ func TestSessionReconcilesACacheWithoutAStoreID(t *testing.T) {
 		t.Fatalf("restored events: %+v", evs)
 	}
 }
+
+// A store put back without a new identity, and nothing new from others: the
+// first sign is the answer to bob's own next message, stored under the number
+// X had. His message takes its place, and the rest is reconciled: his lost
+// answer goes out again after it.
+func TestSessionReconcilesOnASentAnswerUnderAHeldSeqNo(t *testing.T) {
+	bob, conv, px := rollbackScene(t, func(srv *servertest.Server, backup string, _ *device) { srv.RollBack(t, backup) }, false)
+	px.set(true)
+	bob.waitFor("reconnected", func() bool { return bob.sess.State().Status == client.Connected })
+	if _, err := bob.sess.EnqueueID(bg, conv, "bob-new", "typed after the rollback"); err != nil {
+		t.Fatal(err)
+	}
+	bob.waitFor("the reconciliation", func() bool { return len(bob.restoredEvents()) > 0 })
+	bob.waitFor("bob's new message at 13, his lost answer sent again at 14", func() bool {
+		ms := bob.cached(conv)
+		return len(ms) == 14 && ms[12].MessageID == "bob-new" && ms[13].MessageID == "bob-lost" && bob.sess.State().Unsent == 0
+	})
+	hist, err := bob.sess.API().History(bg, conv, 0, 3)
+	if err != nil || len(hist.Messages) != 3 || hist.Messages[0].MessageID != "bob-lost" || hist.Messages[1].MessageID != "bob-new" {
+		t.Fatalf("server history: %+v, %v", hist.Messages, err)
+	}
+	if hits, err := bob.store.Search(bg, "lost thirteenth", "", 10); err != nil || len(hits) != 0 {
+		t.Fatalf("search finds the lost message: %+v, %v", hits, err)
+	}
+	if evs := bob.restoredEvents(); len(evs) != 1 || evs[0].Lost != 2 || evs[0].Resent != 1 {
+		t.Fatalf("restored events: %+v", evs)
+	}
+}
