@@ -75,13 +75,15 @@ type peer struct {
 
 	slots   chan struct{} // the window of in-flight sends
 	lastSeq map[string]int64
+	seen    map[string]*seqSet // per conversation, the seq_nos this connection received
 
 	ackMu   sync.Mutex
 	ackSeq  int64
 	ackConv string
 	unacked int64
-	reack   bool      // the last ack was refused: send it again
-	ackFrom time.Time // when the oldest message not yet acked came
+	reack   bool                  // the last ack was refused: send it again
+	ackFrom time.Time             // when the oldest message not yet acked came
+	sentAck map[string]*ackRecord // per conversation, the acks handed to the socket
 
 	// Sends not yet answered, by frame id, to resend after an overloaded answer
 	// (as the real client does: client.Session retries after the hint).
@@ -116,6 +118,83 @@ func (p *peer) answered(id string) []byte {
 	return frame
 }
 
+// seqSet is a set of seq_nos, one bit each.
+type seqSet []uint64
+
+func (s *seqSet) add(seq int64) {
+	i := int(seq / 64)
+	if i >= len(*s) {
+		*s = append(*s, make([]uint64, i+1-len(*s))...)
+	}
+	(*s)[i] |= 1 << (seq % 64)
+}
+
+func (s seqSet) has(seq int64) bool {
+	i := int(seq / 64)
+	return i < len(s) && s[i]&(1<<(seq%64)) != 0
+}
+
+// ackSettle is how long an ack may take to reach the server and be applied
+// there: a copy of a message arriving sooner after the ack that covered it may
+// have crossed it (sent by a grace-period check that read the row before the
+// ack), and is not held against the server.
+const ackSettle = time.Second
+
+// ackRecord is what a peer acked in one conversation: settled, the highest
+// seq_no acked at least ackSettle ago, and the acks since, oldest first.
+type ackRecord struct {
+	settled int64
+	recent  []ackMark
+}
+
+type ackMark struct {
+	seq int64
+	at  time.Time
+}
+
+// ackedBy returns the highest seq_no acked at least ackSettle before now,
+// folding older marks into settled.
+func (r *ackRecord) ackedBy(now time.Time) int64 {
+	n := 0
+	for _, m := range r.recent {
+		if now.Sub(m.at) < ackSettle {
+			break
+		}
+		r.settled = max(r.settled, m.seq)
+		n++
+	}
+	r.recent = r.recent[n:]
+	return r.settled
+}
+
+// noteAck records that p handed an ack of conv up to seq to the socket (or to
+// a send that carries it). The caller holds p.ackMu.
+func (p *peer) noteAck(conv string, seq int64, now time.Time) {
+	if p.sentAck == nil {
+		p.sentAck = map[string]*ackRecord{}
+	}
+	r := p.sentAck[conv]
+	if r == nil {
+		r = &ackRecord{}
+		p.sentAck[conv] = r
+	}
+	if n := len(r.recent); n > 0 && r.recent[n-1].seq >= seq {
+		return
+	}
+	r.recent = append(r.recent, ackMark{seq, now})
+}
+
+// ackedSettled returns the highest seq_no of conv p acked at least ackSettle
+// before now.
+func (p *peer) ackedSettled(conv string, now time.Time) int64 {
+	p.ackMu.Lock()
+	defer p.ackMu.Unlock()
+	if r := p.sentAck[conv]; r != nil {
+		return r.ackedBy(now)
+	}
+	return 0
+}
+
 // chatOpts shape one run of the message engine.
 type chatOpts struct {
 	window   int
@@ -132,15 +211,20 @@ type chatOpts struct {
 
 // ChatResult is what a message run measured.
 type ChatResult struct {
-	Sent      int64       `json:"sent"`
-	Stored    int64       `json:"stored"`
-	Delivered int64       `json:"delivered"`
-	Acked     int64       `json:"acked"`
-	Expected  int64       `json:"expected_deliveries"`
-	Errors    int64       `json:"errors"`
-	Retried   int64       `json:"retried_after_hint,omitempty"` // sends and acks refused as overloaded and sent again
-	Lost      int64       `json:"lost"`
-	Disorder  int64       `json:"duplicated_or_reordered"`
+	Sent      int64 `json:"sent"`
+	Stored    int64 `json:"stored"`
+	Delivered int64 `json:"delivered"`
+	Acked     int64 `json:"acked"`
+	Expected  int64 `json:"expected_deliveries"`
+	Errors    int64 `json:"errors"`
+	Retried   int64 `json:"retried_after_hint,omitempty"` // sends and acks refused as overloaded and sent again
+	Lost      int64 `json:"lost"`
+	Disorder  int64 `json:"duplicated_or_reordered"` // a copy of a message acked (ackSettle before), or one out of order
+	// Copies are messages received again before this connection acked them:
+	// the server sends again what a connected receiver has not acked after its
+	// grace period (at-least-once), and the client drops the copy. Not a fault,
+	// but none are expected while acks come well within the grace period.
+	Copies    int64       `json:"copies_of_unacked,omitempty"`
 	Elapsed   float64     `json:"elapsed_s"`
 	Rate      float64     `json:"messages_per_s"` // stored and delivered and (if acking) acked, per second
 	DelivRate float64     `json:"deliveries_per_s"`
@@ -157,13 +241,13 @@ type engine struct {
 	opts  chatOpts
 	peers []*peer
 
-	sent, stored, delivered, acked, expected, errs, disorder, earlier, retried atomic.Int64
-	closing                                                                    atomic.Bool
-	lastDelivery                                                               atomic.Int64 // unix ns
-	firstErr                                                                   atomic.Value
-	lat, storeLat                                                              *hist
-	pad                                                                        string
-	nonce                                                                      string // makes message ids unique per run
+	sent, stored, delivered, acked, expected, errs, disorder, copies, earlier, retried atomic.Int64
+	closing                                                                            atomic.Bool
+	lastDelivery                                                                       atomic.Int64 // unix ns
+	firstErr                                                                           atomic.Value
+	lat, storeLat                                                                      *hist
+	pad                                                                                string
+	nonce                                                                              string // makes message ids unique per run
 }
 
 func (e *engine) fail(err error) {
@@ -181,6 +265,8 @@ func runChat(ctx context.Context, peers []*peer, opts chatOpts) ChatResult {
 	for _, p := range peers {
 		p.slots = make(chan struct{}, opts.window)
 		p.lastSeq = map[string]int64{}
+		p.seen = map[string]*seqSet{}
+		p.sentAck = nil
 		p.inflight = map[string][]byte{}
 		if p.sends {
 			senders++
@@ -248,7 +334,7 @@ func runChat(ctx context.Context, peers []*peer, opts chatOpts) ChatResult {
 	readers.Wait()
 
 	r := ChatResult{Sent: e.sent.Load(), Stored: e.stored.Load(), Delivered: e.delivered.Load(), Acked: e.acked.Load(),
-		Expected: e.expected.Load(), Errors: e.errs.Load(), Retried: e.retried.Load(), Disorder: e.disorder.Load(), Offered: opts.rate,
+		Expected: e.expected.Load(), Errors: e.errs.Load(), Retried: e.retried.Load(), Disorder: e.disorder.Load(), Copies: e.copies.Load(), Offered: opts.rate,
 		Latency: e.lat.percentiles(), StoreLat: e.storeLat.percentiles(), Earlier: e.earlier.Load()}
 	r.Lost = max(r.Expected-r.Delivered, 0) + max(r.Sent-r.Stored-r.Errors, 0)
 	if v, ok := e.firstErr.Load().(string); ok {
@@ -436,13 +522,27 @@ func (e *engine) readLoop(ctx context.Context, p *peer) {
 			}
 		case wire.TypeMessage:
 			m := f.Message
-			// Seq numbers of a conversation must arrive strictly increasing on a live
-			// connection: anything else is a duplicate or a reordering.
+			// Seq numbers of a conversation must arrive increasing on a live
+			// connection. A number already received is a copy: the server's
+			// at-least-once for what was not acked yet (the client drops it), a
+			// fault for what was acked. A lower number not received before is a
+			// reordering.
+			seen := p.seen[m.ConversationID]
+			if seen == nil {
+				seen = &seqSet{}
+				p.seen[m.ConversationID] = seen
+			}
 			if m.SeqNo <= p.lastSeq[m.ConversationID] {
-				e.disorder.Add(1)
+				switch {
+				case seen.has(m.SeqNo) && m.SeqNo > p.ackedSettled(m.ConversationID, now):
+					e.copies.Add(1)
+				default:
+					e.disorder.Add(1)
+				}
 				continue
 			}
 			p.lastSeq[m.ConversationID] = m.SeqNo
+			seen.add(m.SeqNo)
 			// A message of an earlier run on the same users (left unacked when that
 			// run closed its sockets) comes again on connect: ack it, count it apart.
 			current := strings.HasPrefix(m.MessageID, e.nonce+"-")
@@ -466,6 +566,9 @@ func (e *engine) readLoop(ctx context.Context, p *peer) {
 				}
 				acks = wire.AppendFrame(acks, data)
 				nAcks++
+				p.ackMu.Lock()
+				p.noteAck(m.ConversationID, m.SeqNo, now)
+				p.ackMu.Unlock()
 			case e.opts.ackInterval > 0:
 				p.ackMu.Lock()
 				p.ackSeq, p.ackConv = m.SeqNo, m.ConversationID
@@ -501,6 +604,7 @@ func (e *engine) takeAck(p *peer) int64 {
 	}
 	e.acked.Add(p.unacked)
 	p.unacked = 0
+	p.noteAck(p.ackConv, p.ackSeq, time.Now())
 	return p.ackSeq
 }
 
@@ -524,6 +628,7 @@ func (e *engine) ackLoop(ctx context.Context, stop <-chan struct{}) {
 				continue
 			}
 			p.unacked, p.reack = 0, false
+			p.noteAck(conv, seq, now)
 			p.ackMu.Unlock()
 			if err := p.conn.write(ctx, wire.Frame{Type: wire.TypeAck, ConversationID: conv, SeqNo: seq}); err != nil {
 				if !errors.Is(err, context.Canceled) {

@@ -60,17 +60,18 @@ func main() {
 
 // bench holds the settings of one invocation and the results so far.
 type bench struct {
-	serverURL    string
-	serverPID    int
-	metricsToken string // --server's /metrics token (its --metrics-token)
-	inproc       bool
-	noSync       bool
-	fixedProcs   bool // started servers keep GOMAXPROCS instead of adapting it as chatserver does
-	maxInFlight  int  // started servers: 0 is the server default
-	tmp          string
-	cpuProfile   string
-	pprofAddr    string
-	profiles     int
+	serverURL      string
+	serverPID      int
+	metricsToken   string // --server's /metrics token (its --metrics-token)
+	inproc         bool
+	noSync         bool
+	fixedProcs     bool          // started servers keep GOMAXPROCS instead of adapting it as chatserver does
+	maxInFlight    int           // started servers: 0 is the server default
+	redeliverAfter time.Duration // started servers: 0 is the server default
+	tmp            string
+	cpuProfile     string
+	pprofAddr      string
+	profiles       int
 
 	duration    time.Duration
 	users       int
@@ -85,6 +86,7 @@ type bench struct {
 	groups         []int
 	fanoutSenders  int
 	fanoutDuration time.Duration
+	fanoutAck      time.Duration
 	idleConns      int
 	idleUsers      int
 	idleHold       time.Duration
@@ -154,6 +156,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.BoolVar(&b.noSync, "no-sync", false, "started servers: SQLite synchronous=NORMAL (no fsync per commit)")
 	fs.BoolVar(&b.fixedProcs, "fixed-procs", false, "child-process servers keep GOMAXPROCS at the CPU count instead of adapting it to the load as chatserver does (--adaptive-procs)")
 	fs.IntVar(&b.maxInFlight, "server-max-in-flight", 0, "started servers: sends being stored at once before more are refused as overloaded (0: the server's default)")
+	fs.DurationVar(&b.redeliverAfter, "server-redeliver-after", 0, "started servers: the delivery worker's grace period, as chatserver's --redeliver-after (0: the server's default, 3s); a message a connected receiver has not acked this long after it was stored is sent again")
 	fs.StringVar(&b.tmp, "tmp", "", "directory for the started servers' data (default: the system's)")
 	fs.StringVar(&b.cpuProfile, "cpuprofile", "", "started servers (child process): write CPU profiles to FILE.1, FILE.2, …")
 	fs.StringVar(&b.pprofAddr, "pprof", "", "started servers (child process): serve net/http/pprof on this address")
@@ -170,6 +173,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	groups := fs.String("groups", "10,100,1000", "fanout: group sizes")
 	fs.IntVar(&b.fanoutSenders, "fanout-senders", 2, "fanout: members sending into each group")
 	fs.DurationVar(&b.fanoutDuration, "fanout-duration", 5*time.Second, "fanout: how long each group size runs")
+	fs.DurationVar(&b.fanoutAck, "fanout-ack-interval", time.Second, "fanout: how long a receiver's cumulative ack waits (as --ack-interval, longer: each ack is pushed to every member); keep it well under the server's grace period, or what is not yet acked is sent again")
 	fs.IntVar(&b.idleConns, "idle-conns", 10000, "idle: connections")
 	fs.IntVar(&b.idleUsers, "idle-users", 0, "idle: users the connections belong to (default: connections/10, at least 1)")
 	fs.DurationVar(&b.idleHold, "idle-hold", 0, "idle: keep the connections open this long after measuring (to profile the server)")
@@ -216,6 +220,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	if b.maxInFlight < 0 {
 		return fmt.Errorf("--server-max-in-flight must be at least 1 (or 0 for the server's default)")
+	}
+	if b.redeliverAfter < 0 {
+		return fmt.Errorf("--server-redeliver-after must not be negative (0: the server's default)")
+	}
+	if b.fanoutAck <= 0 {
+		return fmt.Errorf("--fanout-ack-interval must be positive, not %s", b.fanoutAck)
 	}
 	if b.historyPages < 1 || b.historyWarmup < 0 {
 		return fmt.Errorf("--history-pages must be at least 1 and --history-warmup at least 0")

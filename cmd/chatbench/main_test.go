@@ -113,6 +113,8 @@ func TestBadArguments(t *testing.T) {
 		{"--size", "5", "throughput"},
 		{"--client-batch", "0", "throughput"},
 		{"--server-max-in-flight", "-1", "throughput"},
+		{"--server-redeliver-after", "-1s", "fanout"},
+		{"--fanout-ack-interval", "0", "fanout"},
 		{"--history-warmup", "-1", "history"},
 		{"--history-pages", "0", "history"},
 		{"--cli-runs", "0", "cli"},
@@ -221,5 +223,29 @@ func readJSON(t *testing.T, path string, v any) {
 	}
 	if err := json.Unmarshal(data, v); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A fanout run longer than the server's grace period: the delivery worker sends
+// again what a connected receiver has not acked once the grace period is over,
+// so the receivers ack, as the real client does, and then no message may come
+// twice. Before they acked, every receiver got the first window again at the
+// grace period, and a run shorter than it (CI's) never showed it.
+func TestFanoutPastTheGracePeriod(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "out.json")
+	var stdout, stderr bytes.Buffer
+	args := []string{"--inproc", "--tmp", t.TempDir(), "--json", out, "--server-redeliver-after", "300ms",
+		"--groups", "5", "--fanout-senders", "1", "--fanout-duration", "1500ms", "--fanout-ack-interval", "50ms", "--window", "4", "fanout"}
+	if err := run(context.Background(), args, &stdout, &stderr); err != nil {
+		t.Fatalf("chatbench: %v\n%s", err, stderr.String())
+	}
+	var rep struct{ Scenarios map[string][]FanoutResult }
+	readJSON(t, out, &rep)
+	if len(rep.Scenarios["fanout"]) != 1 {
+		t.Fatalf("fanout: %+v: want one group's result", rep.Scenarios["fanout"])
+	}
+	r := rep.Scenarios["fanout"][0].Chat
+	if r.Delivered == 0 || r.Lost != 0 || r.Disorder != 0 || r.Acked < r.Delivered {
+		t.Fatalf("fanout: %+v: want deliveries, all acked, none lost, none twice", r)
 	}
 }

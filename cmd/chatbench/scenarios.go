@@ -85,7 +85,7 @@ func checkChat(r ChatResult) error {
 		errs = append(errs, fmt.Errorf("%d messages lost (sent %d, stored %d, delivered %d of %d)", r.Lost, r.Sent, r.Stored, r.Delivered, r.Expected))
 	}
 	if r.Disorder > 0 {
-		errs = append(errs, fmt.Errorf("%d messages duplicated or out of order on a live connection", r.Disorder))
+		errs = append(errs, fmt.Errorf("%d messages duplicated (received again %s or more after their ack) or out of order on a live connection", r.Disorder, ackSettle))
 	}
 	if r.Delivered == 0 {
 		errs = append(errs, errors.New("nothing was delivered"))
@@ -93,9 +93,18 @@ func checkChat(r ChatResult) error {
 	return errors.Join(errs...)
 }
 
+// copiesRow reports the copies of unacked messages the server sent again, when
+// there were any: none are expected while receivers ack within the grace period.
+func (b *bench) copiesRow(scenario string, r ChatResult) {
+	if r.Copies > 0 {
+		b.row(scenario, "copies of unacked messages sent again (dropped)", float64(r.Copies), "messages")
+	}
+}
+
 func (b *bench) chatRows(scenario string, r ChatResult) {
 	b.row(scenario, "messages stored/delivered/acked", float64(min(r.Stored, r.Delivered)), "messages")
 	b.row(scenario, "lost, duplicated or reordered", float64(r.Lost+r.Disorder), "messages")
+	b.copiesRow(scenario, r)
 	if r.Retried > 0 {
 		b.row(scenario, "sends and acks refused as overloaded, sent again", float64(r.Retried), "frames")
 	}
@@ -229,9 +238,12 @@ type FanoutResult struct {
 	CPUIncludesUs bool       `json:"cpu_includes_bench_clients"`
 }
 
-// fanout sends into groups of each size; receivers do not ack (every ack in a
-// group is pushed to every member as a status frame, which would measure ack
-// traffic rather than message fan-out).
+// fanout sends into groups of each size. Receivers ack at --fanout-ack-interval,
+// longer than the client's 50 ms: in a group every ack is pushed to every member
+// as a status frame, which would measure ack traffic rather than message
+// fan-out. They must ack all the same: the server sends again what a connected
+// receiver has not acked after its grace period (--redeliver-after, 3 s), so a
+// run longer than that would get copies of everything unacked.
 func (b *bench) fanout(ctx context.Context) error {
 	var results []FanoutResult
 	err := b.withTarget(ctx, "fanout", func(t *target) error {
@@ -259,7 +271,7 @@ func (b *bench) fanout(ctx context.Context) error {
 			if err != nil {
 				return err
 			}
-			r := runChat(ctx, peers, chatOpts{window: b.window, size: b.size, duration: b.fanoutDuration, ackInterval: -1, batch: b.batch})
+			r := runChat(ctx, peers, chatOpts{window: b.window, size: b.size, duration: b.fanoutDuration, ackInterval: b.fanoutAck, batch: b.batch})
 			after, err := b.readProc(ctx, t)
 			if err != nil {
 				return err
@@ -275,6 +287,7 @@ func (b *bench) fanout(ctx context.Context) error {
 			b.row(name, "messages/s", r.Rate, "msg/s")
 			b.row(name, "send→delivered p99", r.Latency.P99, "ms")
 			b.row(name, "lost, duplicated or reordered", float64(r.Lost+r.Disorder), "messages")
+			b.copiesRow(name, r)
 			b.logf("group of %d: %.0f deliveries/s, %.0f per CPU-second, p99 %.1f ms", g, r.DelivRate, fr.PerCPUSecond, r.Latency.P99)
 			if err := checkChat(r); err != nil {
 				return fmt.Errorf("group of %d: %w", g, err)

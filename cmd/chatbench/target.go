@@ -54,7 +54,7 @@ func (b *bench) startTarget(ctx context.Context, dataDir string) (*target, error
 		return nil, err
 	}
 	args := []string{"serve", "--data-dir", dataDir, "--no-sync=" + strconv.FormatBool(b.noSync), "--max-in-flight", strconv.Itoa(b.maxInFlight),
-		"--adaptive-procs=" + strconv.FormatBool(!b.fixedProcs)}
+		"--adaptive-procs=" + strconv.FormatBool(!b.fixedProcs), "--redeliver-after", b.redeliverAfter.String()}
 	if b.cpuProfile != "" {
 		b.profiles++
 		args = append(args, "--cpuprofile", fmt.Sprintf("%s.%d", b.cpuProfile, b.profiles))
@@ -109,7 +109,7 @@ const benchMetricsToken = "chatbench"
 // idle scenario holds thousands of sockets.
 func (b *bench) nodeConfig(dataDir string) node.Config {
 	return node.Config{Addr: "127.0.0.1:0", DataDir: dataDir, Registration: "open", SendRate: -1, AuthRate: -1, PasswordCost: 4, NoSync: b.noSync, MaxInFlight: b.maxInFlight,
-		SocketsPerUser: -1, SocketsPerAddr: -1, MaxSockets: -1, MetricsToken: benchMetricsToken}
+		RedeliverAfter: b.redeliverAfter, SocketsPerUser: -1, SocketsPerAddr: -1, MaxSockets: -1, MetricsToken: benchMetricsToken}
 }
 
 // serve is `chatbench serve`: a chatserver node with the bench's settings (open
@@ -122,6 +122,7 @@ func serve(args []string, stdout, stderr io.Writer) error {
 	addr := fs.String("addr", "127.0.0.1:0", "listen address")
 	noSync := fs.Bool("no-sync", false, "SQLite synchronous=NORMAL")
 	maxInFlight := fs.Int("max-in-flight", 0, "sends being stored at once before more are refused (0: the server's default)")
+	redeliverAfter := fs.Duration("redeliver-after", 0, "the delivery worker's grace period (0: the server's default)")
 	adaptiveProcs := fs.Bool("adaptive-procs", true, "GOMAXPROCS by load, as chatserver's --adaptive-procs (off when GOMAXPROCS is set)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
 	pprofAddr := fs.String("pprof", "", "serve net/http/pprof on this address")
@@ -150,7 +151,7 @@ func serve(args []string, stdout, stderr io.Writer) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
-	b := &bench{noSync: *noSync, maxInFlight: *maxInFlight}
+	b := &bench{noSync: *noSync, maxInFlight: *maxInFlight, redeliverAfter: *redeliverAfter}
 	cfg := b.nodeConfig(*dataDir)
 	cfg.Addr = *addr
 	n, err := node.Start(ctx, cfg)
