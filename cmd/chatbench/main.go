@@ -173,7 +173,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	groups := fs.String("groups", "10,100,1000", "fanout: group sizes")
 	fs.IntVar(&b.fanoutSenders, "fanout-senders", 2, "fanout: members sending into each group")
 	fs.DurationVar(&b.fanoutDuration, "fanout-duration", 5*time.Second, "fanout: how long each group size runs")
-	fs.DurationVar(&b.fanoutAck, "fanout-ack-interval", time.Second, "fanout: how long a receiver's cumulative ack waits (as --ack-interval, longer: each ack is pushed to every member); keep it well under the server's grace period, or what is not yet acked is sent again")
+	fs.DurationVar(&b.fanoutAck, "fanout-ack-interval", time.Second, "fanout: how long a receiver's cumulative ack waits at least (as --ack-interval, but longer: each ack is pushed to every member as a status frame); in large groups longer still, so each connection gets at most 100 status frames a second. Under the server's grace period, what is acked is never sent again")
 	fs.IntVar(&b.idleConns, "idle-conns", 10000, "idle: connections")
 	fs.IntVar(&b.idleUsers, "idle-users", 0, "idle: users the connections belong to (default: connections/10, at least 1)")
 	fs.DurationVar(&b.idleHold, "idle-hold", 0, "idle: keep the connections open this long after measuring (to profile the server)")

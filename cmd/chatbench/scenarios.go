@@ -238,12 +238,26 @@ type FanoutResult struct {
 	CPUIncludesUs bool       `json:"cpu_includes_bench_clients"`
 }
 
-// fanout sends into groups of each size. Receivers ack at --fanout-ack-interval,
-// longer than the client's 50 ms: in a group every ack is pushed to every member
-// as a status frame, which would measure ack traffic rather than message
-// fan-out. They must ack all the same: the server sends again what a connected
-// receiver has not acked after its grace period (--redeliver-after, 3 s), so a
-// run longer than that would get copies of everything unacked.
+// statusPerConn bounds the status frames the receivers' acks bring each
+// connection per second (fanoutAckInterval).
+const statusPerConn = 100
+
+// fanoutAckInterval is how long a receiver's ack waits in a group of members:
+// every ack is pushed to every other member as a status frame, so the members'
+// acks bring each connection members-1 frames per interval, which at the
+// client's 50 ms would measure ack traffic rather than message fan-out. At
+// least every, and long enough that those frames stay under statusPerConn a
+// second: 1 s up to 100 members, 10 s at 1,000.
+func fanoutAckInterval(every time.Duration, members int) time.Duration {
+	return max(every, time.Duration(members-1)*time.Second/statusPerConn)
+}
+
+// fanout sends into groups of each size. Receivers ack (fanoutAckInterval):
+// the server sends again what a connected receiver has not acked after its
+// grace period (--redeliver-after, 3 s), and a copy of a message received
+// again after its ack fails the run. In a group large enough that its acks come
+// less often than that, receivers get copies of what they have not acked yet;
+// the run counts them (a client drops them) and does not fail on them.
 func (b *bench) fanout(ctx context.Context) error {
 	var results []FanoutResult
 	err := b.withTarget(ctx, "fanout", func(t *target) error {
@@ -271,7 +285,7 @@ func (b *bench) fanout(ctx context.Context) error {
 			if err != nil {
 				return err
 			}
-			r := runChat(ctx, peers, chatOpts{window: b.window, size: b.size, duration: b.fanoutDuration, ackInterval: b.fanoutAck, batch: b.batch})
+			r := runChat(ctx, peers, chatOpts{window: b.window, size: b.size, duration: b.fanoutDuration, ackInterval: fanoutAckInterval(b.fanoutAck, g), batch: b.batch})
 			after, err := b.readProc(ctx, t)
 			if err != nil {
 				return err
