@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -32,25 +33,48 @@ type Options struct {
 	// Probes is how many requests half-open lets through; that many successes close
 	// the circuit, one failure opens it again [3].
 	Probes uint32
+	// Now is the clock of the outage lines (tests); nil: time.Now.
+	Now func() time.Time
 }
 
 // Breaker is a two-step circuit breaker (Allow before a call, then report its
-// error) that also tells the log about outages: one WARN line when the circuit
-// opens, with the error that tipped it, and one INFO line when it closes again,
-// with how long the service was out and how many calls failed or were refused
-// meanwhile. Calls themselves log nothing: a request per line during an outage
-// would bury everything else (and the Service answers each with a retry hint).
+// error) that also tells the log about outages: one WARN line when calls start
+// failing (refused, reset, timing out), with the error, and one INFO line when
+// the service answers again, with how long it was out and how many calls failed
+// or were refused meanwhile. The lines follow the calls, not the circuit: a
+// node with little traffic (a registry heartbeat every 5 s) never fails five
+// calls in a row within the window, so its circuit stays closed through a long
+// outage, and logging only its opening left such nodes silent. Calls
+// themselves log nothing: a request per line during an outage would bury
+// everything else (and the Service answers each with a retry hint).
+//
+// A failure soon after an outage ended (within quiet) is logged only once the
+// calls have failed for linger, or the circuit opens: a service that fails
+// now and then under heavy traffic would otherwise write two lines per failure.
 type Breaker struct {
 	cb   *gobreaker.TwoStepCircuitBreaker[struct{}]
 	name string
 	log  *slog.Logger
+	now  func() time.Time
 
-	lastErr  atomic.Pointer[string] // the last failure, for the "open" line
-	tripped  atomic.Pointer[string] // why the circuit opened, for the "open" line
-	openedAt atomic.Int64           // unix nanoseconds of the first opening of this outage; 0 while healthy
-	failed   atomic.Int64           // calls that failed since the circuit first opened
-	refused  atomic.Int64           // calls refused by the open circuit since then
+	circuit atomic.Int32 // the circuit's state, as OnStateChange last set it
+	failing atomic.Bool  // b.out, read without the lock by every call that succeeds
+
+	mu      sync.Mutex
+	out     bool      // calls are failing: an outage is under way
+	logged  bool      // its WARN line is written
+	since   time.Time // the outage's first failure
+	ended   time.Time // when the last outage ended
+	lastErr string    // its last failure
+	failed  int64     // calls that failed in it
+	refused atomic.Int64
 }
+
+// quiet and linger shape the outage lines (see Breaker).
+const (
+	quiet  = time.Minute
+	linger = time.Second
+)
 
 // State is a breaker's state.
 type State = gobreaker.State
@@ -71,7 +95,10 @@ func New(name string, o, defaults Options, reg prometheus.Registerer, log *slog.
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	b := &Breaker{name: name, log: log}
+	b := &Breaker{name: name, log: log, now: o.Now}
+	if b.now == nil {
+		b.now = time.Now
+	}
 	gauge := g.WithLabelValues(name)
 	gauge.Set(0)
 	b.cb = gobreaker.NewTwoStepCircuitBreaker[struct{}](gobreaker.Settings{
@@ -90,20 +117,26 @@ func New(name string, o, defaults Options, reg prometheus.Registerer, log *slog.
 			default:
 				return false
 			}
-			b.tripped.Store(&why)
+			b.opened(why)
 			return true
 		},
 		OnStateChange: func(_ string, from, to gobreaker.State) {
 			gauge.Set(gaugeValue(to))
-			b.changed(from, to)
+			b.circuit.Store(int32(to))
+			if to == gobreaker.StateClosed {
+				b.answered()
+			}
 		},
 		IsSuccessful: func(err error) bool {
 			if err == nil || !isFailure(err) {
+				// Half-open, the outage ends when the probes have closed the
+				// circuit (OnStateChange), not at the first probe that answers.
+				if gobreaker.State(b.circuit.Load()) == gobreaker.StateClosed {
+					b.answered()
+				}
 				return true
 			}
-			msg := err.Error()
-			b.lastErr.Store(&msg)
-			b.failed.Add(1)
+			b.failure(err)
 			return false
 		},
 		IsExcluded: excluded,
@@ -124,32 +157,65 @@ func (b *Breaker) Allow() (done func(error), err error) {
 // State is the circuit's state now.
 func (b *Breaker) State() State { return b.cb.State() }
 
-// changed writes the outage's two log lines. Half-open probes that fail reopen
-// the circuit within the same outage: no new line.
-func (b *Breaker) changed(from, to gobreaker.State) {
-	switch {
-	case to == gobreaker.StateOpen && b.openedAt.Load() == 0:
-		b.openedAt.Store(time.Now().UnixNano())
-		b.failed.Store(0)
+// failure counts a failed call into the outage, starting one (and writing its
+// WARN line, unless one ended within quiet and this one is younger than
+// linger) if none is under way.
+func (b *Breaker) failure(err error) {
+	now := b.now()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if !b.out {
+		b.out, b.logged, b.since, b.failed = true, false, now, 0
+		b.failing.Store(true)
 		b.refused.Store(0)
-		b.log.Warn(b.name+" is failing: circuit open, calls fail fast until it answers again",
-			"service", b.name, "why", deref(b.tripped.Load()), "last_error", deref(b.lastErr.Load()))
-	case to == gobreaker.StateClosed && from != gobreaker.StateClosed:
-		opened := b.openedAt.Swap(0)
-		if opened == 0 {
-			return
-		}
-		b.log.Info(b.name+" answers again: circuit closed", "service", b.name,
-			"out_for", time.Since(time.Unix(0, opened)).Round(time.Millisecond),
-			"failed_calls", b.failed.Load(), "refused_calls", b.refused.Load())
+	}
+	b.failed++
+	b.lastErr = err.Error()
+	if !b.logged && (b.ended.IsZero() || now.Sub(b.ended) >= quiet || now.Sub(b.since) >= linger) {
+		b.warnLocked("")
 	}
 }
 
-func deref(p *string) string {
-	if p == nil {
-		return ""
+// opened writes the outage's WARN line, if not yet written, when the circuit
+// opens (ReadyToTrip: the failure that tipped it is counted already).
+func (b *Breaker) opened(why string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.out && !b.logged {
+		b.warnLocked(why)
 	}
-	return *p
+}
+
+func (b *Breaker) warnLocked(why string) {
+	b.logged = true
+	attrs := []any{"service", b.name, "last_error", b.lastErr}
+	if why != "" {
+		attrs = append(attrs, "why", why)
+	}
+	b.log.Warn(b.name+" is failing: calls are refused or time out", attrs...)
+}
+
+// answered ends the outage under way, if any: a call succeeded with the
+// circuit closed. Its INFO line is written if its WARN line was. Half-open
+// probes that fail reopen the circuit within the same outage: no new line.
+func (b *Breaker) answered() {
+	if !b.failing.Load() {
+		return
+	}
+	now := b.now()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if !b.out {
+		return
+	}
+	b.out = false
+	b.failing.Store(false)
+	b.ended = now
+	if b.logged {
+		b.log.Info(b.name+" answers again", "service", b.name,
+			"out_for", now.Sub(b.since).Round(time.Millisecond),
+			"failed_calls", b.failed, "refused_calls", b.refused.Load())
+	}
 }
 
 func fill(o, d Options) Options {
