@@ -61,6 +61,26 @@ func (s *Service) PendingFor(ctx context.Context, userID string) ([]Pending, err
 	return s.store.ListPending(ctx, userID)
 }
 
+// RegistryDown says whether the registry cannot be read now (Redis down, or
+// its circuit open): other nodes cannot find this node's users meanwhile, so
+// their live copies do not reach this node's connections. userID is the one
+// it asks about (any will do).
+func (s *Service) RegistryDown(ctx context.Context, userID string) bool {
+	_, err := s.cfg.Registry.Nodes(ctx, []string{userID})
+	return err != nil
+}
+
+// LastStoredSeq returns the seq_no of convID's newest stored message, read
+// from the store (this node's own record misses what other nodes stored).
+func (s *Service) LastStoredSeq(ctx context.Context, convID string) (int64, error) {
+	c, err := s.store.GetConversation(ctx, convID)
+	if err != nil {
+		return 0, err
+	}
+	s.lastSeq.raise(convID, c.LastSeq)
+	return c.LastSeq, nil
+}
+
 // MessagesAfter returns up to limit stored messages of convID after seq,
 // oldest first, archived ones brought back from the cold tier.
 func (s *Service) MessagesAfter(ctx context.Context, convID string, after int64, limit int) ([]Message, error) {

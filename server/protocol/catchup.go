@@ -111,6 +111,7 @@ func (e *Engine) sync(c *Session, f wire.Frame) {
 			e.reply(c, wire.ErrorFrame(f.ID, wire.Errorf(wire.CodeForbidden, "you are not a member of conversation %s", cur.ConversationID)))
 			continue
 		}
+		c.noteHeld(cur.ConversationID, cur.SeqNo)
 		sent, m, err := e.sendAfterLimit(c, cur.ConversationID, cur.SeqNo, budget)
 		if errors.Is(err, errConnEnded) {
 			return

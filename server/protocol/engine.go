@@ -46,6 +46,23 @@ type Session struct {
 	work      []request // queued requests (sends, acks, syncs) run in order by one worker
 	working   bool
 	nextSweep atomic.Int64 // unix nanoseconds: when the sweep next checks its pending rows
+
+	// held is what the device says it holds, per conversation: the highest
+	// cursor of its syncs and seq_no of its acks on this connection. Pending
+	// rows are per user, and one device's ack clears them for all; while
+	// Redis is down the sweep compares this instead (sweep.go). Only the
+	// connection's worker touches it.
+	held map[string]int64
+}
+
+// noteHeld records that the device holds convID up to seq.
+func (c *Session) noteHeld(convID string, seq int64) {
+	if c.held == nil {
+		c.held = map[string]int64{}
+	}
+	if cur, ok := c.held[convID]; !ok || seq > cur {
+		c.held[convID] = seq
+	}
 }
 
 // New makes the engine of svc's node and starts its sweeps; they end when

@@ -2,6 +2,7 @@ package protocol
 
 import (
 	"errors"
+	"slices"
 	"time"
 
 	"github.com/chatterm/chat/server/conn"
@@ -52,26 +53,72 @@ func (e *Engine) sweepLocal(now time.Time) {
 			due = append(due, c)
 		}
 	}
+	if len(due) == 0 {
+		return
+	}
 	cutoff := now.Add(-e.cfg.RedeliverAfter)
+	// One registry read per pass, not per connection: whether this node can be
+	// found by the others now.
+	down := e.svc.RegistryDown(e.svc.Context(), due[0].UserID)
 	for _, c := range due {
 		c.nextSweep.Store(now.Add(period).UnixNano())
-		e.enqueue(c, request{run: func() { e.sweepPending(c, cutoff) }})
+		e.enqueue(c, request{run: func() { e.sweepPending(c, cutoff, down) }})
 	}
 }
 
 // sweepPending sends c what is pending for its user and was stored before
 // cutoff: younger messages are on their way and will be acked, and sending
 // them now would only make a duplicate of every message in flight.
-func (e *Engine) sweepPending(c *Session, cutoff time.Time) {
-	pend, err := e.svc.PendingFor(e.svc.Context(), c.UserID)
+//
+// With the registry down (Redis), other nodes' live copies do not reach c,
+// and a pending row says too little: another device of the user, on the
+// node that stored the message, got it live and its ack cleared the row. So
+// for each conversation the device has said it holds up to some seq_no (its
+// syncs and acks on this connection), it reads the conversation's last stored
+// message and sends what the device lacks. That is one conversation read per
+// such conversation and connection per sweep period, only while the registry
+// is down; no write.
+func (e *Engine) sweepPending(c *Session, cutoff time.Time, registryDown bool) {
+	ctx := e.svc.Context()
+	pend, err := e.svc.PendingFor(ctx, c.UserID)
 	if err != nil {
 		e.log.Debug("sweep: list pending", "user", c.UserID, "err", err)
 		return
 	}
+	after := make(map[string]int64, len(pend)) // conversation → send what was stored after this
+	var order []string
 	for _, p := range pend {
-		msgs, err := e.svc.MessagesAfter(e.svc.Context(), p.ConversationID, p.FirstUndeliveredSeq-1, catchUpPage)
+		after[p.ConversationID] = p.FirstUndeliveredSeq - 1
+		order = append(order, p.ConversationID)
+	}
+	if registryDown {
+		for conv, held := range c.held {
+			if from, ok := after[conv]; ok && from <= held {
+				continue // the pending row covers it
+			}
+			last, err := e.svc.LastStoredSeq(ctx, conv)
+			if err != nil {
+				e.log.Debug("sweep: read conversation", "conversation", conv, "err", err)
+				continue
+			}
+			if last <= held {
+				continue
+			}
+			// The positions came from acks and syncs the Service checked, but
+			// the user may have left the conversation since.
+			if members, err := e.svc.Members(ctx, conv); err != nil || !slices.Contains(members, c.UserID) {
+				continue
+			}
+			if _, ok := after[conv]; !ok {
+				order = append(order, conv)
+			}
+			after[conv] = held
+		}
+	}
+	for _, conv := range order {
+		msgs, err := e.svc.MessagesAfter(ctx, conv, after[conv], catchUpPage)
 		if err != nil {
-			e.log.Debug("sweep: read messages", "conversation", p.ConversationID, "err", err)
+			e.log.Debug("sweep: read messages", "conversation", conv, "err", err)
 			continue
 		}
 		for _, m := range msgs {

@@ -176,6 +176,9 @@ func (e *Engine) sendFrames(ctx context.Context, c *Session, batch []request) {
 				e.reply(c, wire.ErrorFrame(f.ID, r.Err))
 				continue
 			}
+			if ack > 0 { // a send stored: the user is a member
+				c.noteHeld(convID, ack)
+			}
 			e.reply(c, wire.Frame{Type: wire.TypeSent, ID: f.ID, ConversationID: r.Resp.ConversationID, SeqNo: r.Resp.SeqNo,
 				MessageID: r.Resp.MessageID, Timestamp: r.Resp.Timestamp, Content: r.Resp.Content})
 		}
@@ -201,6 +204,8 @@ func (e *Engine) boundaryFrames(ctx context.Context, c *Session, batch []request
 		}
 		if err != nil {
 			e.reply(c, wire.ErrorFrame(top.ID, err))
+		} else if top.Type == wire.TypeAck {
+			c.noteHeld(convID, seq)
 		}
 	}
 }

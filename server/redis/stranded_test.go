@@ -3,8 +3,12 @@ package redis_test
 import (
 	"context"
 	"net/http"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/coder/websocket"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	goredis "github.com/redis/go-redis/v9"
@@ -161,4 +165,86 @@ func TestRedisDownOneWayMessagesReachConnectedReceiver(t *testing.T) {
 			}
 		})
 	}
+}
+
+// Bob has two devices: one on node-a, where alice sends, and one on node-b.
+// While Redis is down the device on node-a gets each message live and acks
+// it, which clears bob's pending row; the device on node-b must still get it
+// without waiting for Redis. Node-b's sweep, unable to read the registry,
+// compares its device's own position in the conversation (from its sync and
+// acks) with the conversation's last stored message, instead of trusting a
+// pending row another device's ack cleared.
+func TestRedisDownSecondDeviceGetsWhatTheFirstAcked(t *testing.T) {
+	r := startOwnRedis(t)
+	c := twoNodesOn(t, r.addr())
+	ctx, cancel := context.WithTimeout(t.Context(), 120*time.Second)
+	defer cancel()
+	_, frames, readErr := c.bobOnB(ctx, t)
+	onA := c.bobAckingOn(ctx, t, c.a.URL)
+	r.stop()
+	var sent wire.SendResponse
+	testenv.WaitFor(t, 30*time.Second, func() bool {
+		st := c.alice.do("POST", "/v1/conversations/"+c.conv+"/messages", wire.SendRequest{MessageID: "while-down", Content: "two devices"}, &sent)
+		return st == http.StatusCreated || st == http.StatusOK
+	})
+	// Bob's device on node-a acked it: his pending row is gone.
+	testenv.WaitFor(t, 20*time.Second, func() bool { return onA.acked.Load() >= sent.SeqNo })
+	testenv.WaitFor(t, 20*time.Second, func() bool {
+		var st wire.StatusResponse
+		if c.alice.do("GET", "/v1/conversations/"+c.conv+"/status", nil, &st) != http.StatusOK {
+			return false
+		}
+		for _, m := range st.Members {
+			if m.UserID == "bob" && m.LastDeliveredSeq >= sent.SeqNo {
+				return true
+			}
+		}
+		return false
+	})
+	// The sweep: 10 × RedeliverAfter (1 s in tests), its first pass at a
+	// random point of it; at worst about two periods.
+	waitMessage(t, frames, sent.SeqNo, 40*time.Second)
+	if *readErr != nil {
+		t.Fatalf("bob's socket on node-b ended: %v", *readErr)
+	}
+}
+
+// ackingDevice is a socket of bob's that acks every message it gets.
+type ackingDevice struct{ acked atomic.Int64 }
+
+// bobAckingOn connects another device of bob's to the node at base; it syncs
+// the conversation, then acks each message as it comes.
+func (c *cluster) bobAckingOn(ctx context.Context, t *testing.T, base string) *ackingDevice {
+	t.Helper()
+	ws, _, err := websocket.Dial(ctx, strings.Replace(base, "http", "ws", 1)+"/v1/ws",
+		&websocket.DialOptions{HTTPHeader: http.Header{"Authorization": {"Bearer " + c.bob.token}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ws.CloseNow() })
+	d := &ackingDevice{}
+	sync, _ := wire.EncodeFrame(wire.Frame{Type: wire.TypeSync, ID: "s1", Cursors: []wire.Cursor{{ConversationID: c.conv}}})
+	if err := ws.Write(ctx, websocket.MessageText, sync); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		for {
+			_, data, err := ws.Read(ctx)
+			if err != nil {
+				return
+			}
+			for line := range wire.Frames(data) {
+				f, err := wire.DecodeFrame(line)
+				if err != nil || f.Type != wire.TypeMessage || f.Message == nil {
+					continue
+				}
+				ack, _ := wire.EncodeFrame(wire.Frame{Type: wire.TypeAck, ConversationID: f.Message.ConversationID, SeqNo: f.Message.SeqNo})
+				if ws.Write(ctx, websocket.MessageText, ack) != nil {
+					return
+				}
+				d.acked.Store(f.Message.SeqNo)
+			}
+		}
+	}()
+	return d
 }
