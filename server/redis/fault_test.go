@@ -1,14 +1,18 @@
 package redis_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -16,7 +20,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/sony/gobreaker/v2"
 
+	"github.com/chatterm/chat/internal/testenv"
 	"github.com/chatterm/chat/server"
+	"github.com/chatterm/chat/server/node"
 	"github.com/chatterm/chat/server/redis"
 )
 
@@ -292,6 +298,75 @@ func TestSubscribeWhileDown(t *testing.T) {
 		}
 		if i == 100 {
 			t.Fatal("subscription not live 10s after Redis came up")
+		}
+	}
+}
+
+// logsOf keeps each node's log apart, by NodeID.
+type logsOf struct {
+	mu   sync.Mutex
+	byID map[string]*bytes.Buffer
+}
+
+func (l *logsOf) option(c *node.Config) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.byID == nil {
+		l.byID = map[string]*bytes.Buffer{}
+	}
+	buf := &bytes.Buffer{}
+	l.byID[c.NodeID] = buf
+	c.Logger = slog.New(slog.NewTextHandler(lockedWriter{&l.mu, buf}, nil))
+}
+
+// count counts node's log lines containing s.
+func (l *logsOf) count(node, s string) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return strings.Count(l.byID[node].String(), s)
+}
+
+type lockedWriter struct {
+	mu *sync.Mutex
+	b  *bytes.Buffer
+}
+
+func (w lockedWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.Write(p)
+}
+
+// A Redis outage with no traffic at all is one WARN line on every node, and
+// one INFO line when Redis is back: the registry heartbeat (every 5 s) fails
+// too seldom to open a circuit, which is all that used to be logged.
+func TestRedisOutageLoggedOnEveryNode(t *testing.T) {
+	r := startOwnRedis(t)
+	logs := &logsOf{}
+	twoNodesOn(t, r.addr(), logs.option)
+	r.stop()
+	nodes := []string{"node-a", "node-b"}
+	testenv.WaitFor(t, 30*time.Second, func() bool {
+		for _, n := range nodes {
+			if logs.count(n, "redis is failing") == 0 {
+				return false
+			}
+		}
+		return true
+	})
+	time.Sleep(6 * time.Second) // more failed heartbeats: no more lines
+	r.start()
+	testenv.WaitFor(t, 30*time.Second, func() bool {
+		for _, n := range nodes {
+			if logs.count(n, "redis answers again") == 0 {
+				return false
+			}
+		}
+		return true
+	})
+	for _, n := range nodes {
+		if f, a := logs.count(n, "redis is failing"), logs.count(n, "redis answers again"); f != 1 || a != 1 {
+			t.Errorf("%s: %d failing and %d answering lines, want one each", n, f, a)
 		}
 	}
 }

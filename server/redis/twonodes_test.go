@@ -32,8 +32,9 @@ func twoNodes(t *testing.T) *cluster {
 	return twoNodesOn(t, addr(t))
 }
 
-// twoNodesOn is twoNodes on the Redis at redisAddr (one the test can stop).
-func twoNodesOn(t *testing.T, redisAddr string) *cluster {
+// twoNodesOn is twoNodes on the Redis at redisAddr (one the test can stop);
+// opts change each node's configuration (its NodeID is set).
+func twoNodesOn(t *testing.T, redisAddr string, opts ...func(*node.Config)) *cluster {
 	t.Helper()
 	endpoint := testenv.DynamoEndpoint(t)
 	t.Setenv("AWS_ACCESS_KEY_ID", "test")
@@ -51,6 +52,9 @@ func twoNodesOn(t *testing.T, redisAddr string) *cluster {
 	start := func(nodeID string) *servertest.Server {
 		return servertest.Start(t, servertest.WithConfig(func(c *node.Config) {
 			c.Production, c.NodeID = prod, nodeID
+			for _, o := range opts {
+				o(c)
+			}
 		}))
 	}
 	a, b := start("node-a"), start("node-b")
