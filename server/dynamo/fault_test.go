@@ -1,11 +1,14 @@
 package dynamo_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io"
+	"log/slog"
 	"net"
 	"net/url"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -267,4 +270,53 @@ func gauge(t *testing.T, reg *prometheus.Registry) float64 {
 	}
 	t.Fatal("no chat_circuit_breaker_state{service=dynamodb}")
 	return -1
+}
+
+// lockedBuffer is a bytes.Buffer the store's logger and the test share.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// A DynamoDB that freezes briefly, at low traffic: one call times out, too few
+// to open the circuit, and the log still says so once, and once more when a
+// call is answered again. (Only the circuit's opening was logged before, so a
+// freeze of about 7 s on a quiet node left no line.)
+func TestShortFreezeLogged(t *testing.T) {
+	p := newProxy(t, endpoint(t))
+	var logs lockedBuffer
+	s := open(t, dynamo.Options{Endpoint: p.url(), Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	ctx := context.Background()
+	putToken(t, s)
+
+	p.hung.Store(true)
+	if _, err := s.GetToken(ctx, "h"); !errors.Is(err, server.ErrUnavailable) {
+		t.Fatalf("GetToken with DynamoDB frozen: %v, want ErrUnavailable", err)
+	}
+	if s.BreakerState() != gobreaker.StateClosed {
+		t.Fatalf("breaker %v after one timeout: this test is about a freeze too short to open it", s.BreakerState())
+	}
+	if n := strings.Count(logs.String(), "dynamodb is failing"); n != 1 {
+		t.Fatalf("%d failing lines after a timed-out call, want 1:\n%s", n, logs.String())
+	}
+	p.hung.Store(false)
+	testenv.WaitFor(t, 5*time.Second, func() bool {
+		tok, err := s.GetToken(ctx, "h")
+		return err == nil && tok.UserID == "ann"
+	})
+	if n := strings.Count(logs.String(), "dynamodb answers again"); n != 1 {
+		t.Fatalf("%d answering lines once DynamoDB answered, want 1:\n%s", n, logs.String())
+	}
 }
