@@ -109,7 +109,11 @@ func TestKeeperRestoresLostEntries(t *testing.T) {
 func TestKeeperRestoresEntryWhoseAddFailed(t *testing.T) {
 	const every = 50 * time.Millisecond
 	r := startOwnRedis(t, "--dir", t.TempDir(), "--appendonly", "yes", "--appendfsync", "always")
-	reg := client(t, redis.Options{Addrs: []string{r.addr()}, HeartbeatEvery: every}).Registry()
+	// Heartbeats 50 ms apart fail while redis-server restarts: on a loaded
+	// machine enough of them in a row to open the circuit, whose default 5 s
+	// would outlast the wait below.
+	reg := client(t, redis.Options{Addrs: []string{r.addr()}, HeartbeatEvery: every,
+		Breaker: redis.BreakerOptions{OpenFor: 100 * time.Millisecond}}).Registry()
 	ctx, stop := context.WithCancel(context.Background())
 	p := server.Presence{UserID: "alice", ConnID: "c1", NodeID: "n1"}
 	done := make(chan struct{})
