@@ -79,14 +79,23 @@ type Production struct {
 	TablePrefix    string        // prefix of every table name
 	DynamoTimeout  time.Duration // bound on one DynamoDB call, retries included; 0: dynamo.DefaultCallTimeout
 	CreateTables   bool          // create missing tables on start
-	RedisAddrs     []string      // one address, or several for a Redis Cluster
+	RedisAddrs     []string      // one address (a server, or a Cluster's configuration endpoint), or a Cluster's seeds
+	RedisMode      string        // auto (asks Redis: the default), single or cluster
 	RedisPassword  string
 	RedisTLS       bool
 	RedisPrefix    string // prefix of every Redis key
-	S3Bucket       string
-	S3Endpoint     string
-	S3Region       string
-	S3PathStyle    bool
+	// RedisReplicaReads sends inbox and profile reads to replicas (in a
+	// Cluster, its own; for a single server, RedisReplicaAddrs, which turn it on).
+	RedisReplicaReads bool
+	RedisReplicaAddrs []string
+	// InboxTTL and ProfileTTL: how long an inbox nobody reads and a cached
+	// profile stay in Redis; 0: the redis package's defaults (24 h, 1 h).
+	InboxTTL    time.Duration
+	ProfileTTL  time.Duration
+	S3Bucket    string
+	S3Endpoint  string
+	S3Region    string
+	S3PathStyle bool
 }
 
 // Enabled reports whether any production backend is configured.
