@@ -206,4 +206,3 @@ func TestStartRedisConfiguration(t *testing.T) {
 		}
 	})
 }
-
