@@ -48,8 +48,12 @@ type Config struct {
 	MaxHashing      int           // bcrypt runs at once; default max(1, cores/2)
 	NoSync          bool          // SQLite synchronous=NORMAL: faster, loses the last commits on power loss
 	ShutdownTimeout time.Duration // default 10 s
-	ArchiveAfter    time.Duration // messages older than this move to blob storage; default 30 days; <0 keeps all hot
-	ArchiveInterval time.Duration // how often the archiver runs; default 1 h
+	// FallbackWarnAfter: fallbacks (chat_fallbacks_total) taken in every check
+	// (a sixth of this) for this long are logged at WARN, once, with the counts
+	// by role; default 30 s, -1 off.
+	FallbackWarnAfter time.Duration
+	ArchiveAfter      time.Duration // messages older than this move to blob storage; default 30 days; <0 keeps all hot
+	ArchiveInterval   time.Duration // how often the archiver runs; default 1 h
 
 	// Exposure limits (docs/security.md). Live WebSockets per user and per
 	// client address (0: httpd's defaults, -1: no cap), and in all (0: the
@@ -167,22 +171,32 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 		n.closers = append(n.closers, p)
 		b.Pusher = p
 	}
+	metrics := server.NewMetrics(reg)
 	n.svc, err = server.New(server.Config{
 		Backends: b, NodeID: cfg.NodeID, Logger: cfg.Logger, Registration: cfg.Registration,
 		MaxMessageBytes: cfg.MaxMessageBytes, SendRate: cfg.SendRate, PasswordCost: cfg.PasswordCost, MaxInFlight: cfg.MaxInFlight,
 		AuthRate: cfg.AuthRate, MaxHashing: cfg.MaxHashing, RedeliverAfter: cfg.RedeliverAfter,
-		Metrics: server.NewMetrics(reg),
+		Metrics: metrics,
 	})
 	if err != nil {
 		return nil, err
 	}
-	metrics := promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
+	jobCtx, stop := context.WithCancel(context.Background())
+	n.stop = stop
+	if cfg.FallbackWarnAfter >= 0 {
+		if cfg.FallbackWarnAfter == 0 {
+			cfg.FallbackWarnAfter = 30 * time.Second
+		}
+		w := &fallbackWatch{fallbacks: metrics.Fallbacks, every: cfg.FallbackWarnAfter / 6, after: cfg.FallbackWarnAfter, log: cfg.Logger}
+		n.jobs.Go(func() { w.run(jobCtx) })
+	}
+	serveMetrics := promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
 	maxSockets := cfg.MaxSockets
 	if maxSockets == 0 {
 		maxSockets = socketBudget(cfg.Logger)
 	}
 	n.engine = protocol.New(n.svc)
-	handler := httpd.New(n.svc, n.engine, cfg.Logger, httpd.Options{Metrics: metrics, MetricsToken: cfg.MetricsToken,
+	handler := httpd.New(n.svc, n.engine, cfg.Logger, httpd.Options{Metrics: serveMetrics, MetricsToken: cfg.MetricsToken,
 		SocketsPerUser: cfg.SocketsPerUser, SocketsPerAddr: cfg.SocketsPerAddr, MaxSockets: maxSockets})
 	n.api = handler
 	if cfg.MetricsAddr != "" {
@@ -190,7 +204,7 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 			return nil, fmt.Errorf("listen for metrics on %s: %w", cfg.MetricsAddr, err)
 		}
 		mux := http.NewServeMux()
-		mux.Handle("GET /metrics", metrics)
+		mux.Handle("GET /metrics", serveMetrics)
 		n.metrics = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 		go n.metrics.Serve(n.mln)
 	}
@@ -208,8 +222,6 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 		if cfg.ArchiveInterval <= 0 {
 			cfg.ArchiveInterval = time.Hour
 		}
-		jobCtx, stop := context.WithCancel(context.Background())
-		n.stop = stop
 		n.jobs.Go(func() { n.svc.RunArchiver(jobCtx, cfg.ArchiveAfter, cfg.ArchiveInterval) })
 	}
 	n.srv = &http.Server{Handler: root, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelWarn)}

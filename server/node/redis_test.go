@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -205,4 +206,43 @@ func TestStartRedisConfiguration(t *testing.T) {
 			t.Fatalf("no warning that Redis is down and its topology was guessed:\n%s", logs.String())
 		}
 	})
+}
+
+// Fallbacks that last are said at WARN, once, with their counts, and their end
+// at INFO: one by one they are DEBUG lines, and a Redis that answers every
+// call with something the roles cannot use (MOVED) left the breaker closed, so
+// nothing above DEBUG said that every send took them.
+func TestLastingFallbacksAreLogged(t *testing.T) {
+	testenv.RedisAddr(t) // the same switch as the other integration tests
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	down := l.Addr().String()
+	l.Close()
+	var logs syncBuffer
+	n, err := node.Start(context.Background(), node.Config{Addr: "127.0.0.1:0", DataDir: t.TempDir(), PasswordCost: 4,
+		Registration: "open", FallbackWarnAfter: 600 * time.Millisecond,
+		Production: node.Production{RedisAddrs: []string{down}, RedisMode: "single"}, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n.Close()
+	ann, _ := register(t, n.URL(), "ann"), register(t, n.URL(), "bob")
+	conv := wire.DirectConversationID("ann", "bob")
+	for i := 0; !strings.Contains(logs.String(), "fallbacks taken for a while"); i++ {
+		if i > 200 {
+			t.Fatalf("no WARN after 2 s of sends on fallbacks:\n%s", logs.String())
+		}
+		send(t, n, ann, conv, strconv.Itoa(i))
+		time.Sleep(10 * time.Millisecond)
+	}
+	testenv.WaitFor(t, 3*time.Second, func() bool { return strings.Contains(logs.String(), "fallbacks no longer taken") })
+	out := logs.String()
+	if c := strings.Count(out, "fallbacks taken for a while"); c != 1 {
+		t.Fatalf("%d WARN lines, want 1:\n%s", c, out)
+	}
+	if !strings.Contains(out, `level=WARN msg="fallbacks taken for a while`) || !strings.Contains(out, "fallbacks=\"map[") || !strings.Contains(out, "sequencer:") {
+		t.Fatalf("the WARN line does not have the counts by role:\n%s", out)
+	}
 }

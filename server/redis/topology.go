@@ -6,6 +6,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math/rand/v2"
 	"net"
 	"strings"
@@ -78,6 +79,10 @@ func Open(ctx context.Context, o Options) (*Client, error) {
 	if o.ReplicaReads && o.Mode == ModeSingle && len(o.ReplicaAddrs) == 0 {
 		return nil, fmt.Errorf("%w: replica reads on a single server need its replicas' addresses (--redis-replica-addrs)", ErrConfig)
 	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	setLoggerOnce.Do(func() { goredis.SetLogger(slogPrintf{o.Logger}) })
 	cluster, answered, err := probe(ctx, o)
 	if err != nil {
 		return nil, err
@@ -103,10 +108,11 @@ func Open(ctx context.Context, o Options) (*Client, error) {
 		return nil, err
 	}
 	if down != nil {
-		c.log.Warn("redis: not answering at start; starting on the fallbacks", "addrs", o.Addrs, "mode", c.Mode(), "err", down)
-		return c, down
+		return c, down // the caller says it, with what it does about it
 	}
-	if err := c.check(ctx); err != nil {
+	if err := c.check(ctx); errors.Is(err, ErrUnavailable) {
+		return c, err
+	} else if err != nil {
 		c.Close()
 		return nil, err
 	}
@@ -177,19 +183,20 @@ func speaksOtherwise(ctx context.Context, addr string, tlsAsked bool) error {
 
 // check pings through the client as built (in a Cluster, every master it
 // routes to) and, with replica reads, makes sure there is a replica to read.
+// Only a configuration error is returned (ErrConfig); a primary not answering
+// now wraps ErrUnavailable, and a replica not answering is logged: reads go
+// to the primary meanwhile.
 func (c *Client) check(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
 	defer cancel()
+	var err error
 	if cc, ok := c.rdb.(*goredis.ClusterClient); ok {
-		err := cc.ForEachMaster(ctx, func(ctx context.Context, m *goredis.Client) error { return m.Ping(ctx).Err() })
-		if err != nil {
-			return c.checkErr(err)
-		}
-	} else if err := c.rdb.Ping(ctx).Err(); err != nil {
-		return c.checkErr(err)
+		err = cc.ForEachMaster(ctx, func(ctx context.Context, m *goredis.Client) error { return m.Ping(ctx).Err() })
+	} else {
+		err = c.rdb.Ping(ctx).Err()
 	}
-	if !c.o.ReplicaReads {
-		return nil
+	if err != nil {
+		return c.checkErr(err)
 	}
 	if c.reads != nil {
 		n := 0
@@ -200,20 +207,23 @@ func (c *Client) check(ctx context.Context) error {
 			}
 			return err
 		})
-		if err != nil {
+		switch {
+		case err != nil && isConfigError(err):
 			return c.checkErr(err)
-		}
-		if n == 0 {
+		case err != nil:
+			c.log.Warn("redis: a cluster node does not answer; its reads go to another", "err", err)
+		case n == 0:
 			c.log.Warn("redis: replica reads asked, but the cluster has no replicas: reads go to the masters")
 		}
-		return nil
 	}
 	for _, r := range c.replicas {
 		role, err := r.Do(ctx, "ROLE").Slice()
-		if err != nil {
+		switch {
+		case err != nil && isConfigError(err):
 			return c.checkErr(fmt.Errorf("replica %s: %w", r.Options().Addr, err))
-		}
-		if len(role) > 0 && role[0] != "slave" {
+		case err != nil:
+			c.log.Warn("redis: a replica does not answer; its reads go to the primary until it does", "addr", r.Options().Addr, "err", err)
+		case len(role) > 0 && role[0] != "slave":
 			// A reader endpoint may resolve to the primary when it has no
 			// replica: reads still work, they only do not offload it.
 			c.log.Warn("redis: a replica address answers as a primary: reads there do not offload the primary", "addr", r.Options().Addr, "role", role[0])
@@ -226,7 +236,7 @@ func (c *Client) checkErr(err error) error {
 	if isConfigError(err) {
 		return fmt.Errorf("%w: %w", ErrConfig, explain(err, c.o))
 	}
-	return fmt.Errorf("redis: at start: %w", err)
+	return fmt.Errorf("%w: at start: %w", ErrUnavailable, err)
 }
 
 // isConfigError: the answer of a Redis that refuses these credentials, or a

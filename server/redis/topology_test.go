@@ -13,6 +13,7 @@ import (
 	"time"
 
 	goredis "github.com/redis/go-redis/v9"
+	"github.com/sony/gobreaker/v2"
 
 	"github.com/chatterm/chat/internal/testenv"
 	"github.com/chatterm/chat/server"
@@ -325,4 +326,68 @@ func TestClusterReplicaReads(t *testing.T) {
 			t.Errorf("replicas ran %d %s calls for the counters, rate limits or registry, want 0", n, cmd)
 		}
 	}
+}
+
+// A single server with a replica: with its address in ReplicaAddrs, inbox and
+// profile reads go to the replica and nothing else does; with the replica
+// down, they go to the primary, and the breaker stays closed.
+func TestSingleReplicaReads(t *testing.T) {
+	// No wait before a full sync (its default is 5 s, for more replicas to join).
+	primary := startOwnRedis(t, "--repl-diskless-sync-delay", "0")
+	replica := startOwnRedis(t, "--replicaof", "127.0.0.1", strconv.Itoa(primary.port))
+	c := open(t, redis.Options{Addrs: []string{primary.addr()}, ReplicaAddrs: []string{replica.addr()}})
+	ctx := t.Context()
+	ix, pc := c.InboxIndex(), c.ProfileCache()
+	now := time.Now()
+	if err := ix.Fill(ctx, "ann", []server.InboxEntry{{Conversation: server.Conversation{ID: "dm:ann:bob", CreatedAt: now}}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := pc.Set(ctx, server.Profile{UserID: "ann", DisplayName: "Ann"}); err != nil {
+		t.Fatal(err)
+	}
+	testenv.WaitFor(t, 5*time.Second, func() bool {
+		info := goredis.NewClient(&goredis.Options{Addr: replica.addr()})
+		defer info.Close()
+		n, _ := info.DBSize(ctx).Result()
+		return n >= 2
+	})
+	reads := []string{"get", "evalsha_ro", "eval_ro"}
+	beforeR, beforeP := commandCalls(t, []string{replica.addr()}), commandCalls(t, []string{primary.addr()})
+	if ids, err := ix.Top(ctx, "ann", 10); err != nil || len(ids) != 1 {
+		t.Fatalf("Top from the replica: %v, %v", ids, err)
+	}
+	if p, ok, err := pc.Get(ctx, "ann"); err != nil || !ok || p.DisplayName != "Ann" {
+		t.Fatalf("Get from the replica: %+v, %v, %v", p, ok, err)
+	}
+	if _, err := c.Sequencer().Next(ctx, "dm:ann:bob"); err != nil {
+		t.Fatal(err)
+	}
+	afterR, afterP := commandCalls(t, []string{replica.addr()}), commandCalls(t, []string{primary.addr()})
+	if n := delta(beforeR, afterR, reads...); n < 2 {
+		t.Errorf("the replica served %d reads, want 2", n)
+	}
+	if n := delta(beforeP, afterP, reads...); n != 0 {
+		t.Errorf("the primary served %d reads, want 0", n)
+	}
+	// An INCR reaches the replica as replication, never from the client
+	// (there it would be rejected: a replica is read-only).
+	if n := delta(beforeP, afterP, "incr"); n != 1 {
+		t.Errorf("the primary ran %d INCR, want 1", n)
+	}
+	if n := delta(beforeR, afterR, "rejected"); n != 0 {
+		t.Errorf("the replica rejected %d calls, want 0", n)
+	}
+
+	replica.stop()
+	for range 30 { // more than the breaker's minimum of calls
+		if p, ok, err := pc.Get(ctx, "ann"); err != nil || !ok || p.DisplayName != "Ann" {
+			t.Fatalf("Get with the replica down: %+v, %v, %v", p, ok, err)
+		}
+	}
+	if s := c.BreakerState(); s != gobreaker.StateClosed {
+		t.Fatalf("breaker %s with only the replica down", s)
+	}
+	// A replica down at start is an outage of the replica, not a mistake:
+	// the client opens, reading from the primary meanwhile.
+	open(t, redis.Options{Addrs: []string{primary.addr()}, ReplicaAddrs: []string{replica.addr()}})
 }
