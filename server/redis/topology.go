@@ -92,9 +92,9 @@ func Open(ctx context.Context, o Options) (*Client, error) {
 	case answered == "":
 		down = fmt.Errorf("%w: none of %s answered (if Redis requires TLS, set --redis-tls)", ErrUnavailable, strings.Join(o.Addrs, ","))
 	case o.Mode == ModeSingle && cluster:
-		return nil, fmt.Errorf("%w: %s is a Redis Cluster node (cluster_enabled:1), but the mode is single: keyed commands would be answered MOVED and every role would take its fallback; use mode cluster or auto", ErrConfig, answered)
+		return nil, fmt.Errorf("%w: %s is a Redis Cluster node (cluster_enabled:1), but the mode is single: keyed commands would be answered MOVED and every role would take its fallback; set --redis-mode cluster (or auto)", ErrConfig, answered)
 	case o.Mode == ModeCluster && !cluster:
-		return nil, fmt.Errorf("%w: %s is not a Redis Cluster node (cluster_enabled:0), but the mode is cluster; use mode single or auto", ErrConfig, answered)
+		return nil, fmt.Errorf("%w: %s is not a Redis Cluster node (cluster_enabled:0), but the mode is cluster; set --redis-mode single (or auto)", ErrConfig, answered)
 	case o.Mode == ModeAuto && !cluster && len(o.Addrs) > 1:
 		return nil, fmt.Errorf("%w: %s is not a Redis Cluster node, but %d addresses were given: give one (a single server), or the Cluster's", ErrConfig, answered, len(o.Addrs))
 	case o.Mode == ModeAuto:
