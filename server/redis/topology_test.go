@@ -3,9 +3,21 @@ package redis_test
 import (
 	"bytes"
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
 	"errors"
 	"fmt"
 	"log/slog"
+	"math/big"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -390,4 +402,91 @@ func TestSingleReplicaReads(t *testing.T) {
 	// A replica down at start is an outage of the replica, not a mistake:
 	// the client opens, reading from the primary meanwhile.
 	open(t, redis.Options{Addrs: []string{primary.addr()}, ReplicaAddrs: []string{replica.addr()}})
+}
+
+// startTLSRedis starts a redis-server that speaks only TLS, with a
+// self-signed certificate for 127.0.0.1; it returns the address and a TLS
+// configuration that trusts the certificate.
+func startTLSRedis(t *testing.T) (string, *tls.Config) {
+	t.Helper()
+	addr(t) // the same switch as the other integration tests
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "redis"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)}, IsCA: true, BasicConstraintsValid: true,
+		KeyUsage: x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kder, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	certFile, keyFile := filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
+	if err := os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kder}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	cmd := exec.Command("redis-server", "--port", "0", "--tls-port", strconv.Itoa(port), "--bind", "127.0.0.1",
+		"--tls-cert-file", certFile, "--tls-key-file", keyFile, "--tls-ca-cert-file", certFile, "--tls-auth-clients", "no",
+		"--save", "", "--appendonly", "no", "--dir", dir, "--logfile", filepath.Join(dir, "log"))
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	a := "127.0.0.1:" + strconv.Itoa(port)
+	testenv.WaitFor(t, 5*time.Second, func() bool {
+		c, err := net.DialTimeout("tcp", a, 100*time.Millisecond)
+		if err == nil {
+			c.Close()
+		}
+		return err == nil
+	})
+	pool := x509.NewCertPool()
+	pool.AddCert(must(x509.ParseCertificate(der)))
+	return a, &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
+}
+
+// A Redis that wants TLS, reached in plain TCP, drops the connection: an
+// outage would look the same, so Open asks again with a TLS handshake and
+// says what to set.
+func TestOpenTLS(t *testing.T) {
+	a, conf := startTLSRedis(t)
+	t.Run("ErrPlainToTLS", func(t *testing.T) {
+		_, err := redis.Open(t.Context(), redis.Options{Addrs: []string{a}})
+		if !errors.Is(err, redis.ErrConfig) || !strings.Contains(err.Error(), "set --redis-tls") {
+			t.Fatalf("Open in plain TCP on a TLS-only Redis: %v", err)
+		}
+	})
+	t.Run("OK", func(t *testing.T) {
+		if c := open(t, redis.Options{Addrs: []string{a}, TLS: conf}); c.Mode() != redis.ModeSingle {
+			t.Fatalf("opened as %s", c.Mode())
+		}
+	})
+	t.Run("ErrUntrustedCertificate", func(t *testing.T) {
+		_, err := redis.Open(t.Context(), redis.Options{Addrs: []string{a}, TLS: &tls.Config{MinVersion: tls.VersionTLS12}})
+		if !errors.Is(err, redis.ErrConfig) || !strings.Contains(err.Error(), "TLS handshake failed") {
+			t.Fatalf("Open with TLS on a certificate nobody trusts: %v", err)
+		}
+	})
 }
