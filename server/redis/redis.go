@@ -267,7 +267,7 @@ func (c *Client) do(ctx context.Context, op string, f func(context.Context) erro
 		return err
 	}
 	if isFailure(err) {
-		if isMoved(err) {
+		if isMoved(err) && c.Mode() == ModeSingle {
 			c.movedOnce.Do(func() {
 				c.log.Error("redis answers MOVED: it is a Redis Cluster, but this node talks to it as a single server, so every Redis role takes its fallback; set --redis-mode cluster (or auto with Redis answering at start)", "op", op, "err", err)
 			})
