@@ -48,12 +48,13 @@ type Config struct {
 	MaxHashing      int           // bcrypt runs at once; default max(1, cores/2)
 	NoSync          bool          // SQLite synchronous=NORMAL: faster, loses the last commits on power loss
 	ShutdownTimeout time.Duration // default 10 s
+	ArchiveAfter    time.Duration // messages older than this move to blob storage; default 30 days; <0 keeps all hot
+	ArchiveInterval time.Duration // how often the archiver runs; default 1 h
+
 	// FallbackWarnAfter: fallbacks (chat_fallbacks_total) taken in every check
 	// (a sixth of this) for this long are logged at WARN, once, with the counts
 	// by role; default 30 s, -1 off.
 	FallbackWarnAfter time.Duration
-	ArchiveAfter      time.Duration // messages older than this move to blob storage; default 30 days; <0 keeps all hot
-	ArchiveInterval   time.Duration // how often the archiver runs; default 1 h
 
 	// Exposure limits (docs/security.md). Live WebSockets per user and per
 	// client address (0: httpd's defaults, -1: no cap), and in all (0: the
@@ -84,22 +85,23 @@ type Production struct {
 	DynamoTimeout  time.Duration // bound on one DynamoDB call, retries included; 0: dynamo.DefaultCallTimeout
 	CreateTables   bool          // create missing tables on start
 	RedisAddrs     []string      // one address (a server, or a Cluster's configuration endpoint), or a Cluster's seeds
-	RedisMode      string        // auto (asks Redis: the default), single or cluster
 	RedisPassword  string
 	RedisTLS       bool
 	RedisPrefix    string // prefix of every Redis key
+	S3Bucket       string
+	S3Endpoint     string
+	S3Region       string
+	S3PathStyle    bool
+
+	RedisMode string // auto (asks Redis: the default), single or cluster
 	// RedisReplicaReads sends inbox and profile reads to replicas (in a
 	// Cluster, its own; for a single server, RedisReplicaAddrs, which turn it on).
 	RedisReplicaReads bool
 	RedisReplicaAddrs []string
 	// InboxTTL and ProfileTTL: how long an inbox nobody reads and a cached
 	// profile stay in Redis; 0: the redis package's defaults (24 h, 1 h).
-	InboxTTL    time.Duration
-	ProfileTTL  time.Duration
-	S3Bucket    string
-	S3Endpoint  string
-	S3Region    string
-	S3PathStyle bool
+	InboxTTL   time.Duration
+	ProfileTTL time.Duration
 }
 
 // Enabled reports whether any production backend is configured.
