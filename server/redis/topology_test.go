@@ -490,3 +490,49 @@ func TestOpenTLS(t *testing.T) {
 		}
 	})
 }
+
+// Reading keeps an inbox warm, but a replica cannot extend a TTL: a read there
+// that finds the TTL run down by more than a 24th of InboxTTL sets it again on
+// the primary; one that finds it fresh sends nothing to the primary.
+func TestReplicaInboxReadRefreshesTTL(t *testing.T) {
+	primary := startOwnRedis(t, "--repl-diskless-sync-delay", "0")
+	replica := startOwnRedis(t, "--replicaof", "127.0.0.1", strconv.Itoa(primary.port))
+	c := open(t, redis.Options{Addrs: []string{primary.addr()}, ReplicaAddrs: []string{replica.addr()}})
+	ctx := t.Context()
+	ix := c.InboxIndex()
+	if err := ix.Fill(ctx, "ann", []server.InboxEntry{{Conversation: server.Conversation{ID: "dm:ann:bob", CreatedAt: time.Now()}}}); err != nil {
+		t.Fatal(err)
+	}
+	p := goredis.NewClient(&goredis.Options{Addr: primary.addr()})
+	defer p.Close()
+	r := goredis.NewClient(&goredis.Options{Addr: replica.addr()})
+	defer r.Close()
+	k := c.Prefix() + "inbox:{ann}"
+	replicated := func(ttl time.Duration) func() bool {
+		return func() bool {
+			got, err := r.PTTL(ctx, k).Result()
+			return err == nil && got > ttl-time.Minute && got <= ttl
+		}
+	}
+	testenv.WaitFor(t, 5*time.Second, replicated(24*time.Hour))
+
+	before := commandCalls(t, []string{primary.addr()})
+	if _, err := ix.Top(ctx, "ann", 10); err != nil {
+		t.Fatal(err)
+	}
+	if n := delta(before, commandCalls(t, []string{primary.addr()}), "pexpire", "evalsha", "evalsha_ro", "eval_ro"); n != 0 {
+		t.Fatalf("a read of a fresh inbox sent %d commands to the primary, want 0", n)
+	}
+
+	// Run the TTL down on the primary, as 2 hours without a refresh would.
+	if err := p.PExpire(ctx, k, 22*time.Hour).Err(); err != nil {
+		t.Fatal(err)
+	}
+	testenv.WaitFor(t, 5*time.Second, replicated(22*time.Hour))
+	if _, err := ix.Top(ctx, "ann", 10); err != nil {
+		t.Fatal(err)
+	}
+	if got := p.PTTL(ctx, k).Val(); got < 24*time.Hour-time.Minute {
+		t.Fatalf("TTL on the primary %v after a read from the replica, want about 24h", got)
+	}
+}
