@@ -125,6 +125,7 @@ func (m *Main) ParseFlags(args []string, getenv func(string) string) error {
 		{"redis-replica-addrs", "CHATSERVER_REDIS_REPLICA_ADDRS", "a single Redis server's replicas, or its reader endpoint, comma-separated; setting them turns on replica reads (not for a Cluster)", list(&p.RedisReplicaAddrs), ""},
 		{"redis-inbox-ttl", "CHATSERVER_REDIS_INBOX_TTL", "an inbox nobody reads leaves Redis after this long (raise it above a day for a known event, so the next morning's readers find theirs warm)", duration(&p.InboxTTL), "24h"},
 		{"redis-profile-ttl", "CHATSERVER_REDIS_PROFILE_TTL", "a cached profile leaves Redis after this long, plus up to a tenth of it at random", duration(&p.ProfileTTL), "1h"},
+		{"redis-timeout", "CHATSERVER_REDIS_TIMEOUT", "bound on one Redis call, its one retry included (each read, write and dial: two thirds of it); a Redis slower than this counts as failing and the call takes its fallback", duration(&p.RedisTimeout), "150ms"},
 		{"redis-password", "CHATSERVER_REDIS_PASSWORD", "Redis password (prefer the environment variable)", str(&p.RedisPassword), ""},
 		{"redis-tls", "CHATSERVER_REDIS_TLS", "connect to Redis over TLS", boolean(&p.RedisTLS), "false"},
 		{"redis-prefix", "CHATSERVER_REDIS_PREFIX", "prefix of every Redis key", str(&p.RedisPrefix), "chat:"},

@@ -94,6 +94,10 @@ type Production struct {
 	S3PathStyle    bool
 
 	RedisMode string // auto (asks Redis: the default), single or cluster
+	// RedisTimeout bounds one Redis call, its retry included, and each read,
+	// write and dial within it two thirds of that; 0: the redis package's
+	// defaults (150 ms, 100 ms).
+	RedisTimeout time.Duration
 	// RedisReplicaReads sends inbox and profile reads to replicas (in a
 	// Cluster, its own; for a single server, RedisReplicaAddrs, which turn it on).
 	RedisReplicaReads bool

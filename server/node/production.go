@@ -76,6 +76,10 @@ func (n *Node) openBackends(ctx context.Context, reg prometheus.Registerer) (ser
 		if p.RedisTLS {
 			o.TLS = &tls.Config{MinVersion: tls.VersionTLS12}
 		}
+		if p.RedisTimeout > 0 {
+			o.CallTimeout = p.RedisTimeout
+			o.DialTimeout, o.ReadTimeout, o.WriteTimeout = p.RedisTimeout*2/3, p.RedisTimeout*2/3, p.RedisTimeout*2/3
+		}
 		// Open asks Redis what it is. A configuration Redis refuses (password,
 		// TLS, a Cluster taken for a single server) stops the node: it would run
 		// with every Redis role on its fallback, which looks like working. Redis
