@@ -93,8 +93,14 @@ wait_for() {
 	done
 }
 
-stop() {
-	for name in redis moto $(cd "$STATE" 2>/dev/null && ls cluster-*.pid 2>/dev/null | sed 's/\.pid$//'); do
+# cluster_names: the cluster nodes recorded in $STATE.
+cluster_names() { (cd "$STATE" 2>/dev/null && ls cluster-*.pid 2>/dev/null | sed 's/\.pid$//') || true; }
+
+stop() { stop_names redis moto $(cluster_names); }
+
+# stop_names NAME...: stop what this script started under those names.
+stop_names() {
+	for name in "$@"; do
 		if [ -f "$STATE/$name.pid" ]; then
 			pid=$(cat "$STATE/$name.pid")
 			if kill "$pid" 2>/dev/null; then
@@ -201,6 +207,10 @@ cluster() {
 		echo "export CHAT_TEST_REDIS_CLUSTER_ADDR=127.0.0.1:$port"
 		return
 	fi
+	# What is left of an earlier cluster (a node died) goes: a new one is made
+	# whole, on new ports.
+	# shellcheck disable=SC2046 # a list of names
+	stop_names $(cluster_names)
 	install_redis
 	addrs=
 	for n in 1 2 3 4 5 6; do
