@@ -1,20 +1,25 @@
 #!/bin/sh
 # Installs (when missing) and starts the services the integration tests use:
-# redis-server and moto (DynamoDB and S3 API), each on a port of its own. Idempotent:
-# a service already answering on its port is left alone. Prints the environment the
-# tests read, as export lines on stdout (progress goes to stderr):
+# redis-server and moto (DynamoDB and S3 API), each on a port of its own, and on
+# request a Redis Cluster of three masters with a replica each. Prints the
+# environment the tests read, as export lines on stdout (progress goes to stderr):
 #
-#   eval "$(scripts/services.sh)"        # start, then go test ./server/redis/...
-#   scripts/services.sh stop             # stop what this script started
+#   eval "$(scripts/services.sh)"          # start, then go test ./server/redis/...
+#   eval "$(scripts/services.sh cluster)"  # also the cluster: CHAT_TEST_REDIS_CLUSTER_ADDR
+#   scripts/services.sh stop               # stop what this script started
 #
-# Ports: CHAT_REDIS_PORT (6390), CHAT_MOTO_PORT (5055). Moto goes to CHAT_MOTO_DIR
-# (/opt/moto) and runs on /usr/bin/python3, not whatever python3 is first on PATH.
-# Needs root for apt-get when something must be installed (moto comes from
-# Debian 13's package, which runs on Debian 12's Python libraries).
+# Ports: free ones, picked at start, unless CHAT_REDIS_PORT / CHAT_MOTO_PORT name
+# them. A service is reused only when this script started it: its pid is in the
+# state directory (CHAT_SERVICES_DIR, /tmp/chat-services by default) with the port
+# it listens on, and it still runs. Something else answering on a port named by a
+# variable is an error, never taken for ours: it may be another user's Redis.
+# Moto goes to CHAT_MOTO_DIR (/opt/moto) and runs on /usr/bin/python3, not whatever
+# python3 is first on PATH. Needs root for apt-get when something must be installed
+# (moto comes from Debian 13's package, which runs on Debian 12's Python libraries).
 set -eu
 
-REDIS_PORT=${CHAT_REDIS_PORT:-6390}
-MOTO_PORT=${CHAT_MOTO_PORT:-5055}
+REDIS_PORT=${CHAT_REDIS_PORT:-}
+MOTO_PORT=${CHAT_MOTO_PORT:-}
 MOTO_DIR=${CHAT_MOTO_DIR:-/opt/moto}
 STATE=${CHAT_SERVICES_DIR:-/tmp/chat-services}
 PY=/usr/bin/python3
@@ -25,6 +30,53 @@ log() { echo "services: $*" >&2; }
 # answers PORT: something accepts TCP connections on 127.0.0.1:PORT.
 answers() {
 	$PY -c 'import socket,sys; socket.create_connection(("127.0.0.1", int(sys.argv[1])), 0.5).close()' "$1" 2>/dev/null
+}
+
+# free_port [BUS]: a port nothing listens on; with BUS, one whose cluster bus
+# port (port + 10000) is free too.
+free_port() {
+	$PY - "${1:-}" <<'PYEOF'
+import random, socket, sys
+def free(p):
+    s = socket.socket()
+    try:
+        s.bind(("127.0.0.1", p))
+        return True
+    except OSError:
+        return False
+    finally:
+        s.close()
+bus = sys.argv[1] == "bus"
+for _ in range(200):
+    p = random.randint(20000, 55000)
+    if free(p) and (not bus or free(p + 10000)):
+        print(p)
+        sys.exit(0)
+sys.exit("no free port found")
+PYEOF
+}
+
+# ours NAME: the port NAME runs on, when this script started it (pid and port in
+# $STATE) and it still runs and answers; nothing otherwise.
+ours() {
+	[ -f "$STATE/$1.pid" ] && [ -f "$STATE/$1.port" ] || return 1
+	kill -0 "$(cat "$STATE/$1.pid")" 2>/dev/null || return 1
+	answers "$(cat "$STATE/$1.port")" || return 1
+	cat "$STATE/$1.port"
+}
+
+# pick NAME WANTED: the port to start NAME on: WANTED (a variable named it),
+# which must be free, or a free one.
+pick() {
+	if [ -n "$2" ]; then
+		if answers "$2"; then
+			log "something that this script did not start (with state in $STATE) answers on port $2: stop it, or choose another port (unset the variable to take a free one)"
+			exit 1
+		fi
+		echo "$2"
+	else
+		free_port
+	fi
 }
 
 # wait_for NAME PORT: up to 20 s.
@@ -41,8 +93,14 @@ wait_for() {
 	done
 }
 
-stop() {
-	for name in redis moto; do
+# cluster_names: the cluster nodes recorded in $STATE.
+cluster_names() { (cd "$STATE" 2>/dev/null && ls cluster-*.pid 2>/dev/null | sed 's/\.pid$//') || true; }
+
+stop() { stop_names redis moto $(cluster_names); }
+
+# stop_names NAME...: stop what this script started under those names.
+stop_names() {
+	for name in "$@"; do
 		if [ -f "$STATE/$name.pid" ]; then
 			pid=$(cat "$STATE/$name.pid")
 			if kill "$pid" 2>/dev/null; then
@@ -59,7 +117,7 @@ stop() {
 				done
 				log "stopped $name (pid $pid)"
 			fi
-			rm -f "$STATE/$name.pid"
+			rm -f "$STATE/$name.pid" "$STATE/$name.port"
 		fi
 	done
 }
@@ -107,18 +165,23 @@ start() {
 	mkdir -p "$STATE"
 	# The port checks below and moto itself run on the system's Python.
 	[ -x "$PY" ] || apt_install python3
-	if answers "$REDIS_PORT"; then
-		log "redis already answering on $REDIS_PORT"
+	if port=$(ours redis); then
+		log "redis already running on $port (started by this script)"
+		REDIS_PORT=$port
 	else
+		REDIS_PORT=$(pick redis "$REDIS_PORT")
 		install_redis
 		redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save "" --appendonly no \
 			--daemonize yes --pidfile "$STATE/redis.pid" --logfile "$STATE/redis.log"
 		wait_for redis "$REDIS_PORT"
+		echo "$REDIS_PORT" >"$STATE/redis.port"
 		log "redis started on $REDIS_PORT"
 	fi
-	if answers "$MOTO_PORT"; then
-		log "moto already answering on $MOTO_PORT"
+	if port=$(ours moto); then
+		log "moto already running on $port (started by this script)"
+		MOTO_PORT=$port
 	else
+		MOTO_PORT=$(pick moto "$MOTO_PORT")
 		install_moto
 		# Unknown regions allowed: tests give each store a region of its own, which
 		# moto keeps apart (its transactions snapshot and restore a whole region).
@@ -126,17 +189,76 @@ start() {
 			>"$STATE/moto.log" 2>&1 </dev/null &
 		echo $! >"$STATE/moto.pid"
 		wait_for moto "$MOTO_PORT"
+		echo "$MOTO_PORT" >"$STATE/moto.port"
 		log "moto started on $MOTO_PORT"
 	fi
 	echo "export CHAT_TEST_REDIS_ADDR=127.0.0.1:$REDIS_PORT"
 	echo "export CHAT_TEST_DYNAMO_ENDPOINT=http://127.0.0.1:$MOTO_PORT"
 }
 
+# cluster: a Redis Cluster of three masters with one replica each, on free ports
+# (each with its bus port, + 10000), for the cluster tests (replica reads among
+# them). Prints its first node's address, the way an operator gives a
+# configuration endpoint; the tests find the others with CLUSTER NODES.
+cluster() {
+	mkdir -p "$STATE"
+	if port=$(ours cluster-1) && redis-cli -p "$port" cluster info 2>/dev/null | grep -q '^cluster_state:ok'; then
+		log "redis cluster already running from $port (started by this script)"
+		echo "export CHAT_TEST_REDIS_CLUSTER_ADDR=127.0.0.1:$port"
+		return
+	fi
+	# What is left of an earlier cluster (a node died) goes: a new one is made
+	# whole, on new ports.
+	# shellcheck disable=SC2046 # a list of names
+	stop_names $(cluster_names)
+	install_redis
+	addrs=
+	for n in 1 2 3 4 5 6; do
+		p=$(free_port bus)
+		# A fresh directory: a nodes.conf left from an earlier cluster would rejoin it.
+		rm -rf "$STATE/cluster-$n"
+		mkdir -p "$STATE/cluster-$n"
+		redis-server --port "$p" --bind 127.0.0.1 --save "" --appendonly no \
+			--cluster-enabled yes --cluster-config-file nodes.conf --cluster-node-timeout 2000 \
+			--dir "$STATE/cluster-$n" --daemonize yes --pidfile "$STATE/cluster-$n.pid" --logfile "$STATE/cluster-$n.log"
+		wait_for "cluster-$n" "$p"
+		echo "$p" >"$STATE/cluster-$n.port"
+		addrs="$addrs 127.0.0.1:$p"
+	done
+	# shellcheck disable=SC2086 # $addrs is a list
+	redis-cli --cluster create $addrs --cluster-replicas 1 --cluster-yes >"$STATE/cluster-create.log" 2>&1 ||
+		{ log "redis-cli --cluster create failed; log: $STATE/cluster-create.log"; tail -20 "$STATE/cluster-create.log" >&2; exit 1; }
+	# Ready when every node says ok and every replica has its master's data
+	# link up: a read sent to a replica before that is answered by a node that
+	# does not yet serve its slots.
+	i=0
+	for a in $addrs; do
+		p=${a#127.0.0.1:}
+		until redis-cli -p "$p" cluster info | grep -q '^cluster_state:ok' &&
+			! redis-cli -p "$p" info replication | grep -q '^master_link_status:down'; do
+			i=$((i + 1))
+			if [ $i -gt 300 ]; then
+				log "the cluster did not settle; node $p says:"
+				redis-cli -p "$p" cluster info >&2 || true
+				exit 1
+			fi
+			sleep 0.1
+		done
+	done
+	first=$(cat "$STATE/cluster-1.port")
+	log "redis cluster (3 masters, 3 replicas) started:$addrs"
+	echo "export CHAT_TEST_REDIS_CLUSTER_ADDR=127.0.0.1:$first"
+}
+
 case "${1:-start}" in
 start) start ;;
+cluster)
+	start
+	cluster
+	;;
 stop) stop ;;
 *)
-	echo "usage: $0 [start|stop]" >&2
+	echo "usage: $0 [start|cluster|stop]" >&2
 	exit 2
 	;;
 esac

@@ -14,7 +14,9 @@ export CI=${CI:-true}
 # A state directory of this run's own: at exit it stops only what it started, not
 # services that were already answering on those ports.
 export CHAT_SERVICES_DIR=${CHAT_SERVICES_DIR:-$(mktemp -d)}
-eval "$(scripts/services.sh start)"
+# The cluster too (three masters, a replica each): the topology and replica-read
+# tests run on it.
+eval "$(scripts/services.sh cluster)"
 trap 'scripts/services.sh stop >/dev/null 2>&1 || true' EXIT
 
 echo "== generated code is what go generate makes"

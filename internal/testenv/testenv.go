@@ -12,6 +12,9 @@ import (
 const (
 	RedisVar  = "CHAT_TEST_REDIS_ADDR"      // host:port of a redis-server
 	DynamoVar = "CHAT_TEST_DYNAMO_ENDPOINT" // URL of moto: DynamoDB and S3
+	// One node of a Redis Cluster of three masters with a replica each
+	// (scripts/services.sh cluster).
+	RedisClusterVar = "CHAT_TEST_REDIS_CLUSTER_ADDR"
 )
 
 // Require returns the value of the variable name, which locates what (for the
@@ -33,6 +36,19 @@ func Require(tb testing.TB, name, what string) string {
 func RedisAddr(tb testing.TB) string {
 	tb.Helper()
 	return Require(tb, RedisVar, "Redis")
+}
+
+// RedisClusterAddr is one node of the tests' Redis Cluster with replicas.
+func RedisClusterAddr(tb testing.TB) string {
+	tb.Helper()
+	v := os.Getenv(RedisClusterVar)
+	if v == "" {
+		if os.Getenv("CI") != "" {
+			tb.Fatalf("%s is not set (CI is): run scripts/services.sh cluster", RedisClusterVar)
+		}
+		tb.Skipf("%s is not set: run eval \"$(scripts/services.sh cluster)\" to test against a Redis Cluster with replicas", RedisClusterVar)
+	}
+	return v
 }
 
 // DynamoEndpoint is moto's URL, for DynamoDB and S3.

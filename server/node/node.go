@@ -51,6 +51,11 @@ type Config struct {
 	ArchiveAfter    time.Duration // messages older than this move to blob storage; default 30 days; <0 keeps all hot
 	ArchiveInterval time.Duration // how often the archiver runs; default 1 h
 
+	// FallbackWarnAfter: fallbacks (chat_fallbacks_total) taken in every check
+	// (a sixth of this) for this long are logged at WARN, once, with the counts
+	// by role; default 30 s, -1 off.
+	FallbackWarnAfter time.Duration
+
 	// Exposure limits (docs/security.md). Live WebSockets per user and per
 	// client address (0: httpd's defaults, -1: no cap), and in all (0: the
 	// process's file limit less fdReserve, kept for health checks, logins and
@@ -79,7 +84,7 @@ type Production struct {
 	TablePrefix    string        // prefix of every table name
 	DynamoTimeout  time.Duration // bound on one DynamoDB call, retries included; 0: dynamo.DefaultCallTimeout
 	CreateTables   bool          // create missing tables on start
-	RedisAddrs     []string      // one address, or several for a Redis Cluster
+	RedisAddrs     []string      // one address (a server, or a Cluster's configuration endpoint), or a Cluster's seeds
 	RedisPassword  string
 	RedisTLS       bool
 	RedisPrefix    string // prefix of every Redis key
@@ -87,6 +92,20 @@ type Production struct {
 	S3Endpoint     string
 	S3Region       string
 	S3PathStyle    bool
+
+	RedisMode string // auto (asks Redis: the default), single or cluster
+	// RedisTimeout bounds one Redis call, its retry included, and each read,
+	// write and dial within it two thirds of that; 0: the redis package's
+	// defaults (150 ms, 100 ms).
+	RedisTimeout time.Duration
+	// RedisReplicaReads sends inbox and profile reads to replicas (in a
+	// Cluster, its own; for a single server, RedisReplicaAddrs, which turn it on).
+	RedisReplicaReads bool
+	RedisReplicaAddrs []string
+	// InboxTTL and ProfileTTL: how long an inbox nobody reads and a cached
+	// profile stay in Redis; 0: the redis package's defaults (24 h, 1 h).
+	InboxTTL   time.Duration
+	ProfileTTL time.Duration
 }
 
 // Enabled reports whether any production backend is configured.
@@ -158,22 +177,32 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 		n.closers = append(n.closers, p)
 		b.Pusher = p
 	}
+	metrics := server.NewMetrics(reg)
 	n.svc, err = server.New(server.Config{
 		Backends: b, NodeID: cfg.NodeID, Logger: cfg.Logger, Registration: cfg.Registration,
 		MaxMessageBytes: cfg.MaxMessageBytes, SendRate: cfg.SendRate, PasswordCost: cfg.PasswordCost, MaxInFlight: cfg.MaxInFlight,
 		AuthRate: cfg.AuthRate, MaxHashing: cfg.MaxHashing, RedeliverAfter: cfg.RedeliverAfter,
-		Metrics: server.NewMetrics(reg),
+		Metrics: metrics,
 	})
 	if err != nil {
 		return nil, err
 	}
-	metrics := promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
+	jobCtx, stop := context.WithCancel(context.Background())
+	n.stop = stop
+	if cfg.FallbackWarnAfter >= 0 {
+		if cfg.FallbackWarnAfter == 0 {
+			cfg.FallbackWarnAfter = 30 * time.Second
+		}
+		w := &fallbackWatch{fallbacks: metrics.Fallbacks, every: cfg.FallbackWarnAfter / 6, after: cfg.FallbackWarnAfter, log: cfg.Logger}
+		n.jobs.Go(func() { w.run(jobCtx) })
+	}
+	serveMetrics := promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
 	maxSockets := cfg.MaxSockets
 	if maxSockets == 0 {
 		maxSockets = socketBudget(cfg.Logger)
 	}
 	n.engine = protocol.New(n.svc)
-	handler := httpd.New(n.svc, n.engine, cfg.Logger, httpd.Options{Metrics: metrics, MetricsToken: cfg.MetricsToken,
+	handler := httpd.New(n.svc, n.engine, cfg.Logger, httpd.Options{Metrics: serveMetrics, MetricsToken: cfg.MetricsToken,
 		SocketsPerUser: cfg.SocketsPerUser, SocketsPerAddr: cfg.SocketsPerAddr, MaxSockets: maxSockets})
 	n.api = handler
 	if cfg.MetricsAddr != "" {
@@ -181,7 +210,7 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 			return nil, fmt.Errorf("listen for metrics on %s: %w", cfg.MetricsAddr, err)
 		}
 		mux := http.NewServeMux()
-		mux.Handle("GET /metrics", metrics)
+		mux.Handle("GET /metrics", serveMetrics)
 		n.metrics = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 		go n.metrics.Serve(n.mln)
 	}
@@ -199,8 +228,6 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 		if cfg.ArchiveInterval <= 0 {
 			cfg.ArchiveInterval = time.Hour
 		}
-		jobCtx, stop := context.WithCancel(context.Background())
-		n.stop = stop
 		n.jobs.Go(func() { n.svc.RunArchiver(jobCtx, cfg.ArchiveAfter, cfg.ArchiveInterval) })
 	}
 	n.srv = &http.Server{Handler: root, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelWarn)}

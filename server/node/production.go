@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -65,19 +66,36 @@ func (n *Node) openBackends(ctx context.Context, reg prometheus.Registerer) (ser
 	}
 
 	if len(p.RedisAddrs) > 0 {
-		o := redis.Options{Addrs: p.RedisAddrs, Password: p.RedisPassword, Prefix: p.RedisPrefix, Registerer: reg, Logger: log}
+		mode, err := redis.ParseMode(p.RedisMode)
+		if err != nil {
+			return b, fmt.Errorf("--redis-mode: %w", err)
+		}
+		o := redis.Options{Addrs: p.RedisAddrs, Mode: mode, Password: p.RedisPassword, Prefix: p.RedisPrefix,
+			ReplicaReads: p.RedisReplicaReads, ReplicaAddrs: p.RedisReplicaAddrs,
+			InboxTTL: p.InboxTTL, ProfileTTL: p.ProfileTTL, Registerer: reg, Logger: log}
 		if p.RedisTLS {
 			o.TLS = &tls.Config{MinVersion: tls.VersionTLS12}
 		}
-		rc, err := redis.New(o)
-		if err != nil {
-			return b, fmt.Errorf("redis: %w", err)
+		if p.RedisTimeout > 0 {
+			o.CallTimeout = p.RedisTimeout
+			o.DialTimeout, o.ReadTimeout, o.WriteTimeout = p.RedisTimeout*2/3, p.RedisTimeout*2/3, p.RedisTimeout*2/3
+		}
+		// Open asks Redis what it is. A configuration Redis refuses (password,
+		// TLS, a Cluster taken for a single server) stops the node: it would run
+		// with every Redis role on its fallback, which looks like working. Redis
+		// not answering is an outage the fallbacks are for: start degraded.
+		rc, err := redis.Open(ctx, o)
+		switch {
+		case errors.Is(err, redis.ErrUnavailable) && rc != nil:
+			hint := ""
+			if mode == redis.ModeAuto {
+				hint = "; its topology could not be asked, so it is taken from the number of addresses (" + string(rc.Mode()) + "): set --redis-mode to say it"
+			}
+			log.Warn("redis is not answering; starting with its fallbacks"+hint, "err", err)
+		case err != nil:
+			return b, fmt.Errorf("--redis-addrs %s: %w", strings.Join(p.RedisAddrs, ","), err)
 		}
 		n.closers = append(n.closers, rc)
-		if err := rc.Ping(ctx); err != nil {
-			// Every Redis role has a fallback: start degraded, not at all.
-			log.Warn("redis is not answering; starting with its fallbacks", "err", err)
-		}
 		rc.Roles(&b)
 	} else {
 		b.Sequencer, b.Rate, b.Inbox = inmem.NewSequencer(), inmem.NewRateLimiter(time.Now), inmem.NewInboxIndex(1000)

@@ -57,6 +57,22 @@ if tonumber(m) == -2 and #ids < tonumber(ARGV[1]) then return false end
 redis.call('PEXPIRE', KEYS[1], ARGV[2])
 return ids`)
 
+// topRO is top for a replica, which takes no write: EVAL_RO, no PEXPIRE. It
+// answers {PTTL, ids...}, and the caller refreshes the TTL on the primary when
+// it has run down by more than inboxRefresh.
+var topRO = goredis.NewScript(`
+local m = redis.call('ZSCORE', KEYS[1], ARGV[2])
+if not m then return false end
+local ids = redis.call('ZRANGE', KEYS[1], '+inf', '0', 'BYSCORE', 'REV', 'LIMIT', 0, tonumber(ARGV[1]))
+if tonumber(m) == -2 and #ids < tonumber(ARGV[1]) then return false end
+table.insert(ids, 1, redis.call('PTTL', KEYS[1]))
+return ids`)
+
+// inboxRefresh is how far an inbox read from a replica lets its TTL run down
+// before a read sets it again on the primary: one PEXPIRE an hour per reader at
+// the 24 h default, instead of one a read.
+func (x *InboxIndex) inboxRefresh() time.Duration { return x.c.o.InboxTTL / 24 }
+
 // score is microseconds: two conversations active in the same millisecond still
 // sort by which was later (exact in a float64 score until the year 2255).
 func score(t time.Time) int64 { return max(0, t.UnixMicro()) }
@@ -90,15 +106,58 @@ func (x *InboxIndex) Top(ctx context.Context, userID string, limit int) ([]strin
 	if limit < 1 {
 		return nil, fmt.Errorf("redis inbox top: limit %d must be at least 1", limit)
 	}
+	k := x.c.key("inbox", userID)
+	if x.c.readsFromReplicas() {
+		return x.topReplica(ctx, k, limit)
+	}
 	var ids []string
 	err := x.c.do(ctx, "inbox top", func(ctx context.Context) (err error) {
-		ids, err = x.c.eval(ctx, top, x.c.key("inbox", userID), limit, x.c.o.InboxTTL.Milliseconds(), marker).StringSlice()
+		ids, err = x.c.eval(ctx, top, k, limit, x.c.o.InboxTTL.Milliseconds(), marker).StringSlice()
 		return err
 	})
 	if errors.Is(err, goredis.Nil) {
 		return nil, server.ErrCold
 	}
 	return ids, err
+}
+
+// topReplica is Top read from a replica. A replica may lag the primary by a
+// little: an inbox just filled can still read cold there (the caller reads the
+// store and fills it again), and a touch just made can be missing for a
+// moment, as if the read had come a moment earlier.
+func (x *InboxIndex) topReplica(ctx context.Context, k string, limit int) ([]string, error) {
+	var res []any
+	err := x.c.read(ctx, "inbox top", func(ctx context.Context, r goredis.Cmdable) (err error) {
+		res, err = topRO.RunRO(ctx, r, []string{k}, limit, marker).Slice()
+		return err
+	})
+	if errors.Is(err, goredis.Nil) || err == nil && len(res) == 0 {
+		return nil, server.ErrCold
+	}
+	if err != nil {
+		return nil, err
+	}
+	pttl, _ := res[0].(int64)
+	ids := make([]string, 0, len(res)-1)
+	for _, v := range res[1:] {
+		s, ok := v.(string)
+		if !ok {
+			return nil, fmt.Errorf("redis inbox top: unexpected member %T", v)
+		}
+		ids = append(ids, s)
+	}
+	// Reading is what keeps an inbox warm. The replica cannot extend it; the
+	// primary can, and only needs to now and then.
+	if time.Duration(pttl)*time.Millisecond < x.c.o.InboxTTL-x.inboxRefresh() {
+		err := x.c.do(ctx, "inbox refresh", func(ctx context.Context) error {
+			return x.c.rdb.PExpire(ctx, k, x.c.o.InboxTTL).Err()
+		})
+		if err != nil {
+			// The read stands; the next one refreshes.
+			x.c.log.Debug("redis inbox: ttl refresh failed", "err", err)
+		}
+	}
+	return ids, nil
 }
 
 // Fill replaces the set in one MULTI/EXEC: readers see the old inbox or the new.

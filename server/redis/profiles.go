@@ -3,6 +3,7 @@ package redis
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"time"
@@ -31,11 +32,13 @@ type cachedProfile struct {
 
 func (pc *ProfileCache) Get(ctx context.Context, userID string) (server.Profile, bool, error) {
 	var b []byte
-	err := pc.c.do(ctx, "profile get", func(ctx context.Context) (err error) {
-		b, err = pc.c.rdb.Get(ctx, pc.c.key("profile", userID)).Bytes()
+	// From a replica when replica reads are on: a profile changed a moment
+	// ago may read as it was (Delete is on the primary) for the replica's lag.
+	err := pc.c.read(ctx, "profile get", func(ctx context.Context, r goredis.Cmdable) (err error) {
+		b, err = r.Get(ctx, pc.c.key("profile", userID)).Bytes()
 		return err
 	})
-	if err == goredis.Nil {
+	if errors.Is(err, goredis.Nil) {
 		return server.Profile{}, false, nil
 	}
 	if err != nil {

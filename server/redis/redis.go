@@ -1,6 +1,6 @@
-// Package redis implements the fast roles (docs/architecture.md) on Redis (go-redis v9
-// UniversalClient: one address is a single server, several are a Cluster's seed
-// list), so that several chatserver nodes share them.
+// Package redis implements the fast roles (docs/architecture.md) on Redis (go-redis v9:
+// a single server or a Cluster, which Open finds out by asking; see Mode), so that
+// several chatserver nodes share them.
 //
 // Every key starts with Options.Prefix. Keys carry a hash tag on the id they
 // belong to ("{conv}", "{user}"), so a Cluster keeps each one's keys in one slot
@@ -32,12 +32,27 @@ import (
 
 // Options configure a Client. Zero fields take the defaults in brackets.
 type Options struct {
-	// Addrs is host:port of a single Redis, or the seed list of a Cluster.
-	Addrs    []string
+	// Addrs is host:port of a single Redis, or the seed list of a Cluster (one
+	// address, such as a configuration endpoint, is enough).
+	Addrs []string
+	// Mode says which [ModeAuto: Open asks Redis; New counts the addresses].
+	Mode     Mode
 	Username string
 	Password string
 	DB       int         // single server only
 	TLS      *tls.Config // nil: plain TCP (ElastiCache with in-transit encryption needs it)
+
+	// ReplicaReads sends the reads that may be a little stale, inbox and
+	// profile reads, to replicas [off]: in a Cluster to a replica of the key's
+	// shard (its master when none is healthy), on a single server to one of
+	// ReplicaAddrs (the primary when that one is down). Counters, rate limits,
+	// the registry and every write stay on the primaries: they are read to be
+	// changed, and a stale answer there is a wrong seq_no or a missed delivery.
+	ReplicaReads bool
+	// ReplicaAddrs are a single server's replicas, or a reader endpoint that
+	// spreads over them; setting them turns ReplicaReads on. Not for a Cluster,
+	// whose replicas the client finds.
+	ReplicaAddrs []string
 
 	// Prefix starts every key and channel, e.g. "chat:" [none].
 	Prefix string
@@ -60,7 +75,7 @@ type Options struct {
 	// InboxTTL drops an inbox nobody read or filled for this long [24h].
 	InboxTTL time.Duration
 	// ProfileTTL and ProfileJitter: a cached profile lives TTL plus up to Jitter
-	// [1h, 6m].
+	// [1h, a tenth of the TTL: 6m].
 	ProfileTTL    time.Duration
 	ProfileJitter time.Duration
 
@@ -74,11 +89,18 @@ type Options struct {
 // Client is a connection to Redis shared by the roles. Build the roles with its
 // methods: Sequencer, RateLimiter, InboxIndex, ProfileCache, Registry, Broker.
 type Client struct {
-	rdb    goredis.UniversalClient
-	prefix string
-	cb     *breaker.Breaker
-	o      Options
-	log    *slog.Logger
+	rdb goredis.UniversalClient
+	// reads, in a Cluster with replica reads, is a second client routing
+	// read-only commands to replicas: rdb, which the counters and the registry
+	// use, never does. replicas are a single server's.
+	reads    *goredis.ClusterClient
+	replicas []*goredis.Client
+	// movedOnce: a single-server client answered MOVED (see do).
+	movedOnce sync.Once
+	prefix    string
+	cb        *breaker.Breaker
+	o         Options
+	log       *slog.Logger
 }
 
 // ErrUnavailable wraps every error caused by Redis being unreachable or its
@@ -90,6 +112,22 @@ var ErrUnavailable = fmt.Errorf("redis: %w", server.ErrUnavailable)
 func New(o Options) (*Client, error) {
 	if len(o.Addrs) == 0 {
 		return nil, errors.New("redis: no address")
+	}
+	switch o.Mode {
+	case "", ModeAuto:
+		o.Mode = map[bool]Mode{true: ModeCluster, false: ModeSingle}[len(o.Addrs) > 1]
+	case ModeSingle, ModeCluster:
+	default:
+		return nil, fmt.Errorf("redis: mode %q: want auto, single or cluster", o.Mode)
+	}
+	if o.Mode == ModeSingle && len(o.Addrs) > 1 {
+		return nil, fmt.Errorf("redis: mode single takes one address, got %d", len(o.Addrs))
+	}
+	if len(o.ReplicaAddrs) > 0 {
+		if o.Mode == ModeCluster {
+			return nil, errors.New("redis: replica addresses are for a single server: a Cluster's replicas are found by the client (turn on replica reads)")
+		}
+		o.ReplicaReads = true
 	}
 	if o.DialTimeout <= 0 {
 		o.DialTimeout = 100 * time.Millisecond
@@ -113,7 +151,7 @@ func New(o Options) (*Client, error) {
 		o.ProfileTTL = time.Hour
 	}
 	if o.ProfileJitter <= 0 {
-		o.ProfileJitter = 6 * time.Minute
+		o.ProfileJitter = o.ProfileTTL / 10
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
@@ -127,26 +165,38 @@ func New(o Options) (*Client, error) {
 	if c.cb, err = breaker.New("redis", o.Breaker, breakerDefaults, o.Registerer, o.Logger, isFailure, isExcluded); err != nil {
 		return nil, fmt.Errorf("redis: %w", err)
 	}
-	c.rdb = goredis.NewUniversalClient(&goredis.UniversalOptions{
-		Addrs:        o.Addrs,
-		Username:     o.Username,
-		Password:     o.Password,
-		DB:           o.DB,
-		TLSConfig:    o.TLS,
-		DialTimeout:  o.DialTimeout,
-		ReadTimeout:  o.ReadTimeout,
-		WriteTimeout: o.WriteTimeout,
-		PoolSize:     o.PoolSize,
-		PoolTimeout:  o.ReadTimeout,
-		// One retry, soon: it replaces a pooled connection that died with a
-		// restarted Redis; more would only delay the fallback.
-		MaxRetries:            1,
-		MinRetryBackoff:       2 * time.Millisecond,
-		MaxRetryBackoff:       20 * time.Millisecond,
-		DialerRetries:         1,
-		DialerRetryTimeout:    5 * time.Millisecond,
-		ContextTimeoutEnabled: true,
-	})
+	// One retry, soon: it replaces a pooled connection that died with a
+	// restarted Redis; more would only delay the fallback.
+	conn := func(addr string) *goredis.Options {
+		return &goredis.Options{Addr: addr, Username: o.Username, Password: o.Password, DB: o.DB, TLSConfig: o.TLS,
+			DialTimeout: o.DialTimeout, ReadTimeout: o.ReadTimeout, WriteTimeout: o.WriteTimeout,
+			PoolSize: o.PoolSize, PoolTimeout: o.ReadTimeout,
+			MaxRetries: 1, MinRetryBackoff: 2 * time.Millisecond, MaxRetryBackoff: 20 * time.Millisecond,
+			DialerRetries: 1, DialerRetryTimeout: 5 * time.Millisecond, ContextTimeoutEnabled: true}
+	}
+	if o.Mode == ModeCluster {
+		co := func(readOnly bool) *goredis.ClusterOptions {
+			x := conn("")
+			return &goredis.ClusterOptions{Addrs: o.Addrs, Username: x.Username, Password: x.Password, TLSConfig: x.TLSConfig,
+				DialTimeout: x.DialTimeout, ReadTimeout: x.ReadTimeout, WriteTimeout: x.WriteTimeout,
+				PoolSize: x.PoolSize, PoolTimeout: x.PoolTimeout,
+				MaxRetries: x.MaxRetries, MinRetryBackoff: x.MinRetryBackoff, MaxRetryBackoff: x.MaxRetryBackoff,
+				DialerRetries: x.DialerRetries, DialerRetryTimeout: x.DialerRetryTimeout, ContextTimeoutEnabled: true,
+				// Plain ReadOnly, no RouteRandomly or RouteByLatency: those
+				// pick among the master and its replicas, and the point is to
+				// take reads off the master.
+				ReadOnly: readOnly}
+		}
+		c.rdb = goredis.NewClusterClient(co(false))
+		if o.ReplicaReads {
+			c.reads = goredis.NewClusterClient(co(true))
+		}
+	} else {
+		c.rdb = goredis.NewClient(conn(o.Addrs[0]))
+		for _, a := range o.ReplicaAddrs {
+			c.replicas = append(c.replicas, goredis.NewClient(conn(a)))
+		}
+	}
 	return c, nil
 }
 
@@ -159,7 +209,16 @@ func (p slogPrintf) Printf(ctx context.Context, format string, v ...any) {
 }
 
 // Close closes the connections.
-func (c *Client) Close() error { return c.rdb.Close() }
+func (c *Client) Close() error {
+	errs := []error{c.rdb.Close()}
+	if c.reads != nil {
+		errs = append(errs, c.reads.Close())
+	}
+	for _, r := range c.replicas {
+		errs = append(errs, r.Close())
+	}
+	return errors.Join(errs...)
+}
 
 // Ping checks that Redis answers.
 func (c *Client) Ping(ctx context.Context) error {
@@ -208,9 +267,20 @@ func (c *Client) do(ctx context.Context, op string, f func(context.Context) erro
 		return err
 	}
 	if isFailure(err) {
+		if isMoved(err) && c.Mode() == ModeSingle {
+			c.movedOnce.Do(func() {
+				c.log.Error("redis answers MOVED: it is a Redis Cluster, but this node talks to it as a single server, so every Redis role takes its fallback; set --redis-mode cluster (or auto with Redis answering at start)", "op", op, "err", err)
+			})
+		}
 		return fmt.Errorf("redis %s: %w: %w", op, ErrUnavailable, err)
 	}
 	return fmt.Errorf("redis %s: %w", op, err)
+}
+
+// isMoved: a Cluster's redirection reached the caller, which only a client
+// built for a single server lets through (a Cluster client follows it).
+func isMoved(err error) bool {
+	return goredis.HasErrorPrefix(err, "MOVED") || goredis.HasErrorPrefix(err, "ASK") || goredis.HasErrorPrefix(err, "CROSSSLOT")
 }
 
 // BreakerState is the circuit breaker's state, for tests and health checks.
@@ -226,7 +296,10 @@ func isFailure(err error) bool {
 	if errors.As(err, &rerr) {
 		return goredis.IsLoadingError(err) || goredis.IsReadOnlyError(err) || goredis.IsClusterDownError(err) ||
 			goredis.IsTryAgainError(err) || goredis.IsMasterDownError(err) || goredis.IsOOMError(err) ||
-			goredis.IsMaxClientsError(err) || goredis.HasErrorPrefix(err, "BUSY")
+			goredis.IsMaxClientsError(err) || goredis.HasErrorPrefix(err, "BUSY") ||
+			// A Cluster taken for a single server: no call on another
+			// shard's key will work, which is an outage to the roles.
+			isMoved(err)
 	}
 	// Anything else is the connection's: refused, reset, EOF, timeouts, pool
 	// exhausted.
