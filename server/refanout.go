@@ -55,11 +55,11 @@ func (s *Service) refanout(ctx context.Context, convID string, records []Message
 	}
 }
 
-// checkLater looks for messageID in convID a grace period after its send was
+// checkLater looks for senderID's messageID in convID a grace period after its send was
 // answered maybe_stored, and fans it out if it was stored after all. While the
 // store does not answer (the outage that lost the answer may last) it looks
 // again, a little later each time, for up to unsureFor.
-func (s *Service) checkLater(convID, messageID string, members []string) {
+func (s *Service) checkLater(convID, senderID, messageID string, members []string) {
 	key := unsureKey(convID, messageID)
 	s.unsure.Store(key, struct{}{})
 	start := time.Now()
@@ -87,8 +87,10 @@ func (s *Service) checkLater(convID, messageID string, members []string) {
 				return
 			}
 			m, ok := sent[messageID]
-			if !ok {
-				s.unsure.Delete(key) // not stored after all
+			if !ok || m.SenderID != senderID {
+				// Not stored after all (the id may be another member's
+				// message, which had its own fan-out).
+				s.unsure.Delete(key)
 				return
 			}
 			m.MessageID = messageID

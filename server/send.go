@@ -91,7 +91,7 @@ func (s *Service) sendMany(ctx context.Context, userID, convID string, reqs []wi
 	if !slices.Contains(members, userID) {
 		return failAll(wire.Errorf(wire.CodeForbidden, "you are not a member of conversation %s", convID))
 	}
-	valid, resent := s.answerResends(ctx, convID, reqs, valid, out)
+	valid, resent := s.answerResends(ctx, userID, convID, reqs, valid, out)
 	if len(resent) > 0 {
 		s.refanout(ctx, convID, resent, members, from)
 	}
@@ -146,7 +146,7 @@ func (s *Service) sendMany(ctx context.Context, userID, convID string, reqs []wi
 			r.Err = wire.Errorf(wire.CodeNotFound, "no conversation %s", convID)
 		case r.Err != nil:
 			if r.Err = s.sendFailed(r.Err); isMaybeStored(r.Err) {
-				s.checkLater(convID, batch[i].MessageID, members)
+				s.checkLater(convID, userID, batch[i].MessageID, members)
 			}
 		case !r.Created:
 			s.metrics.Duplicates.Inc()
@@ -182,11 +182,12 @@ func (s *Service) checkSend(userID string, req wire.SendRequest) error {
 // answerResends answers the sends (indexes into out) whose message_id is
 // already stored with the first answer, before they are rate-limited or given
 // a seq_no: a client retrying after a lost answer must not burn numbers or its
-// send budget (docs/protocol.md). It returns the sends still to store, and the
+// send budget (docs/protocol.md). A message_id stored by another member is
+// refused (idTaken). It returns the sends still to store, and the
 // stored records of those it answered (refanout sends them again). When the
 // lookup fails the sends go on: the store's own duplicate check still answers
 // them (and may then take a number), so this only ever saves work.
-func (s *Service) answerResends(ctx context.Context, convID string, reqs []wire.SendRequest, valid []int, out []SendResult) (fresh []int, resent []Message) {
+func (s *Service) answerResends(ctx context.Context, userID, convID string, reqs []wire.SendRequest, valid []int, out []SendResult) (fresh []int, resent []Message) {
 	// A send marked first_try has no earlier copy to find (and if its client
 	// was wrong, the write finds the copy: only a seq_no goes unused), so the
 	// usual send costs no read before its write.
@@ -210,6 +211,10 @@ func (s *Service) answerResends(ctx context.Context, convID string, reqs []wire.
 	fresh = valid[:0:0]
 	for _, k := range valid {
 		if m, ok := sent[reqs[k].MessageID]; ok {
+			if m.SenderID != userID {
+				out[k] = SendResult{Err: idTaken(convID, reqs[k].MessageID)}
+				continue
+			}
 			s.metrics.Duplicates.Inc()
 			m.ConversationID, m.MessageID = convID, reqs[k].MessageID
 			out[k] = SendResult{Resp: sendResponse(m)}
@@ -393,11 +398,15 @@ func (s *Service) appendBatch(ctx context.Context, ba BatchAppender, msgs []Mess
 // appended answers a batch the store wrote (dups[i]: msgs[i] was stored
 // already, under its original number) and notes the conversation's newest
 // seq_no. A resend becomes its stored original in msgs, which refanout reads
-// back by its number.
+// back by its number; a message_id another member's message has is refused.
 func (s *Service) appended(msgs []Message, dups []*DuplicateError, out []SendResult) {
 	convID := msgs[0].ConversationID
 	var top int64
 	for i, m := range msgs {
+		if dups[i] != nil && dups[i].Original.SenderID != m.SenderID {
+			out[i] = SendResult{Err: idTaken(convID, m.MessageID)}
+			continue
+		}
 		if dups[i] != nil {
 			out[i] = SendResult{Resp: sendResponse(dups[i].Original)}
 			msgs[i] = dups[i].Original
@@ -424,6 +433,8 @@ func (s *Service) storeOne(ctx context.Context, m Message, receivers []string, p
 		case err == nil:
 			s.lastSeq.raise(m.ConversationID, seq)
 			return m, true, nil
+		case errors.As(err, &dup) && dup.Original.SenderID != m.SenderID:
+			return m, false, idTaken(m.ConversationID, m.MessageID)
 		case errors.As(err, &dup):
 			return dup.Original, false, nil
 		case errors.Is(err, ErrSeqTaken) && attempt < maxSeqRetries:
@@ -459,6 +470,15 @@ func (s *Service) giveBackUnstored(ctx context.Context, convID string, pool *seq
 		s.release(ctx, convID, pool)
 	}
 	pool.drop()
+}
+
+// idTaken refuses a send whose message_id another member's message has in
+// convID. A message_id is idempotent per sender: answering with the other
+// member's message would tell this sender their message was stored, and it
+// never would be (docs/protocol.md).
+func idTaken(convID, messageID string) error {
+	return wire.Errorf(wire.CodeMessageIDTaken,
+		"message_id %s is taken by another member's message in %s: send yours with a new message_id", messageID, convID)
 }
 
 func sendResponse(m Message) wire.SendResponse {

@@ -78,7 +78,11 @@ type ConversationStore interface {
 }
 
 // MessageStore holds messages, keyed by (conversation_id, seq_no), their
-// message_id idempotency record, and the media they link.
+// message_id idempotency record, and the media they link. A message_id is
+// unique within its conversation, and its record keeps who sent it: the
+// Service answers the sender's resend with the first answer and refuses the
+// same id from another member (message_id_taken), so a store reports the
+// original whoever sent it.
 type MessageStore interface {
 	// AppendMessage is the send transaction: it stores m
 	// only if m.SeqNo is above the conversation's last_seq (so it is free, and no
@@ -106,8 +110,8 @@ type MessageStore interface {
 	// moves last_seq but not the preview, unless it is an edit or delete of the
 	// message the preview shows; it never moves the participants' activity.
 	// Errors: ErrSeqTaken (m.SeqNo <= last_seq: the counter is behind), a
-	// *DuplicateError (with the stored original), ErrNotFound (no such
-	// conversation), ErrTargetChanged.
+	// *DuplicateError (with the stored original, SenderID included, which may
+	// be another member's), ErrNotFound (no such conversation), ErrTargetChanged.
 	AppendMessage(ctx context.Context, m Message, receivers []string) error
 	// NextSeq is the fallback counter: an atomic increment of a counter on the
 	// conversation item, used when the Sequencer is unavailable.
@@ -118,9 +122,9 @@ type MessageStore interface {
 	// ListMessagesAfter returns up to limit messages with seq_no > afterSeq, oldest first.
 	ListMessagesAfter(ctx context.Context, convID string, afterSeq int64, limit int) ([]Message, error)
 	// SentMessages returns, by message_id, those of messageIDs already stored in
-	// convID, from the idempotency record (at least SeqNo, MessageID and
-	// Timestamp set; for a reaction, Kind and Content too: how its toggle
-	// went): the first answers to resends. The send path asks before it
+	// convID, from the idempotency record (at least SeqNo, MessageID, SenderID
+	// and Timestamp set; for a reaction, Kind and Content too: how its toggle
+	// went): the first answers to resends by their sender. The send path asks before it
 	// takes seq_nos, so a resend costs no number and no rate token.
 	SentMessages(ctx context.Context, convID string, messageIDs []string) (map[string]Message, error)
 	// LinkMedia records that mediaID is sent in convID (idempotent); written
@@ -164,7 +168,8 @@ type InboxStore interface {
 // messages (never events) of one sender to one conversation, with ascending seq_nos, in one
 // durable write (server/sqlite: one group-commit job; server/dynamo: one
 // transaction). A resend in the batch (a stored message_id, or one that appears
-// twice) is not an error: dups[i] holds its original and its seq_no stays
+// twice) is not an error: dups[i] holds its original (which may be another
+// member's message: the Service refuses that one) and its seq_no stays
 // unused; the rest are stored.
 // Any other failure stores nothing: ErrSeqTaken (a seq_no at or below last_seq,
 // or any batch the store can only write one message at a time), ErrNotFound.

@@ -228,9 +228,10 @@ func (s *Store) messageItems(m server.Message) []planned {
 		msg["reply_to"] = nv(m.ReplyTo)
 	}
 	// ts lets SentMessages answer a resend from this record alone; so does a
-	// reaction's kind and content (how its toggle went).
+	// reaction's kind and content (how its toggle went), and sender_id tells
+	// a resend from another member's send of the same id.
 	rec := item{"conversation_id": sv(m.ConversationID), "message_id": sv(m.MessageID), "seq_no": nv(m.SeqNo),
-		"ts": tv(m.Timestamp), ttlAttr: nv(s.o.Now().Add(s.o.IdempotencyTTL).Unix())}
+		"sender_id": sv(m.SenderID), "ts": tv(m.Timestamp), ttlAttr: nv(s.o.Now().Add(s.o.IdempotencyTTL).Unix())}
 	if m.Kind == wire.KindReaction {
 		rec["kind"], rec["content"] = sv(m.Kind), sv(m.Content)
 	}
@@ -633,7 +634,8 @@ func (s *Store) ListMessagesAfter(ctx context.Context, convID string, afterSeq i
 }
 
 // SentMessages reads the idempotency records of messageIDs (one BatchGetItem
-// per 100); a record written before it carried ts costs a read of its message.
+// per 100); a record written before it carried ts and sender_id costs a read
+// of its message.
 func (s *Store) SentMessages(ctx context.Context, convID string, messageIDs []string) (map[string]server.Message, error) {
 	out := map[string]server.Message{}
 	if len(messageIDs) == 0 {
@@ -650,12 +652,13 @@ func (s *Store) SentMessages(ctx context.Context, convID string, messageIDs []st
 		}
 		var old []item
 		for _, rec := range got[s.t.messageIDs] {
-			if _, ok := rec["ts"]; !ok {
+			_, hasTS := rec["ts"]
+			if _, hasSender := rec["sender_id"]; !hasTS || !hasSender {
 				old = append(old, item{"conversation_id": sv(convID), "seq_no": rec["seq_no"]})
 				continue
 			}
 			m := server.Message{ConversationID: convID, MessageID: getS(rec, "message_id"), SeqNo: getN(rec, "seq_no"), Timestamp: getT(rec, "ts"),
-				Kind: getS(rec, "kind"), Content: getS(rec, "content")}
+				SenderID: getS(rec, "sender_id"), Kind: getS(rec, "kind"), Content: getS(rec, "content")}
 			out[m.MessageID] = m
 		}
 		if len(old) > 0 {

@@ -374,6 +374,19 @@ func testAppend(t *testing.T, s server.Store) {
 			t.Fatalf("duplicate stored: %d messages", len(got))
 		}
 	})
+	t.Run("ErrDuplicateOtherSender", func(t *testing.T) {
+		// Another member's message with alice's message_id is not stored, and
+		// the original says whose the id is (the Service refuses it).
+		theirs := msg(c.ID, 2, "bob", "alice")
+		theirs.MessageID = m1.MessageID
+		var dup *server.DuplicateError
+		if err := s.AppendMessage(ctx, theirs, []string{"alice"}); !errors.As(err, &dup) || !same(dup.Original, m1) {
+			t.Fatalf("error = %v, want *DuplicateError with alice's original %+v", err, m1)
+		}
+		if got, _ := s.ListMessages(ctx, c.ID, 0, 10); len(got) != 1 {
+			t.Fatalf("stored %d messages, want 1", len(got))
+		}
+	})
 	t.Run("ErrSeqTaken", func(t *testing.T) {
 		other := msg(c.ID, 1, "bob", "alice")
 		wantErr(t, s.AppendMessage(ctx, other, []string{"alice"}), server.ErrSeqTaken)
@@ -478,6 +491,20 @@ func testAppendBatch(t *testing.T, s server.Store, ba server.BatchAppender) {
 		st, _ := s.ListStatuses(ctx, c.ID, []string{"bob"})
 		if len(pend) != 0 || st[0].LastReadSeq != 0 {
 			t.Fatalf("a refused batch left writes behind: pending %+v status %+v", pend, st)
+		}
+	})
+	t.Run("OtherSendersID", func(t *testing.T) {
+		// bob's batch with alice's m3 message_id: his other message is stored,
+		// and the duplicate's original says whose the id is.
+		theirs, next := msg(c.ID, 8, "bob", "alice"), msg(c.ID, 9, "bob", "alice")
+		theirs.MessageID = m3.MessageID
+		dups, err := ba.AppendMessages(ctx, []server.Message{theirs, next}, []string{"alice"})
+		must(t, err)
+		if dups[0] == nil || !same(dups[0].Original, m3) || dups[1] != nil {
+			t.Fatalf("dups = %v, want alice's original for the first", dups)
+		}
+		if got := messages(); len(got) != 6 || !same(got[0], next) {
+			t.Fatalf("stored %+v", got)
 		}
 	})
 	t.Run("ErrNotFound", func(t *testing.T) {
@@ -788,8 +815,9 @@ func testSentMessages(t *testing.T, s server.Store) {
 	}
 	for _, m := range []server.Message{m1, m2} {
 		g := got[m.MessageID]
-		if g.SeqNo != m.SeqNo || g.MessageID != m.MessageID || !g.Timestamp.Equal(m.Timestamp) {
-			t.Fatalf("%s: got %+v, want seq %d at %v", m.MessageID, g, m.SeqNo, m.Timestamp)
+		// The sender tells a resend from another member's send of the id.
+		if g.SeqNo != m.SeqNo || g.MessageID != m.MessageID || g.SenderID != m.SenderID || !g.Timestamp.Equal(m.Timestamp) {
+			t.Fatalf("%s: got %+v, want seq %d by %s at %v", m.MessageID, g, m.SeqNo, m.SenderID, m.Timestamp)
 		}
 	}
 	if got, err := s.SentMessages(ctx, "g:nowhere", []string{m1.MessageID}); err != nil || len(got) != 0 {
