@@ -96,14 +96,23 @@ func (s *Service) AdminRevokeSessions(ctx context.Context, admin, target string)
 
 // AdminResetPassword makes a one-time code with which the user sets a new
 // password (POST /v1/password-reset) within resetCodeTTL; their sessions end
-// now, as the old password may be someone else's.
+// and their old password stops working now, as it may be someone else's.
 func (s *Service) AdminResetPassword(ctx context.Context, admin, target string) (wire.PasswordResetCode, error) {
 	if err := s.requireServerAdmin(ctx, admin); err != nil {
 		return wire.PasswordResetCode{}, err
 	}
 	code := rand.Text()
 	hash, exp := HashSecret(code), s.cfg.Now().Add(resetCodeTTL)
-	if _, err := s.store.UpdateProfile(ctx, target, ProfileChange{ResetHash: &hash, ResetExpires: &exp}); err != nil {
+	// The old password goes in the same write: a reset is made because it is
+	// lost or known to someone else, and it must not log anyone in while the
+	// code waits to be used. The stand-in is the hash of a secret nobody
+	// keeps, so a login tried meanwhile costs what a wrong password costs and
+	// is answered the same.
+	void, err := s.pw.hash(ctx, rand.Text())
+	if err != nil {
+		return wire.PasswordResetCode{}, err
+	}
+	if _, err := s.store.UpdateProfile(ctx, target, ProfileChange{PasswordHash: void, ResetHash: &hash, ResetExpires: &exp}); err != nil {
 		return wire.PasswordResetCode{}, s.notFoundOr(err, "user", target)
 	}
 	s.log.Info("password reset code made by an admin", "admin", admin, "user", target)

@@ -24,10 +24,12 @@ func testAdministration(t *testing.T, s server.Store) {
 	}
 
 	exp := t0.Add(24 * time.Hour)
+	// An admin's reset sets the code and voids the old password in one write.
 	u, err := s.UpdateProfile(ctx, "bob", server.ProfileChange{Disabled: ptr(true), Admin: ptr(true),
-		ResetHash: ptr("reset-hash"), ResetExpires: &exp})
+		PasswordHash: []byte("void-hash"), ResetHash: ptr("reset-hash"), ResetExpires: &exp})
 	must(t, err)
-	if !u.Disabled || !u.Admin || u.ResetHash != "reset-hash" || !u.ResetExpires.Equal(exp) || u.DisplayName != "User bob" {
+	if !u.Disabled || !u.Admin || u.ResetHash != "reset-hash" || !u.ResetExpires.Equal(exp) || u.DisplayName != "User bob" ||
+		string(u.PasswordHash) != "void-hash" {
 		t.Fatalf("after an admin change: %+v", u)
 	}
 	u, err = s.UpdateProfile(ctx, "bob", server.ProfileChange{Disabled: ptr(false), PasswordHash: []byte("new-hash"), ResetHash: ptr("")})
