@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -20,10 +21,13 @@ import (
 
 // faultyWrites is a real store whose next message write fails as told: lost
 // (made, then reported as timed out, as a DynamoDB that hangs after applying a
-// transaction looks to the Service) or refused (not made, the circuit open).
+// transaction looks to the Service), refused (not made, the circuit open) or
+// unsent (not made: the deadline passed before it was sent, as when SQLite's
+// write queue stays full).
 type faultyWrites struct {
 	*sqlite.Store
-	next       string       // "lost", "refused" or ""
+	next       string       // "lost", "refused", "unsent" or ""
+	maxAppend  int          // MaxAppend's answer when above 0
 	lookupDown atomic.Bool  // SentMessages fails (the store still out)
 	refused    atomic.Int32 // SentMessages calls failed so
 }
@@ -39,9 +43,15 @@ func (f *faultyWrites) SentMessages(ctx context.Context, convID string, ids []st
 func (f *faultyWrites) fault(write func() error) error {
 	mode := f.next
 	f.next = ""
+	return f.faultAs(mode, write)
+}
+
+func (f *faultyWrites) faultAs(mode string, write func() error) error {
 	switch mode {
 	case "refused":
 		return fmt.Errorf("store: %w: %w: circuit open", server.ErrUnavailable, server.ErrNotApplied)
+	case "unsent":
+		return fmt.Errorf("store: %w: %w", server.ErrNotApplied, context.DeadlineExceeded)
 	case "lost":
 		if err := write(); err != nil {
 			return err
@@ -64,14 +74,19 @@ func (f *faultyWrites) AppendMessages(ctx context.Context, msgs []server.Message
 	return dups, err
 }
 
+func (f *faultyWrites) MaxAppend(members int) int {
+	if f.maxAppend > 0 {
+		return f.maxAppend
+	}
+	return f.Store.MaxAppend(members)
+}
+
 // QueueAppend is the Service's usual path to the SQLite store: the same faults.
 func (f *faultyWrites) QueueAppend(ctx context.Context, msgs []server.Message, receivers []string) func() ([]*server.DuplicateError, error) {
 	mode := f.next
 	f.next = ""
-	if mode == "refused" {
-		return func() ([]*server.DuplicateError, error) {
-			return nil, fmt.Errorf("store: %w: %w: circuit open", server.ErrUnavailable, server.ErrNotApplied)
-		}
+	if mode == "refused" || mode == "unsent" {
+		return func() ([]*server.DuplicateError, error) { return nil, f.faultAs(mode, nil) }
 	}
 	wait := f.Store.QueueAppend(ctx, msgs, receivers)
 	return func() ([]*server.DuplicateError, error) {
@@ -221,4 +236,93 @@ func TestMaybeStoredMessageReachesDevices(t *testing.T) {
 			t.Fatalf("alice's other device got seqs %s, want [1]", got)
 		}
 	})
+}
+
+// Every path of a send answers what is known of its write: maybe_stored when
+// it may have been made (it timed out or lost its answer after it was sent),
+// unavailable only when it certainly was not (the circuit was open, the
+// deadline passed before it was sent, an earlier part of its batch failed),
+// and an unavailable answer never says the message may be stored.
+func TestSendAnswersSayWhatIsKnown(t *testing.T) {
+	ctx := context.Background()
+	store := &faultyWrites{Store: openStore(t)}
+	svc := serviceOn(t, store, server.Config{SendRate: -1, RedeliverAfter: time.Hour})
+	eng := engineOf(t, svc)
+	registerAliceAndBob(t, svc)
+	conv := wire.DirectConversationID("alice", "bob")
+	if _, _, err := svc.CreateConversation(ctx, "alice", wire.CreateConversationRequest{Type: wire.Direct, Members: []string{"bob"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := svc.Send(ctx, "alice", conv, wire.SendRequest{MessageID: "m0", Content: "quoted"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	ws, frames := watchDevice(t, eng, "alice", "alice-ws")
+	check := func(what string, err error, want wire.Code) {
+		t.Helper()
+		var we *wire.Error
+		if !errors.As(err, &we) || we.Code != want || we.RetryAfterMs <= 0 {
+			t.Fatalf("%s: %v, want %s with a retry hint", what, err, want)
+		}
+		if maybe := strings.Contains(we.Message, "may"); maybe != (want == wire.CodeMaybeStored) {
+			t.Fatalf("%s: answered %s %q: the text and the code disagree", what, we.Code, we.Message)
+		}
+	}
+	var sent []string // every message_id tried, in order
+	for mode, want := range map[string]wire.Code{"lost": wire.CodeMaybeStored, "refused": wire.CodeUnavailable, "unsent": wire.CodeUnavailable} {
+		for _, path := range []string{"http", "http reply", "websocket"} {
+			id := mode + "-" + strings.ReplaceAll(path, " ", "-")
+			sent = append(sent, id)
+			req := wire.SendRequest{MessageID: id, Content: "text of " + id}
+			if path == "http reply" {
+				req.ReplyTo = 1 // stored one at a time (AppendMessage)
+			}
+			store.next = mode
+			var err error
+			if path == "websocket" {
+				eng.HandleFrame(ws, wire.Frame{Type: wire.TypeSend, ID: id, ConversationID: conv, MessageID: id, Content: req.Content})
+				var answer []wire.Frame
+				testenv.WaitFor(t, 5*time.Second, func() bool {
+					answer = frames.find(func(f wire.Frame) bool { return f.ID == id })
+					return len(answer) > 0
+				})
+				if answer[0].Type == wire.TypeError {
+					err = answer[0].Error
+				}
+			} else {
+				_, _, err = svc.Send(ctx, "alice", conv, req, nil)
+			}
+			check(mode+" over "+path, err, want)
+		}
+	}
+
+	// A batch stored in parts (here two messages per write): the first write
+	// is lost, and the part after it is never sent.
+	store.maxAppend, store.next = 2, "lost"
+	batch := []wire.SendRequest{{MessageID: "b1", Content: "b1"}, {MessageID: "b2", Content: "b2"}, {MessageID: "b3", Content: "b3"}}
+	res := svc.SendMany(ctx, "alice", conv, batch, nil)
+	for i, want := range []wire.Code{wire.CodeMaybeStored, wire.CodeMaybeStored, wire.CodeUnavailable} {
+		check(fmt.Sprintf("batch message %d", i+1), res[i].Err, want)
+	}
+	for _, r := range batch {
+		sent = append(sent, r.MessageID)
+	}
+
+	// Every one resent with its message_id, in order, is stored once, in order.
+	for _, id := range sent {
+		if _, _, err := svc.Send(ctx, "alice", conv, wire.SendRequest{MessageID: id, Content: "text of " + id}, nil); err != nil {
+			t.Fatalf("resend %s: %v", id, err)
+		}
+	}
+	h, err := svc.History(ctx, "bob", conv, 0, 0, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.SortFunc(h.Messages, func(a, b wire.Message) int { return cmp.Compare(a.SeqNo, b.SeqNo) })
+	var got []string
+	for _, m := range h.Messages[1:] {
+		got = append(got, m.MessageID)
+	}
+	if len(got) != len(sent) {
+		t.Fatalf("stored %v, want each of %v once", got, sent)
+	}
 }

@@ -273,8 +273,13 @@ func (s *Service) storeMany(ctx context.Context, userID, convID string, members 
 		if n > 1 {
 			batched, err := s.appendBatch(ctx, ba, chunk, receivers, res, pool)
 			if err != nil {
-				for i := start - n; i < len(out); i++ {
+				for i := start - n; i < start; i++ {
 					out[i].Err = err
+				}
+				// The chunks after it are not tried: known not stored, whatever
+				// became of this one.
+				for i := start; i < len(out); i++ {
+					out[i].Err = fmt.Errorf("%w: an earlier part of the batch failed: %w", ErrNotApplied, err)
 				}
 				break // what earlier chunks stored is still fanned out below
 			}

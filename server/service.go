@@ -295,14 +295,16 @@ func (s *Service) internal(op string, err error) error {
 	if we := (*wire.Error)(nil); errors.As(err, &we) {
 		return err
 	}
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+	timedOut := errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
+	if timedOut && !errors.Is(err, ErrNotApplied) {
 		// A write that timed out may have been made: every 503 says when to
-		// retry, and a retry with the same message_id is stored once.
+		// retry. (Not a deadline that passed before anything was sent.) A
+		// send's write is answered by sendFailed, never here.
 		s.log.Debug(op, "err", err)
 		return &wire.Error{Code: wire.CodeUnavailable, RetryAfterMs: 1000,
 			Message: op + " timed out and may have taken effect; retry after the hint"}
 	}
-	if errors.Is(err, ErrUnavailable) {
+	if errors.Is(err, ErrUnavailable) || timedOut {
 		s.log.Debug(op, "err", err)
 	} else {
 		s.log.Error(op, "err", err)
@@ -310,18 +312,28 @@ func (s *Service) internal(op string, err error) error {
 	return &wire.Error{Code: wire.CodeUnavailable, Message: op + " failed: a backing service is unavailable; try again", RetryAfterMs: 1000}
 }
 
-// sendFailed answers a send whose write failed: maybe_stored unless the store
-// says nothing was written (ErrNotApplied), since a write that timed out or
-// lost its answer may have been made. Either way the client resends with the
-// same message_id after the hint, and it is stored once.
+// sendFailed answers a send whose write failed with what is known of it:
+// maybe_stored unless the store says nothing was written (ErrNotApplied),
+// since a write that timed out or lost its answer may have been made; and
+// unavailable, saying the message is not stored, when nothing was. Either
+// way the client resends with the same message_id after the hint, and it is
+// stored once. A wire error (a refusal on the message's merits) is answered
+// as it is.
 func (s *Service) sendFailed(err error) error {
-	if we := (*wire.Error)(nil); errors.As(err, &we) || errors.Is(err, ErrNotApplied) {
-		return s.internal("store message", err)
+	if we := (*wire.Error)(nil); errors.As(err, &we) {
+		return err
 	}
-	if errors.Is(err, ErrUnavailable) || errors.Is(err, context.DeadlineExceeded) {
+	quiet := errors.Is(err, ErrUnavailable) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled)
+	if quiet {
 		s.log.Debug("store message", "err", err)
 	} else {
 		s.log.Error("store message", "err", err)
+	}
+	if errors.Is(err, ErrNotApplied) {
+		// Not internal's answer: a deadline that passed before the write was
+		// sent would be told as "may have taken effect", which it did not.
+		return &wire.Error{Code: wire.CodeUnavailable, RetryAfterMs: 1000,
+			Message: "storing the message failed before anything was written: it is not stored; send it again with the same message_id after the hint"}
 	}
 	return &wire.Error{Code: wire.CodeMaybeStored, RetryAfterMs: 1000,
 		Message: "storing the message failed without an answer: it may be stored; resend it with the same message_id after the hint (it is stored once)"}

@@ -87,6 +87,10 @@ func (s *Store) AppendMessage(ctx context.Context, m server.Message, receivers [
 	if m.IsEvent() {
 		var err error
 		if target, err = s.targetUpdate(ctx, m); err != nil {
+			if !isDomainErr(err) && !errors.Is(err, server.ErrTargetChanged) {
+				// A read before the transaction: nothing of m was written.
+				err = fmt.Errorf("%w: %w", server.ErrNotApplied, err)
+			}
 			return err
 		}
 	}

@@ -109,3 +109,27 @@ func TestWriteQueuedDespiteAnEndedContext(t *testing.T) {
 		}
 	}
 }
+
+// A write that finds the queue full until its deadline is never made, and
+// says so (server.ErrNotApplied): the send is answered unavailable, not
+// maybe_stored. So is a write to a closed store.
+func TestWriteNotQueuedIsNotApplied(t *testing.T) {
+	s := MustOpen(t)
+	conv := sqlite.CreateDirect(t, s, "a", "b")
+	m := server.Message{ConversationID: conv, SeqNo: 1, MessageID: "m1", SenderID: "a", ReceiverID: "b", Content: "hi", Timestamp: time.Now()}
+	release := sqlite.FillQueue(s)
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	err := s.AppendMessage(ctx, m, []string{"b"})
+	cancel()
+	release()
+	if !errors.Is(err, server.ErrNotApplied) || !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("append with the queue full past its deadline: %v, want ErrNotApplied and the deadline", err)
+	}
+	if got, err := s.ListMessages(context.Background(), conv, 0, 10); err != nil || len(got) != 0 {
+		t.Fatalf("stored %+v, %v; want nothing", got, err)
+	}
+	s.Close()
+	if err := s.AppendMessage(context.Background(), m, []string{"b"}); !errors.Is(err, server.ErrNotApplied) {
+		t.Fatalf("append to a closed store: %v, want ErrNotApplied", err)
+	}
+}

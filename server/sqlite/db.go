@@ -191,7 +191,11 @@ type job struct {
 	done chan struct{}
 }
 
-var errClosed = errors.New("sqlite store is closed")
+// errClosed: the store was closed before the job was queued. It wraps
+// server.ErrNotApplied, as does a deadline that passed while the queue was
+// full: a job that was never queued never runs, so a send refused so is known
+// not stored (unavailable, not maybe_stored).
+var errClosed = fmt.Errorf("sqlite store is closed: %w", server.ErrNotApplied)
 
 // write runs fn in the next group commit and waits until it is durable.
 func (s *Store) write(ctx context.Context, fn func(tx *sql.Tx) error) error {
@@ -234,7 +238,7 @@ func (s *Store) queue(ctx context.Context, j *job) (err error) {
 	case s.jobs <- j:
 		return nil
 	case <-ctx.Done():
-		return ctx.Err()
+		return fmt.Errorf("sqlite: the write queue stayed full: %w: %w", server.ErrNotApplied, ctx.Err())
 	}
 }
 

@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
 	"testing"
 	"time"
 
@@ -21,4 +22,26 @@ func CreateDirect(tb testing.TB, s *Store, a, b string) string {
 		tb.Fatal(err)
 	}
 	return conv
+}
+
+// FillQueue holds the store's writer in a job and fills its queue with jobs
+// that do nothing, so that the next write finds no room; release lets them
+// all run.
+func FillQueue(s *Store) (release func()) {
+	started, hold := make(chan struct{}), make(chan struct{})
+	s.enqueue(context.Background(), func(*sql.Tx) error {
+		close(started)
+		<-hold
+		return nil
+	})
+	<-started
+	for {
+		select {
+		case s.jobs <- &job{fn: func(*sql.Tx) error { return nil }, done: make(chan struct{})}:
+			continue
+		default:
+		}
+		break
+	}
+	return func() { close(hold) }
 }
