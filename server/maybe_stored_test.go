@@ -26,7 +26,7 @@ import (
 // write queue stays full).
 type faultyWrites struct {
 	*sqlite.Store
-	next       string       // "lost", "refused", "unsent" or ""
+	next       string       // "lost", "failed", "refused", "unsent" or ""
 	maxAppend  int          // MaxAppend's answer when above 0
 	lookupDown atomic.Bool  // SentMessages fails (the store still out)
 	refused    atomic.Int32 // SentMessages calls failed so
@@ -52,6 +52,8 @@ func (f *faultyWrites) faultAs(mode string, write func() error) error {
 		return fmt.Errorf("store: %w: %w: circuit open", server.ErrUnavailable, server.ErrNotApplied)
 	case "unsent":
 		return fmt.Errorf("store: %w: %w", server.ErrNotApplied, context.DeadlineExceeded)
+	case "failed": // not made, but said as a lost write is
+		return fmt.Errorf("store: %w: %w", server.ErrUnavailable, context.DeadlineExceeded)
 	case "lost":
 		if err := write(); err != nil {
 			return err
@@ -85,7 +87,7 @@ func (f *faultyWrites) MaxAppend(members int) int {
 func (f *faultyWrites) QueueAppend(ctx context.Context, msgs []server.Message, receivers []string) func() ([]*server.DuplicateError, error) {
 	mode := f.next
 	f.next = ""
-	if mode == "refused" || mode == "unsent" {
+	if mode == "refused" || mode == "unsent" || mode == "failed" {
 		return func() ([]*server.DuplicateError, error) { return nil, f.faultAs(mode, nil) }
 	}
 	wait := f.Store.QueueAppend(ctx, msgs, receivers)
@@ -324,5 +326,35 @@ func TestSendAnswersSayWhatIsKnown(t *testing.T) {
 	}
 	if len(got) != len(sent) {
 		t.Fatalf("stored %v, want each of %v once", got, sent)
+	}
+}
+
+// A send answered maybe_stored that was not stored, whose message_id another
+// member then used for a message of their own: the check a grace period later
+// finds that message, and leaves it alone (it had its own fan-out), instead of
+// sending it to every device again as the lost send.
+func TestMaybeStoredCheckIgnoresAnotherMembersMessage(t *testing.T) {
+	ctx := context.Background()
+	store := &faultyWrites{Store: openStore(t)}
+	svc := serviceOn(t, store, server.Config{SendRate: -1, RedeliverAfter: 200 * time.Millisecond})
+	eng := engineOf(t, svc)
+	registerAliceAndBob(t, svc)
+	conv := wire.DirectConversationID("alice", "bob")
+	if _, _, err := svc.CreateConversation(ctx, "alice", wire.CreateConversationRequest{Type: wire.Direct, Members: []string{"bob"}}); err != nil {
+		t.Fatal(err)
+	}
+	_, alice := watchDevice(t, eng, "alice", "alice-device")
+	store.next = "failed"
+	if _, _, err := svc.Send(ctx, "bob", conv, wire.SendRequest{MessageID: "x", Content: "bob's"}, nil); wire.ErrorCode(err) != wire.CodeMaybeStored {
+		t.Fatalf("bob's send: %v, want maybe_stored", err)
+	}
+	if _, _, err := svc.Send(ctx, "alice", conv, wire.SendRequest{MessageID: "x", Content: "alice's"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	// alice's device has her message from its fan-out. (Not bob's: he does
+	// not ack, so the delivery worker sends it to him again, as it should.)
+	time.Sleep(time.Second) // the check runs 200 ms after bob's answer
+	if got := alice.find(func(f wire.Frame) bool { return f.Type == wire.TypeMessage && f.Message.MessageID == "x" }); len(got) != 1 {
+		t.Fatalf("alice's device got her x %d times, want once", len(got))
 	}
 }
