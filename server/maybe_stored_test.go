@@ -358,3 +358,28 @@ func TestMaybeStoredCheckIgnoresAnotherMembersMessage(t *testing.T) {
 		t.Fatalf("alice's device got her x %d times, want once", len(got))
 	}
 }
+
+// A batch whose write fails part way (here a reply, stored on its own) stops
+// there: the sends after it are not tried, and answered unavailable, so that
+// their resends, with the failed one's, are stored in the order they were
+// sent, not the failed one after those that got through.
+func TestSendsAfterAFailedWriteKeepTheirOrder(t *testing.T) {
+	ctx := context.Background()
+	store := &faultyWrites{Store: openStore(t)}
+	svc := serviceOn(t, store, server.Config{SendRate: -1, RedeliverAfter: time.Hour})
+	registerAliceAndBob(t, svc)
+	conv := wire.DirectConversationID("alice", "bob")
+	if _, _, err := svc.Send(ctx, "alice", conv, wire.SendRequest{MessageID: "m0", Content: "quoted"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	reqs := []wire.SendRequest{{MessageID: "r1", Content: "reply", ReplyTo: 1}, {MessageID: "p2", Content: "after it"}}
+	store.next = "failed"
+	res := svc.SendMany(ctx, "alice", conv, reqs, nil)
+	if wire.ErrorCode(res[0].Err) != wire.CodeMaybeStored || wire.ErrorCode(res[1].Err) != wire.CodeUnavailable {
+		t.Fatalf("answers %v, %v; want maybe_stored for the failed write and unavailable for the one after it", res[0].Err, res[1].Err)
+	}
+	res = svc.SendMany(ctx, "alice", conv, reqs, nil)
+	if res[0].Err != nil || res[1].Err != nil || res[0].Resp.SeqNo >= res[1].Resp.SeqNo {
+		t.Fatalf("resent: %+v; want both stored, in the order sent", res)
+	}
+}

@@ -276,11 +276,7 @@ func (s *Service) storeMany(ctx context.Context, userID, convID string, members 
 				for i := start - n; i < start; i++ {
 					out[i].Err = err
 				}
-				// The chunks after it are not tried: known not stored, whatever
-				// became of this one.
-				for i := start; i < len(out); i++ {
-					out[i].Err = fmt.Errorf("%w: an earlier part of the batch failed: %w", ErrNotApplied, err)
-				}
+				notTried(out[start:], err)
 				break // what earlier chunks stored is still fanned out below
 			}
 			if batched {
@@ -289,10 +285,18 @@ func (s *Service) storeMany(ctx context.Context, userID, convID string, members 
 			// Not batched (a seq_no was taken, or the store cannot write this
 			// chunk in one piece) and nothing was stored: one at a time re-seeds.
 		}
+		failed := false
 		for i := range chunk {
 			m, created, err := s.storeChecked(ctx, chunk[i], receivers, pool)
 			res[i] = SendResult{Resp: sendResponse(m), Created: created, Err: err}
 			chunk[i] = m
+			if failed = storeFailed(err); failed {
+				notTried(out[start-n+i+1:], err)
+				break
+			}
+		}
+		if failed {
+			break
 		}
 	}
 	// One fan-out for what is new, in seq order, still under the lock, after
@@ -361,6 +365,27 @@ func (s *Service) storeQueued(ctx context.Context, st *stripe, qa QueuedAppender
 	s.appended(msgs, dups, out)
 	s.handOver(ctx, convID, msgs, out, members, from)
 	return true
+}
+
+// notTried answers the sends after a write that failed: they are not tried,
+// so they are known not stored whatever became of that write, and their
+// resends, behind its resend, keep the order they were sent in. Stored now,
+// they would take numbers before it, should it turn out not stored.
+func notTried(out []SendResult, err error) {
+	for i := range out {
+		out[i].Err = fmt.Errorf("%w: an earlier send of the batch failed: %w", ErrNotApplied, err)
+	}
+}
+
+// storeFailed says whether err is a failure the client retries (the store's
+// write, or a read before it), rather than a refusal of that one send on its
+// merits (a bad reply target, an event that lost its race), which the sends
+// after it do not wait on.
+func storeFailed(err error) bool {
+	if we := (*wire.Error)(nil); errors.As(err, &we) {
+		return we.Code.Retryable()
+	}
+	return err != nil && !errors.Is(err, ErrNotFound)
 }
 
 // numbersAhead says whether pool's numbers come after every seq_no this node
