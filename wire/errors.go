@@ -22,27 +22,30 @@ const (
 	CodeOverloaded   Code = "overloaded"   // the server's work queue is full; retry after RetryAfterMs
 	CodeUnavailable  Code = "unavailable"  // a backing service is down or its circuit is open
 	CodeMaybeStored  Code = "maybe_stored" // a send's write failed without an answer: it may be stored; resend with the same message_id
+	CodeInternal     Code = "internal"     // a bug or an unexpected failure; logged by the server
+
 	// CodeMessageIDTaken: another member's message has this message_id in the
-	// conversation. A message_id is idempotent per sender only; answering with
-	// the other member's message would report a send as stored that never was.
+	// conversation (HTTP 409). A message_id is idempotent per sender only:
+	// answering with the other member's message would report as stored a
+	// send that never was.
 	CodeMessageIDTaken Code = "message_id_taken"
-	CodeInternal       Code = "internal" // a bug or an unexpected failure; logged by the server
 )
 
 // codeInfo is the one table mapping codes to HTTP statuses.
 var codeInfo = map[Code]int{
-	CodeInvalid:        http.StatusBadRequest,
-	CodeUnauthorized:   http.StatusUnauthorized,
-	CodeForbidden:      http.StatusForbidden,
-	CodeNotFound:       http.StatusNotFound,
-	CodeConflict:       http.StatusConflict,
-	CodeTooLarge:       http.StatusRequestEntityTooLarge,
-	CodeRateLimited:    http.StatusTooManyRequests,
-	CodeOverloaded:     http.StatusServiceUnavailable,
-	CodeUnavailable:    http.StatusServiceUnavailable,
-	CodeMaybeStored:    http.StatusServiceUnavailable,
+	CodeInvalid:      http.StatusBadRequest,
+	CodeUnauthorized: http.StatusUnauthorized,
+	CodeForbidden:    http.StatusForbidden,
+	CodeNotFound:     http.StatusNotFound,
+	CodeConflict:     http.StatusConflict,
+	CodeTooLarge:     http.StatusRequestEntityTooLarge,
+	CodeRateLimited:  http.StatusTooManyRequests,
+	CodeOverloaded:   http.StatusServiceUnavailable,
+	CodeUnavailable:  http.StatusServiceUnavailable,
+	CodeMaybeStored:  http.StatusServiceUnavailable,
+	CodeInternal:     http.StatusInternalServerError,
+
 	CodeMessageIDTaken: http.StatusConflict,
-	CodeInternal:       http.StatusInternalServerError,
 }
 
 // HTTPStatus returns the HTTP status for a code; unknown codes are 500.
