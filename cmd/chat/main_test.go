@@ -352,7 +352,7 @@ func TestExitCodes(t *testing.T) {
 		{"ErrUnknownUser", alice, []string{"send", "--to", "carol", "hi"}, exitUnknown, "carol"},
 		{"ErrUnknownGroup", alice, []string{"send", "--group", "g:doesnotexist", "hi"}, exitUnknown, "g:doesnotexist"},
 		{"ErrUnknownHistory", alice, []string{"history", "--group", "g:doesnotexist"}, exitUnknown, "g:doesnotexist"},
-		{"ErrServerDown", down, []string{"send", "--group", "g:abc", "hi"}, exitFailure, "cannot reach"},
+		{"ErrServerDown", down, []string{"send", "--timeout", "1s", "--group", "g:abc", "hi"}, exitFailure, "cannot reach"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

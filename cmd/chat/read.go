@@ -49,13 +49,13 @@ func (a *app) runHistory(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	conv, err := target(ctx, api, acct, *with, *group, true)
+	conv, err := target(ctx, api, acct, "--with", *with, *group, true)
 	if err != nil {
 		return err
 	}
 	resp, err := api.History(ctx, conv, *before, *limit)
 	if err != nil {
-		return asTarget(err)
+		return peerTarget(ctx, api, *with, err)
 	}
 	msgs := resp.Messages
 	slices.Reverse(msgs) // the server pages newest first; a log reads oldest first
@@ -256,9 +256,15 @@ func (a *app) runTail(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	conv, err := target(ctx, api, acct, *with, *group, false)
+	conv, err := target(ctx, api, acct, "--with", *with, *group, false)
 	if err != nil {
 		return err
+	}
+	if *with != "" {
+		// Nothing would ever come from nobody: say so now, as history does.
+		if err := userMissing(ctx, api, *with); err != nil {
+			return err
+		}
 	}
 	me, err := self(ctx, api, acct)
 	if err != nil {
