@@ -286,6 +286,26 @@ func (a *app) runTail(ctx context.Context, args []string) error {
 	go func() { done <- sess.Run(ctx) }()
 	enc := json.NewEncoder(a.stdout)
 	quotes := cachedQuotes(ctx, store, api)
+	order := newTailOrder(store)
+	emit := func(msgs []wire.Message, err error) error {
+		if err != nil {
+			return err
+		}
+		for _, m := range msgs {
+			if *asJSON {
+				if err := enc.Encode(m); err != nil {
+					return err
+				}
+			} else {
+				printMessage(a.stdout, m, conv == "", quotes)
+			}
+		}
+		return nil
+	}
+	// A gap is passed by the session's cursor without a message to say so:
+	// held messages are looked at again on this tick.
+	tick := time.NewTicker(250 * time.Millisecond)
+	defer tick.Stop()
 	lastNote := ""
 	for {
 		select {
@@ -294,15 +314,17 @@ func (a *app) runTail(ctx context.Context, args []string) error {
 				return nil // interrupted: the normal end of tail
 			}
 			return err
+		case <-tick.C:
+			for _, id := range order.holding() {
+				if err := emit(order.release(ctx, id)); err != nil {
+					return err
+				}
+			}
 		case ev := <-sess.Events():
 			switch ev := ev.(type) {
 			case client.MessageEvent:
-				if *asJSON {
-					if err := enc.Encode(ev.Message); err != nil {
-						return err
-					}
-				} else {
-					printMessage(a.stdout, ev.Message, conv == "", quotes)
+				if err := emit(order.add(ctx, ev.Message)); err != nil {
+					return err
 				}
 			case client.StateEvent:
 				note := ""
