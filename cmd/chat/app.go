@@ -70,12 +70,14 @@ chat never prompts when standard input is not a terminal: pipe passwords with
 --password-stdin.
 
 Exit codes:
-  0  done; for send: every message was stored by the server
-  1  anything else (network, server error, --wait timed out)
-  2  usage: bad flags or arguments
-  3  not logged in, or the server refused the token: run chat login USER
-  4  unknown user or conversation (or not a member of it)
-  5  rate limited or overloaded: the retry hint is on stderr
+  0    done; for send: every message was stored by the server
+  1    anything else (network, server error, --wait timed out, a send that
+       may be stored: resend with the --message-id it names)
+  2    usage: bad flags or arguments, a bad --server, a message too large
+  3    not logged in, or the server refused the token: run chat login USER
+  4    unknown user or conversation (or not a member of it)
+  5    rate limited or overloaded: the retry hint is on stderr
+  130  interrupted (Ctrl-C) before it finished
 
 Examples:
   chat --server https://chat.example.com login alice

@@ -29,6 +29,10 @@ lines are skipped.
 once and answers a repeat with the first answer. With --lines, line N gets
 ID-N. The default is a fresh id per message.
 
+Through an outage the message is resent with the same id until --timeout;
+if it runs out when the message may be stored, the error names the
+--message-id to send it again with (never a fresh one: that stores a copy).
+
 --attach FILE uploads the file and sends it as the message's attachment; the
 text is then optional (only "-" reads it from standard input).
 
@@ -70,7 +74,7 @@ func (a *app) runSend(ctx context.Context, args []string) error {
 	asJSON := fs.Bool("json", false, `print {"conversation_id","seq_no","message_id","timestamp"} per message`)
 	messageID := fs.String("message-id", "", "message `ID` for idempotent retries (with --lines: ID-N)")
 	wait := fs.String("wait", "", "wait until the message is `MODE`: delivered or read")
-	timeout := fs.Duration("timeout", time.Minute, "how long --wait waits, and each request at most")
+	timeout := fs.Duration("timeout", time.Minute, "how long each message's send (resends included) and --wait may take")
 	attach := fs.String("attach", "", "upload `FILE` and send it as the message's attachment (the text is then optional)")
 	replyTo := fs.Int64("reply-to", 0, "quote message `SEQ` (a reply)")
 	pos, err := parse(fs, args)
