@@ -340,6 +340,7 @@ func (a *app) runTail(ctx context.Context, args []string) error {
 				}
 			case client.RestoredEvent:
 				fmt.Fprintln(a.stderr, "chat tail: "+ev.Notice())
+				order.restored(ev.Conversations)
 			}
 		}
 	}

@@ -122,3 +122,14 @@ func (o *tailOrder) release(ctx context.Context, conv string) ([]wire.Message, e
 	}
 	return out, nil
 }
+
+// restored forgets what was printed of conversations the server lost
+// messages of (client.RestoredEvent): their seq_nos are taken again by new
+// messages, which must print, not be taken for copies of printed ones.
+func (o *tailOrder) restored(convs []string) {
+	for _, id := range convs {
+		if c := o.convs[id]; c != nil {
+			c.printed = 0
+		}
+	}
+}

@@ -131,4 +131,16 @@ func TestTailOrder(t *testing.T) {
 		h.arrive(10) // a lost copy sent again after its row was trimmed
 		h.want(all...)
 	})
+	t.Run("OKSeqNosTakenAgainAfterARestore", func(t *testing.T) {
+		h := newTailHarness(t)
+		h.arrive(1, 2, 3)
+		h.order.restored([]string{tailConvID})
+		// The restored server's next message is 3 again (the cache dropped
+		// the lost one, as the session's reconciliation does).
+		if _, err := h.store.TrimMessages(context.Background(), tailConvID, 4); err != nil {
+			t.Fatal(err)
+		}
+		h.arrive(3)
+		h.want(1, 2, 3, 3)
+	})
 }
