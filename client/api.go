@@ -267,41 +267,23 @@ func (a *API) SendMessage(ctx context.Context, conversationID string, req wire.S
 
 // SendNow stores a message over HTTP and returns once it is durable: the
 // blocking path for scripts, with no cache and no socket. It resends with the
-// same message_id, which the server stores once however often it arrives:
-// after a failure to reach the server (twice, after 100 ms and 300 ms), and
-// after an answer that says when to retry (rate_limited, overloaded,
-// unavailable, maybe_stored) once that time has passed, for as long as ctx allows. So a
-// script sending many lines paces itself on the server's hints instead of
-// failing.
+// same message_id, which the server stores once however often it arrives, as
+// Retry does (an answer with a retry hint, maybe_stored or unavailable, no
+// answer at all), for as long as ctx allows. So a script sending many lines
+// paces itself on the server's hints instead of failing. When it gives up
+// after an attempt whose outcome is unknown, the error is a
+// *MaybeStoredError: resend with the same message_id, never a fresh one.
 func (a *API) SendNow(ctx context.Context, conversationID string, req wire.SendRequest) (wire.SendResponse, error) {
-	netDelay, netTries := 100*time.Millisecond, 0
-	for {
-		resp, _, err := a.SendMessage(ctx, conversationID, req)
-		if err == nil {
-			return resp, nil
-		}
-		var delay time.Duration
-		switch hint := retryHint(err); {
-		case hint > 0:
-			delay = hint
-		case IsNetError(err) && netTries < 2:
-			netTries++
-			delay = netDelay
-			netDelay *= 3
-		default:
-			return resp, err
-		}
-		if dl, ok := ctx.Deadline(); ok && time.Until(dl) < delay {
-			return resp, err // the hint is past what the caller will wait: say why now
-		}
-		t := time.NewTimer(delay)
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			t.Stop()
-			return resp, err
-		}
+	var resp wire.SendResponse
+	unsure, err := retry(ctx, func(ctx context.Context) error {
+		var err error
+		resp, _, err = a.SendMessage(ctx, conversationID, req)
+		return err
+	})
+	if err != nil && unsure {
+		return resp, &MaybeStoredError{MessageID: req.MessageID, Err: err}
 	}
+	return resp, err
 }
 
 // retryHint is how long the server asked to wait before a resend, for the

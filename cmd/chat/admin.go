@@ -140,8 +140,16 @@ func (a *app) runAdmin(ctx context.Context, args []string) error {
 		if err != nil {
 			return err
 		}
-		return out(code, fmt.Sprintf("%s\n(give it to %s, who runs: chat reset-password %s --code %s; good until %s; their sessions are ended)\n",
-			code.Code, arg, arg, code.Code, code.ExpiresAt.Local().Format("2006-01-02 15:04")))
+		// Only the code on stdout, so code=$(chat admin reset-password bob)
+		// captures it; what to do with it is for the person, on stderr.
+		if err := out(code, code.Code+"\n"); err != nil {
+			return err
+		}
+		if !*asJSON {
+			fmt.Fprintf(a.stderr, "(give it to %s, who runs: chat reset-password %s --code %s; good until %s; their sessions are ended)\n",
+				arg, arg, code.Code, code.ExpiresAt.Local().Format("2006-01-02 15:04"))
+		}
+		return nil
 	case "invites":
 		resp, err := api.AdminInvites(ctx)
 		if err != nil {
@@ -190,7 +198,7 @@ func inviteID(ctx context.Context, api *client.API, prefix string) (string, erro
 func (a *app) runResetPassword(ctx context.Context, args []string) error {
 	fs := a.flags("reset-password", resetPasswordUsage)
 	code := fs.String("code", "", "the one-time `CODE` from an admin")
-	c, err := a.credentials(fs, args, true)
+	c, err := a.credentials(ctx, fs, args, true)
 	if err != nil {
 		return err
 	}

@@ -54,9 +54,12 @@ func TestAdmin(t *testing.T) {
 	bob.must(pw+"\n", "login", "bob", "--password-stdin")
 
 	// A password reset: a one-time code, bob's sessions end, the code works once.
-	code := strings.TrimSpace(strings.SplitN(alice.must("", "admin", "reset-password", "bob"), "\n", 2)[0])
-	if len(code) < 20 {
-		t.Fatalf("reset code %q", code)
+	// Only the code on stdout (code=$(chat admin reset-password bob)), the
+	// advice on stderr.
+	out, stderr, c := alice.run("", "admin", "reset-password", "bob")
+	code := strings.TrimSuffix(out, "\n")
+	if c != 0 || len(code) < 20 || strings.ContainsAny(code, " \n") || !strings.Contains(stderr, "chat reset-password bob --code "+code) {
+		t.Fatalf("admin reset-password: exit %d, stdout %q, stderr %q", c, out, stderr)
 	}
 	if _, _, c := bob.run("", "whoami"); c != 3 {
 		t.Fatalf("bob's session survived the password reset: exit %d", c)

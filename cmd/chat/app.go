@@ -24,6 +24,9 @@ const (
 	exitAuth        = 3 // not logged in, or the token was refused
 	exitUnknown     = 4 // unknown user or conversation
 	exitRateLimited = 5 // rate limited or overloaded: the retry hint is on stderr
+	// exitInterrupted is the shell's code for a command ended by SIGINT
+	// (128+2), so a script's "set -e" stops as it would for any other.
+	exitInterrupted = 130
 )
 
 const mainUsage = `chat: a terminal chat client.
@@ -67,12 +70,14 @@ chat never prompts when standard input is not a terminal: pipe passwords with
 --password-stdin.
 
 Exit codes:
-  0  done; for send: every message was stored by the server
-  1  anything else (network, server error, --wait timed out)
-  2  usage: bad flags or arguments
-  3  not logged in, or the server refused the token: run chat login USER
-  4  unknown user or conversation (or not a member of it)
-  5  rate limited or overloaded: the retry hint is on stderr
+  0    done; for send: every message was stored by the server
+  1    anything else (network, server error, --wait timed out, a send that
+       may be stored: resend with the --message-id it names)
+  2    usage: bad flags or arguments, a bad --server, a message too large
+  3    not logged in, or the server refused the token: run chat login USER
+  4    unknown user or conversation (or not a member of it)
+  5    rate limited or overloaded: the retry hint is on stderr
+  130  interrupted (Ctrl-C) before it finished
 
 Examples:
   chat --server https://chat.example.com login alice
@@ -93,6 +98,10 @@ type app struct {
 	home   string // --home
 
 	tls tlsOptions // --ca-file, --insecure (tls.go)
+
+	// Tests replace these: a terminal cannot be had in a test run.
+	stdinTTY     func() (fd uintptr, ok bool)     // nil: stdin's own
+	readPassword func(fd uintptr) ([]byte, error) // nil: term.ReadPassword
 }
 
 type command struct {
@@ -152,6 +161,9 @@ func (a *app) main(ctx context.Context, args []string) int {
 	args = fs.Args()
 	if len(args) == 0 {
 		a.cmd = ""
+		if err := checkServer(a.config()); err != nil {
+			return a.fail(err)
+		}
 		if err := runTUI(ctx, a.config()); err != nil {
 			return a.fail(err)
 		}
@@ -231,6 +243,10 @@ func exitCode(err error) int {
 	switch {
 	case err == nil:
 		return exitOK
+	case errors.Is(err, context.Canceled):
+		return exitInterrupted
+	case errors.As(err, new(*maybeStored)):
+		return exitFailure
 	case errors.As(err, &ue):
 		return exitUsage
 	case errors.Is(err, client.ErrNotLoggedIn):
@@ -245,9 +261,10 @@ func exitCode(err error) int {
 			return exitAuth
 		case wire.CodeNotFound:
 			return exitUnknown
-		case wire.CodeInvalid:
+		case wire.CodeInvalid, wire.CodeTooLarge:
 			// The server refused an argument (a too-short password, a bad
-			// name): the command line was wrong, as with a bad flag.
+			// name, a message over its size limit, which only it knows): the
+			// command line was wrong, as with a bad flag.
 			return exitUsage
 		case wire.CodeRateLimited, wire.CodeOverloaded:
 			return exitRateLimited
@@ -275,6 +292,10 @@ func (a *app) describe(err error) string {
 		}
 		return ue.msg + " (see " + help + ")"
 	}
+	var ms *maybeStored
+	if errors.As(err, &ms) {
+		return ms.msg
+	}
 	if errors.Is(err, context.Canceled) {
 		return "interrupted"
 	}
@@ -282,6 +303,9 @@ func (a *app) describe(err error) string {
 	if errors.As(err, &we) {
 		switch we.Code {
 		case wire.CodeUnauthorized:
+			if a.cmd == "login" || a.cmd == "register" || a.cmd == "reset-password" {
+				return we.Message // the password or code was refused, not a token
+			}
 			return "the server refused the login (" + we.Message + "): run chat login USER, or check CHAT_TOKEN"
 		case wire.CodeRateLimited, wire.CodeOverloaded:
 			after := we.RetryAfter()
@@ -366,6 +390,9 @@ func parseFlagsOnly(fs *flag.FlagSet, args []string) error {
 
 // stdinTerminal returns standard input's descriptor when it is a terminal.
 func (a *app) stdinTerminal() (uintptr, bool) {
+	if a.stdinTTY != nil {
+		return a.stdinTTY()
+	}
 	f, ok := a.stdin.(*os.File)
 	if !ok {
 		return 0, false
@@ -383,6 +410,9 @@ func (a *app) stderrTerminal() bool {
 // login loads the stored login and returns an API client for it.
 func (a *app) login() (*client.API, client.Account, error) {
 	cfg := a.config()
+	if err := checkServer(cfg); err != nil {
+		return nil, client.Account{}, err
+	}
 	acct, err := cfg.LoadAccount()
 	if errors.Is(err, client.ErrNoServer) {
 		return nil, client.Account{}, fmt.Errorf("%w: no server given and none logged in to: run chat --server URL login USER", client.ErrNotLoggedIn)
@@ -393,37 +423,57 @@ func (a *app) login() (*client.API, client.Account, error) {
 	return client.NewAPI(acct.Server, acct.Token, cfg.HTTPClient), acct, nil
 }
 
+// checkServer refuses a --server or CHAT_SERVER that is not a server URL: a
+// mistake in the command line (exit 2), like a bad flag, found before any
+// request.
+func checkServer(cfg client.Config) error {
+	if cfg.Server == "" {
+		return nil
+	}
+	if _, err := client.NormalizeServer(cfg.Server); err != nil {
+		return usagef("--server or CHAT_SERVER: %v", err)
+	}
+	return nil
+}
+
 // self returns the logged-in user id, asking the server when only a token is
-// known (CHAT_TOKEN).
+// known (CHAT_TOKEN); that read is retried through an outage like a send
+// (client.Retry), for as long as ctx allows.
 func self(ctx context.Context, api *client.API, acct client.Account) (string, error) {
 	if acct.UserID != "" {
 		return acct.UserID, nil
 	}
-	p, err := api.Me(ctx)
+	var p wire.Profile
+	err := client.Retry(ctx, func(ctx context.Context) error {
+		var err error
+		p, err = api.Me(ctx)
+		return err
+	})
 	if err != nil {
 		return "", err
 	}
 	return p.UserID, nil
 }
 
-// target resolves --to USER / --group ID to a conversation id. A direct
-// conversation's id is derived locally, so no request is spent on it: the
-// server creates it with the first message.
-func target(ctx context.Context, api *client.API, acct client.Account, to, group string, required bool) (string, error) {
+// target resolves --to USER (--with USER: userFlag names the command's flag)
+// or --group ID to a conversation id. A direct conversation's id is derived
+// locally, so no request is spent on it: the server creates it with the first
+// message.
+func target(ctx context.Context, api *client.API, acct client.Account, userFlag, to, group string, required bool) (string, error) {
 	switch {
 	case to != "" && group != "":
-		return "", usagef("give --to USER or --group ID, not both")
+		return "", usagef("give %s USER or --group ID, not both", userFlag)
 	case to != "":
 		to = strings.ToLower(strings.TrimPrefix(to, "@"))
 		if err := wire.ValidateUserID(to); err != nil {
-			return "", usagef("--to: %s", wire.ErrorMessage(err))
+			return "", usagef("%s: %s", userFlag, wire.ErrorMessage(err))
 		}
 		me, err := self(ctx, api, acct)
 		if err != nil {
 			return "", err
 		}
 		if to == me {
-			return "", usagef("--to %s is yourself", to)
+			return "", usagef("%s %s is yourself", userFlag, to)
 		}
 		return wire.DirectConversationID(me, to), nil
 	case group != "":
@@ -432,7 +482,30 @@ func target(ctx context.Context, api *client.API, acct client.Account, to, group
 		}
 		return group, nil
 	case required:
-		return "", usagef("give --to USER or --group ID")
+		return "", usagef("give %s USER or --group ID", userFlag)
 	}
 	return "", nil
+}
+
+// peerTarget is asTarget for a command that read a direct conversation named
+// by --with USER: the server refuses a conversation we are not in, and a
+// direct one with nobody is one, so when USER does not exist the error says
+// that instead (as chat send --to does).
+func peerTarget(ctx context.Context, api *client.API, peer string, err error) error {
+	if c := wire.ErrorCode(err); peer != "" && (c == wire.CodeForbidden || c == wire.CodeNotFound) {
+		if missing := userMissing(ctx, api, peer); missing != nil {
+			return missing
+		}
+	}
+	return asTarget(err)
+}
+
+// userMissing is the server's "no user" answer for peer, or nil when the
+// user exists (or the server cannot say now).
+func userMissing(ctx context.Context, api *client.API, peer string) error {
+	peer = strings.ToLower(strings.TrimPrefix(peer, "@"))
+	if _, err := api.User(ctx, peer); wire.ErrorCode(err) == wire.CodeNotFound {
+		return err
+	}
+	return nil
 }

@@ -41,7 +41,7 @@ func (a *app) runRegister(ctx context.Context, args []string) error {
 	fs := a.flags("register", registerUsage)
 	invite := fs.String("invite", "", "invite `CODE` from an admin")
 	name := fs.String("name", "", "display `name`")
-	c, err := a.credentials(fs, args, true)
+	c, err := a.credentials(ctx, fs, args, true)
 	if err != nil {
 		return err
 	}
@@ -54,7 +54,7 @@ func (a *app) runRegister(ctx context.Context, args []string) error {
 }
 
 func (a *app) runLogin(ctx context.Context, args []string) error {
-	c, err := a.credentials(a.flags("login", loginUsage), args, false)
+	c, err := a.credentials(ctx, a.flags("login", loginUsage), args, false)
 	if err != nil {
 		return err
 	}
@@ -78,7 +78,7 @@ type credentials struct {
 
 // credentials adds --password-stdin to fs, parses args and reads the
 // password (twice, to confirm, when confirm is set and it is typed).
-func (a *app) credentials(fs *flag.FlagSet, args []string, confirm bool) (credentials, error) {
+func (a *app) credentials(ctx context.Context, fs *flag.FlagSet, args []string, confirm bool) (credentials, error) {
 	fromStdin := fs.Bool("password-stdin", false, "read the password from the first line of standard input")
 	pos, err := parse(fs, args)
 	if err != nil {
@@ -91,7 +91,7 @@ func (a *app) credentials(fs *flag.FlagSet, args []string, confirm bool) (creden
 	if c.server, err = c.cfg.ResolveServer(); err != nil {
 		return credentials{}, usagef("%v", err)
 	}
-	if c.password, err = a.password(*fromStdin, confirm); err != nil {
+	if c.password, err = a.password(ctx, *fromStdin, confirm); err != nil {
 		return credentials{}, err
 	}
 	return c, nil
@@ -122,9 +122,12 @@ func userArg(pos []string) (string, error) {
 
 // password reads the password from standard input's first line, or asks on the
 // terminal without echo; it never prompts when standard input is not a terminal.
-func (a *app) password(fromStdin, confirm bool) (string, error) {
+func (a *app) password(ctx context.Context, fromStdin, confirm bool) (string, error) {
 	if fromStdin {
-		line, err := bufio.NewReader(a.stdin).ReadString('\n')
+		line, err := interruptible(ctx, func() (string, error) { return bufio.NewReader(a.stdin).ReadString('\n') })
+		if ctx.Err() != nil {
+			return "", ctx.Err()
+		}
 		line = strings.TrimRight(line, "\r\n")
 		if line == "" {
 			if err != nil {
@@ -138,21 +141,17 @@ func (a *app) password(fromStdin, confirm bool) (string, error) {
 	if !ok {
 		return "", usagef("standard input is not a terminal: pipe the password and pass --password-stdin")
 	}
-	fmt.Fprint(a.stderr, "Password: ")
-	pw, err := term.ReadPassword(fd)
-	fmt.Fprintln(a.stderr)
+	pw, err := a.askPassword(ctx, fd, "Password: ")
 	if err != nil {
-		return "", fmt.Errorf("read password: %w", err)
+		return "", err
 	}
 	if len(pw) == 0 {
 		return "", usagef("the password is empty")
 	}
 	if confirm {
-		fmt.Fprint(a.stderr, "Again: ")
-		again, err := term.ReadPassword(fd)
-		fmt.Fprintln(a.stderr)
+		again, err := a.askPassword(ctx, fd, "Again: ")
 		if err != nil {
-			return "", fmt.Errorf("read password: %w", err)
+			return "", err
 		}
 		if string(again) != string(pw) {
 			return "", usagef("the passwords differ")
@@ -261,4 +260,52 @@ func (a *app) runInvite(ctx context.Context, args []string) error {
 	}
 	fmt.Fprintln(a.stdout, inv.Code)
 	return nil
+}
+
+// askPassword prompts on standard error and reads a line from the terminal
+// without echo. Ctrl-C ends it at once (ctx's error; the command exits 130):
+// the read blocks until a line comes, so it runs aside and the terminal's
+// echo is turned back on here.
+func (a *app) askPassword(ctx context.Context, fd uintptr, prompt string) ([]byte, error) {
+	fmt.Fprint(a.stderr, prompt)
+	state, stateErr := term.GetState(fd)
+	read := a.readPassword
+	if read == nil {
+		read = term.ReadPassword
+	}
+	pw, err := interruptible(ctx, func() ([]byte, error) { return read(fd) })
+	fmt.Fprintln(a.stderr)
+	if ctx.Err() != nil {
+		if stateErr == nil {
+			term.Restore(fd, state)
+		}
+		return nil, ctx.Err()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read password: %w", err)
+	}
+	return pw, nil
+}
+
+// interruptible returns what read returns, or ctx's error as soon as ctx
+// ends (Ctrl-C, SIGTERM) while read still blocks: a read of a terminal or a
+// pipe does not end on a signal. The read is left behind; the process is
+// about to exit.
+func interruptible[T any](ctx context.Context, read func() (T, error)) (T, error) {
+	type result struct {
+		v   T
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		v, err := read()
+		done <- result{v, err}
+	}()
+	select {
+	case r := <-done:
+		return r.v, r.err
+	case <-ctx.Done():
+		var zero T
+		return zero, ctx.Err()
+	}
 }

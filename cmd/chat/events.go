@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -113,16 +112,13 @@ func (a *app) runEvent(ctx context.Context, name, usage, kind string, args []str
 	}
 	rctx, cancel := context.WithTimeout(ctx, *timeout)
 	defer cancel()
-	conv, err := target(rctx, api, acct, *to, *group, true)
+	conv, err := target(rctx, api, acct, "--to", *to, *group, true)
 	if err != nil {
 		return err
 	}
 	resp, err := api.SendNow(rctx, conv, req)
-	if we := (*wire.Error)(nil); errors.As(err, &we) && we.Code == wire.CodeMaybeStored {
-		return fmt.Errorf("the %s may or may not be stored (%s: %s): run it again with --message-id %s, which stores it once", name, we.Code, we.Message, req.MessageID)
-	}
 	if err != nil {
-		return asTarget(err)
+		return sendFailed(err, name, "run it")
 	}
 	if *asJSON {
 		return json.NewEncoder(a.stdout).Encode(resp)

@@ -27,6 +27,12 @@ import (
 var chatBin string
 
 func TestMain(m *testing.M) {
+	if bin := os.Getenv("CHAT_TEST_BIN"); bin != "" {
+		// Another build's binary against these tests: to see a new test fail
+		// on the code before a fix.
+		chatBin = bin
+		os.Exit(m.Run())
+	}
 	dir, err := os.MkdirTemp("", "chat-cli-test-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -352,7 +358,16 @@ func TestExitCodes(t *testing.T) {
 		{"ErrUnknownUser", alice, []string{"send", "--to", "carol", "hi"}, exitUnknown, "carol"},
 		{"ErrUnknownGroup", alice, []string{"send", "--group", "g:doesnotexist", "hi"}, exitUnknown, "g:doesnotexist"},
 		{"ErrUnknownHistory", alice, []string{"history", "--group", "g:doesnotexist"}, exitUnknown, "g:doesnotexist"},
-		{"ErrServerDown", down, []string{"send", "--group", "g:abc", "hi"}, exitFailure, "cannot reach"},
+		{"ErrServerDown", down, []string{"send", "--timeout", "1s", "--group", "g:abc", "hi"}, exitFailure, "cannot reach"},
+		// issue 28: one kind of error, one code, and hints that name real flags.
+		{"ErrUsageBadServerURL", alice, []string{"send", "--server", "ftp://chat.example.com", "--to", "bob", "hi"}, exitUsage, "--server"},
+		{"ErrUsageBadServerEnv", &user{t: t, srv: srv, home: alice.home, env: []string{"CHAT_SERVER=http://"}}, []string{"ls"}, exitUsage, "CHAT_SERVER"},
+		{"ErrUsageOverServerLimit", alice, []string{"send", "--to", "bob", strings.Repeat("x", 17<<10)}, exitUsage, "the limit is"},
+		{"ErrUsageHistoryNoTarget", alice, []string{"history"}, exitUsage, "give --with USER or --group ID"},
+		{"ErrUsagePresenceBoth", alice, []string{"presence", "--with", "bob", "--group", "g:abc"}, exitUsage, "give --with USER or --group ID, not both"},
+		{"ErrUnknownHistoryUser", alice, []string{"history", "--with", "bobb"}, exitUnknown, `no user "bobb"`},
+		{"ErrUnknownPresenceUser", alice, []string{"presence", "--with", "bobb"}, exitUnknown, `no user "bobb"`},
+		{"ErrUnknownTailUser", alice, []string{"tail", "--with", "bobb"}, exitUnknown, `no user "bobb"`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -365,6 +380,20 @@ func TestExitCodes(t *testing.T) {
 			}
 		})
 	}
+	t.Run("ErrUsageOverStdinLimit", func(t *testing.T) {
+		out, errOut, code := alice.run(strings.Repeat("x", 4<<20+1), "send", "--to", "bob")
+		if code != exitUsage || out != "" || !strings.Contains(errOut, "over 4 MiB") {
+			t.Fatalf("exit %d, stdout %q, stderr %q; want exit 2", code, out, errOut)
+		}
+	})
+	t.Run("ErrWrongPasswordSaysNoMoreThanThat", func(t *testing.T) {
+		// Right after chat login, "run chat login" is no advice.
+		second := &user{t: t, srv: srv, home: t.TempDir()}
+		out, errOut, code := second.run("not the password\n", "login", "alice", "--password-stdin")
+		if code != exitAuth || out != "" || errOut != "chat login: wrong user or password for alice\n" {
+			t.Fatalf("exit %d, stdout %q, stderr %q", code, out, errOut)
+		}
+	})
 	t.Run("ErrRateLimited", func(t *testing.T) {
 		limited := servertest.Start(t, servertest.WithConfig(func(c *node.Config) { c.SendRate = 1 }))
 		carol := newUser(t, limited, "carol")
@@ -621,7 +650,7 @@ func TestHelp(t *testing.T) {
 	srv := servertest.Start(t)
 	u := &user{t: t, srv: srv, home: t.TempDir()}
 	out := u.must("", "--help")
-	for _, code := range []string{"0  ", "1  ", "2  ", "3  ", "4  ", "5  "} {
+	for _, code := range []string{"0  ", "1  ", "2  ", "3  ", "4  ", "5  ", "130  "} {
 		if !strings.Contains(out, code) {
 			t.Fatalf("chat --help does not document exit code %q", code)
 		}
@@ -729,6 +758,64 @@ func TestAttachment(t *testing.T) {
 	t.Run("ErrWithLines", func(t *testing.T) {
 		if _, _, code := alice.run("a\n", "send", "--to", "bob", "--lines", "--attach", file); code != exitUsage {
 			t.Fatalf("exit %d", code)
+		}
+	})
+}
+
+// runApp runs chat in-process as u, with stdin and the environment the test
+// gives, until it ends or interruptAfter has passed (then ctx is cancelled,
+// as SIGINT does in main); the run must end within 10 s of that.
+func (u *user) runApp(a *app, interruptAfter time.Duration, args ...string) (stdout, stderr string, code int) {
+	u.t.Helper()
+	var out, errOut bytes.Buffer
+	a.stdout, a.stderr = &out, &errOut
+	env := map[string]string{"CHAT_HOME": u.home, "CHAT_SERVER": u.srv.URL}
+	a.getenv = func(k string) string { return env[k] }
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan int, 1)
+	go func() { done <- a.main(ctx, args) }()
+	time.AfterFunc(interruptAfter, cancel)
+	select {
+	case code = <-done:
+	case <-time.After(interruptAfter + 10*time.Second):
+		u.t.Fatalf("chat %v still runs 10 s after Ctrl-C; stderr %q", args, errOut.String())
+	}
+	return out.String(), errOut.String(), code
+}
+
+// Issue 28: Ctrl-C while chat waits for the terminal ends the command at
+// once with exit 130, and sends nothing.
+func TestInterruptedReads(t *testing.T) {
+	srv := servertest.Start(t)
+	alice, bob := newUser(t, srv, "alice"), newUser(t, srv, "bob")
+	conv := wire.DirectConversationID("alice", "bob")
+	t.Run("ErrSendReadingTheMessage", func(t *testing.T) {
+		alice.must("", "send", "--to", "bob", "before")
+		for _, args := range [][]string{{"send", "--to", "bob"}, {"send", "--to", "bob", "--lines"}} {
+			pr, pw := io.Pipe() // typed text that never ends
+			defer pw.Close()
+			go pw.Write([]byte("half a mess"))
+			out, errOut, code := alice.runApp(&app{stdin: pr}, 300*time.Millisecond, args...)
+			if code != exitInterrupted || out != "" || errOut != "chat send: interrupted\n" {
+				t.Fatalf("%v: exit %d, stdout %q, stderr %q; want 130 and \"interrupted\"", args, code, out, errOut)
+			}
+		}
+		if got := contents(t, bob.api(), conv); len(got) != 1 {
+			t.Fatalf("bob has %q", got)
+		}
+	})
+	t.Run("ErrPasswordPrompt", func(t *testing.T) {
+		for _, args := range [][]string{{"login", "alice"}, {"register", "carol"}} {
+			typed := make(chan []byte) // no line is ever typed
+			a := &app{stdin: strings.NewReader(""),
+				stdinTTY:     func() (uintptr, bool) { return 0, true },
+				readPassword: func(uintptr) ([]byte, error) { return <-typed, nil }}
+			out, errOut, code := alice.runApp(a, 300*time.Millisecond, args...)
+			want := "Password: \nchat " + args[0] + ": interrupted\n"
+			if code != exitInterrupted || out != "" || errOut != want {
+				t.Fatalf("%v: exit %d, stdout %q, stderr %q; want 130 and %q", args, code, out, errOut, want)
+			}
 		}
 	})
 }

@@ -36,13 +36,13 @@ func (a *app) runPresence(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	conv, err := target(ctx, api, acct, *with, *group, true)
+	conv, err := target(ctx, api, acct, "--with", *with, *group, true)
 	if err != nil {
 		return err
 	}
 	resp, err := api.Presence(ctx, conv)
 	if err != nil {
-		return asTarget(err)
+		return peerTarget(ctx, api, *with, err)
 	}
 	if *asJSON {
 		return json.NewEncoder(a.stdout).Encode(resp)

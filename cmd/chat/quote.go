@@ -41,6 +41,9 @@ func replyLabel(reply wire.Message, q quoter) string {
 // prints without its quote rather than hold up the lines after it.
 const quoteWait = 3 * time.Second
 
+// maxRemembered bounds the quoted messages cachedQuotes remembers.
+const maxRemembered = 1024
+
 // cachedQuotes finds answered messages in a cache, and failing that asks the
 // server for them (one history page of one message each), remembering what it
 // found and what the server said it does not have.
@@ -58,6 +61,9 @@ func cachedQuotes(ctx context.Context, store *localstore.Store, api *client.API)
 		k := key{conv, seq}
 		if a, ok := seen[k]; ok {
 			return a.m, a.ok
+		}
+		if len(seen) >= maxRemembered {
+			clear(seen) // chat tail runs for days: what it remembers stays bounded
 		}
 		if store != nil {
 			if m, err := store.Message(ctx, conv, seq); err == nil {

@@ -49,13 +49,13 @@ func (a *app) runHistory(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	conv, err := target(ctx, api, acct, *with, *group, true)
+	conv, err := target(ctx, api, acct, "--with", *with, *group, true)
 	if err != nil {
 		return err
 	}
 	resp, err := api.History(ctx, conv, *before, *limit)
 	if err != nil {
-		return asTarget(err)
+		return peerTarget(ctx, api, *with, err)
 	}
 	msgs := resp.Messages
 	slices.Reverse(msgs) // the server pages newest first; a log reads oldest first
@@ -256,9 +256,15 @@ func (a *app) runTail(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	conv, err := target(ctx, api, acct, *with, *group, false)
+	conv, err := target(ctx, api, acct, "--with", *with, *group, false)
 	if err != nil {
 		return err
+	}
+	if *with != "" {
+		// Nothing would ever come from nobody: say so now, as history does.
+		if err := userMissing(ctx, api, *with); err != nil {
+			return err
+		}
 	}
 	me, err := self(ctx, api, acct)
 	if err != nil {
@@ -280,6 +286,26 @@ func (a *app) runTail(ctx context.Context, args []string) error {
 	go func() { done <- sess.Run(ctx) }()
 	enc := json.NewEncoder(a.stdout)
 	quotes := cachedQuotes(ctx, store, api)
+	order := newTailOrder(store)
+	emit := func(msgs []wire.Message, err error) error {
+		if err != nil {
+			return err
+		}
+		for _, m := range msgs {
+			if *asJSON {
+				if err := enc.Encode(m); err != nil {
+					return err
+				}
+			} else {
+				printMessage(a.stdout, m, conv == "", quotes)
+			}
+		}
+		return nil
+	}
+	// A gap is passed by the session's cursor without a message to say so:
+	// held messages are looked at again on this tick.
+	tick := time.NewTicker(250 * time.Millisecond)
+	defer tick.Stop()
 	lastNote := ""
 	for {
 		select {
@@ -288,15 +314,17 @@ func (a *app) runTail(ctx context.Context, args []string) error {
 				return nil // interrupted: the normal end of tail
 			}
 			return err
+		case <-tick.C:
+			for _, id := range order.holding() {
+				if err := emit(order.release(ctx, id)); err != nil {
+					return err
+				}
+			}
 		case ev := <-sess.Events():
 			switch ev := ev.(type) {
 			case client.MessageEvent:
-				if *asJSON {
-					if err := enc.Encode(ev.Message); err != nil {
-						return err
-					}
-				} else {
-					printMessage(a.stdout, ev.Message, conv == "", quotes)
+				if err := emit(order.add(ctx, ev.Message)); err != nil {
+					return err
 				}
 			case client.StateEvent:
 				note := ""
@@ -312,6 +340,7 @@ func (a *app) runTail(ctx context.Context, args []string) error {
 				}
 			case client.RestoredEvent:
 				fmt.Fprintln(a.stderr, "chat tail: "+ev.Notice())
+				order.restored(ev.Conversations)
 			}
 		}
 	}

@@ -63,7 +63,7 @@ func (a *app) runSearch(ctx context.Context, args []string) error {
 	defer store.Close()
 	conv := ""
 	if *with != "" || *group != "" {
-		if conv, err = target(ctx, api, acct, *with, *group, true); err != nil {
+		if conv, err = target(ctx, api, acct, "--with", *with, *group, true); err != nil {
 			return err
 		}
 	}
@@ -104,7 +104,7 @@ func (a *app) runFetch(ctx context.Context, args []string) error {
 		return err
 	}
 	defer store.Close()
-	conv, err := target(ctx, api, acct, *with, *group, true)
+	conv, err := target(ctx, api, acct, "--with", *with, *group, true)
 	if err != nil {
 		return err
 	}
@@ -118,7 +118,7 @@ func (a *app) runFetch(ctx context.Context, args []string) error {
 		fmt.Fprintln(a.stderr)
 	}
 	if err != nil {
-		return asTarget(err)
+		return peerTarget(ctx, api, *with, err)
 	}
 	fmt.Fprintf(a.stderr, "%s: the whole history is in the cache\n", termtext.OneLine(conv))
 	return nil

@@ -29,6 +29,10 @@ lines are skipped.
 once and answers a repeat with the first answer. With --lines, line N gets
 ID-N. The default is a fresh id per message.
 
+Through an outage the message is resent with the same id until --timeout;
+if it runs out when the message may be stored, the error names the
+--message-id to send it again with (never a fresh one: that stores a copy).
+
 --attach FILE uploads the file and sends it as the message's attachment; the
 text is then optional (only "-" reads it from standard input).
 
@@ -70,7 +74,7 @@ func (a *app) runSend(ctx context.Context, args []string) error {
 	asJSON := fs.Bool("json", false, `print {"conversation_id","seq_no","message_id","timestamp"} per message`)
 	messageID := fs.String("message-id", "", "message `ID` for idempotent retries (with --lines: ID-N)")
 	wait := fs.String("wait", "", "wait until the message is `MODE`: delivered or read")
-	timeout := fs.Duration("timeout", time.Minute, "how long --wait waits, and each request at most")
+	timeout := fs.Duration("timeout", time.Minute, "how long each message's send (resends included) and --wait may take")
 	attach := fs.String("attach", "", "upload `FILE` and send it as the message's attachment (the text is then optional)")
 	replyTo := fs.Int64("reply-to", 0, "quote message `SEQ` (a reply)")
 	pos, err := parse(fs, args)
@@ -117,7 +121,7 @@ func (a *app) runSend(ctx context.Context, args []string) error {
 		return err
 	}
 	rctx, cancel := context.WithTimeout(ctx, *timeout)
-	conv, err := target(rctx, api, acct, *to, *group, true)
+	conv, err := target(rctx, api, acct, "--to", *to, *group, true)
 	// No request to create a direct conversation first: its first message creates
 	// it, and a message to an unknown user gets the clear "no user" answer.
 	cancel()
@@ -148,13 +152,8 @@ func (a *app) runSend(ctx context.Context, args []string) error {
 		rctx, cancel := context.WithTimeout(ctx, *timeout)
 		defer cancel()
 		resp, err := api.SendNow(rctx, conv, wire.SendRequest{MessageID: id, Content: content, Attachment: attachment, AttachmentInfo: attachmentInfo, ReplyTo: *replyTo})
-		if we := (*wire.Error)(nil); errors.As(err, &we) && we.Code == wire.CodeMaybeStored {
-			// The retries ran out with the outcome unknown: say how to settle it
-			// without a second copy.
-			return fmt.Errorf("the message may or may not be stored (%s: %s): send it again with --message-id %s, which stores it once", we.Code, we.Message, id)
-		}
 		if err != nil {
-			return asTarget(err)
+			return sendFailed(err, "message", "send it")
 		}
 		last = resp
 		if *asJSON {
@@ -173,7 +172,10 @@ func (a *app) runSend(ctx context.Context, args []string) error {
 		br := bufio.NewReader(r)
 		sent := 0
 		for n := 1; ; n++ {
-			line, rerr := readLine(br, maxStdinBytes)
+			line, rerr := interruptible(ctx, func() (string, error) { return readLine(br, maxStdinBytes) })
+			if ctx.Err() != nil {
+				return ctx.Err() // Ctrl-C while waiting for a line: the lines before it are sent
+			}
 			if rerr != nil && !errors.Is(rerr, io.EOF) {
 				return rerr
 			}
@@ -194,7 +196,8 @@ func (a *app) runSend(ctx context.Context, args []string) error {
 	default:
 		content := strings.Join(pos, " ")
 		if fromStdin {
-			b, err := readAllLimited(a.stdin)
+			// Ctrl-C while the text is typed (or piped) sends nothing.
+			b, err := interruptible(ctx, func() ([]byte, error) { return readAllLimited(a.stdin) })
 			if err != nil {
 				return err
 			}
@@ -252,3 +255,34 @@ func readLine(br *bufio.Reader, limit int) (string, error) {
 
 // maxStdinBytes bounds a message read whole from standard input.
 const maxStdinBytes = 4 << 20
+
+// sendFailed is the error for a send (what: "message", "reaction"...) that
+// failed. One given up on with its outcome unknown says how to settle it
+// without a second copy (resend: "send it", "run it"), never "try again"
+// alone: a fresh message_id would store it twice.
+func sendFailed(err error, what, resend string) error {
+	var ms *client.MaybeStoredError
+	if !errors.As(err, &ms) {
+		return asTarget(err)
+	}
+	cause := ms.Err.Error()
+	var we *wire.Error
+	if errors.As(ms.Err, &we) {
+		cause = string(we.Code) + ": " + we.Message
+	}
+	if errors.Is(err, context.Canceled) {
+		cause = "interrupted"
+	}
+	return &maybeStored{err: err, msg: fmt.Sprintf("the %s may be stored (%s): %s again with --message-id %s to store it once",
+		what, cause, resend, ms.MessageID)}
+}
+
+// maybeStored is a send's failure whose message is final (describe adds no
+// hint of its own to it).
+type maybeStored struct {
+	err error
+	msg string
+}
+
+func (e *maybeStored) Error() string { return e.msg }
+func (e *maybeStored) Unwrap() error { return e.err }

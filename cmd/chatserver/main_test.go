@@ -55,6 +55,9 @@ func TestParseFlagsErrors(t *testing.T) {
 		"ErrDuration":         {"--archive-after", "30 days"},
 		"ErrSwitchValue":      {"--no-sync=maybe"},
 		"ErrMaxInFlight":      {"--max-in-flight", "0"},
+		"ErrAddrPort":         {"--addr", ":99999"},
+		"ErrAddrNoPort":       {"--addr", "127.0.0.1"},
+		"ErrMetricsAddrPort":  {"--metrics-addr", "127.0.0.1:70000"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			m := NewMain(io.Discard)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"strconv"
 	"strings"
 	"time"
@@ -182,6 +183,13 @@ func (m *Main) ParseFlags(args []string, getenv func(string) string) error {
 	if c.MaxInFlight < 1 {
 		return fmt.Errorf("--max-in-flight must be at least 1, not %d", c.MaxInFlight)
 	}
+	// A listen address is checked here, with the other flags, so a mistake in
+	// it is a usage error (exit 2) and not a failure to start (exit 1).
+	for _, a := range []struct{ flag, addr string }{{"--addr", c.Addr}, {"--metrics-addr", c.MetricsAddr}} {
+		if err := checkListenAddr(a.addr); a.addr != "" && err != nil {
+			return fmt.Errorf("%s %q: %w", a.flag, a.addr, err)
+		}
+	}
 	if err := m.tls.check(); err != nil {
 		return err
 	}
@@ -263,5 +271,24 @@ func (m *Main) Close() error {
 		return err
 	}
 	log.Info("chatserver stopped", "took", time.Since(start).Round(time.Millisecond))
+	return nil
+}
+
+// checkListenAddr checks a host:port to listen on: the port a number from 0
+// to 65535 or a known service name.
+func checkListenAddr(addr string) error {
+	_, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return errors.New("want host:port, e.g. 127.0.0.1:8080 or :8080")
+	}
+	if n, err := strconv.ParseUint(port, 10, 64); err == nil {
+		if n > 65535 {
+			return fmt.Errorf("port %d is above 65535", n)
+		}
+		return nil
+	}
+	if _, err := net.LookupPort("tcp", port); err != nil {
+		return fmt.Errorf("port %q is neither a number nor a known service", port)
+	}
 	return nil
 }

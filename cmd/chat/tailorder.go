@@ -1,0 +1,135 @@
+package main
+
+import (
+	"cmp"
+	"context"
+	"slices"
+	"time"
+
+	"github.com/chatterm/chat/localstore"
+	"github.com/chatterm/chat/wire"
+)
+
+// tailOrder puts what a session reports, in the order frames arrived, into
+// seq order per conversation for chat tail. Frames come out of order after a
+// reconnect (live ones beside the sync that fills what was missed) and when a
+// delivery worker resends a lost copy; a line printed is final, so a message
+// is held until every seq_no below it is printed or known to hold none. The
+// session's cursor says that: it moves over contiguous cached messages, and
+// past a gap once complete syncs have shown it for client.SessionConfig's
+// HoleWait (a number a failed write took). A message held for maxHold is
+// printed anyway, with the ones after it: a gap the session cannot settle
+// (a sync that makes no progress) does not stop tail for good.
+//
+// The cache stays bounded too: tail never reads an old message back except
+// to quote it, so all but the newest keep of a conversation's printed
+// messages are dropped from it every trimEvery printed.
+type tailOrder struct {
+	store   *localstore.Store
+	now     func() time.Time
+	maxHold time.Duration
+	keep    int64
+	convs   map[string]*tailConv
+}
+
+type tailConv struct {
+	printed   int64         // the highest seq_no printed; 0 before the first
+	held      []heldMessage // above printed, by seq_no
+	sinceTrim int
+}
+
+type heldMessage struct {
+	m     wire.Message
+	since time.Time
+}
+
+const (
+	tailMaxHold   = 30 * time.Second // three times the session's HoleWait
+	tailKeep      = 500              // printed messages kept per conversation, for quotes
+	tailTrimEvery = 256
+)
+
+func newTailOrder(store *localstore.Store) *tailOrder {
+	return &tailOrder{store: store, now: time.Now, maxHold: tailMaxHold, keep: tailKeep, convs: map[string]*tailConv{}}
+}
+
+// add takes a message new to the session and returns what can be printed
+// now, in order.
+func (o *tailOrder) add(ctx context.Context, m wire.Message) ([]wire.Message, error) {
+	c := o.convs[m.ConversationID]
+	if c == nil {
+		c = &tailConv{}
+		o.convs[m.ConversationID] = c
+	}
+	if m.SeqNo <= c.printed {
+		// Printed already: a copy sent again after its row was trimmed.
+		return nil, nil
+	}
+	i, found := slices.BinarySearchFunc(c.held, m.SeqNo, func(h heldMessage, seq int64) int { return cmp.Compare(h.m.SeqNo, seq) })
+	if !found {
+		c.held = slices.Insert(c.held, i, heldMessage{m, o.now()})
+	}
+	return o.release(ctx, m.ConversationID)
+}
+
+// holding lists the conversations with messages held, for a periodic
+// release: the cursor can pass a gap without a new message.
+func (o *tailOrder) holding() []string {
+	var ids []string
+	for id, c := range o.convs {
+		if len(c.held) > 0 {
+			ids = append(ids, id)
+		}
+	}
+	slices.Sort(ids)
+	return ids
+}
+
+// release returns the conversation's held messages at or below its cursor,
+// and all of them when the oldest has been held for maxHold.
+func (o *tailOrder) release(ctx context.Context, conv string) ([]wire.Message, error) {
+	c := o.convs[conv]
+	if c == nil || len(c.held) == 0 {
+		return nil, nil
+	}
+	cur, _, err := o.store.Cursor(ctx, conv)
+	if err != nil {
+		return nil, err
+	}
+	n := 0
+	if o.now().Sub(c.held[0].since) >= o.maxHold {
+		n = len(c.held)
+	} else {
+		for n < len(c.held) && c.held[n].m.SeqNo <= cur {
+			n++
+		}
+	}
+	if n == 0 {
+		return nil, nil
+	}
+	out := make([]wire.Message, n)
+	for i, h := range c.held[:n] {
+		out[i] = h.m
+	}
+	c.held = slices.Delete(c.held, 0, n)
+	c.printed = out[n-1].SeqNo
+	c.sinceTrim += n
+	if c.sinceTrim >= tailTrimEvery {
+		c.sinceTrim = 0
+		if _, err := o.store.TrimMessages(ctx, conv, c.printed-o.keep+1); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// restored forgets what was printed of conversations the server lost
+// messages of (client.RestoredEvent): their seq_nos are taken again by new
+// messages, which must print, not be taken for copies of printed ones.
+func (o *tailOrder) restored(convs []string) {
+	for _, id := range convs {
+		if c := o.convs[id]; c != nil {
+			c.printed = 0
+		}
+	}
+}
