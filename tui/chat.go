@@ -79,6 +79,9 @@ type chatModel struct {
 	loadErr    error
 	stale      bool  // the last page came from the cache only (offline)
 	readSent   int64 // highest seq reported read
+	// unreadLeft counts the messages from others after readSent, for the
+	// inbox: opening at the first unread leaves the rest unread.
+	unreadLeft int64
 	unreadFrom int64 // first unread seq when the chat was opened (0: none); marks "new"
 
 	compose   textarea.Model
@@ -112,6 +115,10 @@ type chatModel struct {
 	offset  int // history lines scrolled up from the bottom
 	newHere int // messages that arrived while scrolled up
 	lines   []string
+	// lineSeq is the seq_no of the message each of lines belongs to (0:
+	// a separator, a marker, a pending message): what the screen shows
+	// decides what is reported read.
+	lineSeq []int64
 	width   int
 	height  int
 
@@ -846,25 +853,64 @@ func (m *chatModel) loadOlder() tea.Cmd {
 	}
 }
 
-// maybeMarkRead reports the newest message as read when it is on screen.
+// maybeMarkRead reports read what has been on screen: the newest message
+// whose last line is in view (at the bottom, the newest message and any event
+// after it), never past it. Opening a chat at its first unread, or scrolling
+// down through the unread, moves the boundary as far as the screen has gone,
+// so the sender's blue ticks and the other devices' unread counts stay true.
 func (m *chatModel) maybeMarkRead() tea.Cmd {
-	if !m.active || m.offset > 0 || len(m.msgs) == 0 {
+	if !m.active || len(m.msgs) == 0 {
 		return nil
 	}
 	if m.offset == 0 {
 		m.newHere = 0
 	}
-	last := m.msgs[len(m.msgs)-1].SeqNo
-	if last <= m.readSent {
+	// On the way to the first unread or to a search result the lines are
+	// not yet what will be shown.
+	if m.toUnread || m.jumpTo > 0 || !m.loaded {
 		return nil
 	}
-	m.readSent = last
+	seen := m.seenSeq()
+	if seen <= max(m.readSent, m.conv.LastReadSeq) {
+		return nil
+	}
+	m.readSent = seen
+	m.unreadLeft = 0
+	for i := len(m.msgs) - 1; i >= 0 && m.msgs[i].SeqNo > seen; i-- {
+		if x := m.msgs[i]; x.SenderID != m.c.me && visible(x) {
+			m.unreadLeft++
+		}
+	}
 	c, id := m.c, m.conv.ConversationID
 	return func() tea.Msg {
 		ctx, cancel := c.call()
 		defer cancel()
-		return markedReadMsg{conv: id, seq: last, err: c.be.MarkRead(ctx, id, last)}
+		return markedReadMsg{conv: id, seq: seen, err: c.be.MarkRead(ctx, id, seen)}
 	}
+}
+
+// seenSeq is the newest seq_no the screen shows whole (0: none).
+func (m *chatModel) seenSeq() int64 {
+	if m.offset == 0 {
+		return m.msgs[len(m.msgs)-1].SeqNo
+	}
+	end := min(len(m.lines)-m.offset, len(m.lineSeq))
+	start := max(end-m.historyHeight(), 0)
+	for i := end - 1; i >= start; i-- {
+		s := m.lineSeq[i]
+		if s == 0 {
+			continue
+		}
+		// A message running on below the screen has not been seen whole.
+		if end < len(m.lineSeq) && m.lineSeq[end] == s {
+			for i > start && m.lineSeq[i-1] == s {
+				i--
+			}
+			continue
+		}
+		return s
+	}
+	return 0
 }
 
 func (m *chatModel) scroll(n int) {

@@ -27,7 +27,7 @@ type drawnState struct {
 // render brings the history lines up to date after a change.
 func (m *chatModel) render() {
 	if m.width <= 0 {
-		m.lines, m.drawn = nil, drawnState{}
+		m.lines, m.lineSeq, m.drawn = nil, nil, drawnState{}
 		return
 	}
 	senderW := m.senderWidth()
@@ -41,7 +41,7 @@ func (m *chatModel) render() {
 		old.loaded == d.loaded && old.more == d.more && old.loadingOlder == d.loadingOlder &&
 		old.selected == d.selected && old.unreadFrom == d.unreadFrom && old.failed == d.failed {
 		d.prev, d.any = old.prev, old.any
-		m.lines = m.drawMessages(m.lines, m.msgs[old.msgs:], &d)
+		m.lines, m.lineSeq = m.drawMessages(m.lines, m.lineSeq, m.msgs[old.msgs:], &d)
 		m.drawn = d
 		m.afterLayoutChange()
 		return
@@ -55,10 +55,11 @@ func (m *chatModel) render() {
 	if m.loadingOlder {
 		out = append(out, centre(s.Subtle.Render("loading older messages…"), m.width))
 	}
-	out = m.drawMessages(out, m.msgs, &d)
+	seqs := make([]int64, len(out), len(m.lineSeq)+len(out))
+	out, seqs = m.drawMessages(out, seqs, m.msgs, &d)
 	m.drawn = d
-	out = m.drawMessages(out, m.pending, &d) // after what is stored, and never a base to append to
-	m.lines = out
+	out, seqs = m.drawMessages(out, seqs, m.pending, &d) // after what is stored, and never a base to append to
+	m.lines, m.lineSeq = out, seqs
 	m.afterLayoutChange()
 }
 
@@ -72,8 +73,9 @@ func (m *chatModel) senderWidth() int {
 	return min(w, maxSenderW, max(m.width/4, 3))
 }
 
-// drawMessages appends the lines of msgs to out, going on from d.prev.
-func (m *chatModel) drawMessages(out []string, msgs []wire.Message, d *drawnState) []string {
+// drawMessages appends the lines of msgs to out, and each line's seq_no to
+// seqs (0 for separators and markers), going on from d.prev.
+func (m *chatModel) drawMessages(out []string, seqs []int64, msgs []wire.Message, d *drawnState) ([]string, []int64) {
 	s := m.c.styles
 	w := m.width
 	now := m.c.now()
@@ -85,10 +87,12 @@ func (m *chatModel) drawMessages(out []string, msgs []wire.Message, d *drawnStat
 		ts := x.Timestamp
 		if first || !sameDay(prev.Timestamp, ts, m.c.loc) {
 			out = append(out, daySeparator(s, dayLabel(ts, now, m.c.loc), w))
+			seqs = append(seqs, 0)
 		}
 		if m.unreadFrom > 0 && x.SeqNo >= m.unreadFrom && (first || prev.SeqNo < m.unreadFrom) && x.SeqNo > 0 {
 			m.newLine = len(out)
 			out = append(out, newMarker(s, w))
+			seqs = append(seqs, 0)
 		}
 		showName := first || prev.SenderID != x.SenderID || !sameDay(prev.Timestamp, ts, m.c.loc) ||
 			ts.Sub(prev.Timestamp) > 10*time.Minute
@@ -110,9 +114,12 @@ func (m *chatModel) drawMessages(out []string, msgs []wire.Message, d *drawnStat
 			m.lineCache[x.MessageID] = c
 		}
 		out = append(out, c.lines...)
+		for range c.lines {
+			seqs = append(seqs, x.SeqNo)
+		}
 		d.prev, d.any = x, true
 	}
-	return out
+	return out, seqs
 }
 
 // composerShown is the composer's drawing and what it was drawn from.
