@@ -74,11 +74,11 @@ type chatModel struct {
 	toOldest bool
 	// toUnread: the chat opened with unread messages; older pages load until
 	// the first unread is there, and the view starts at its marker.
-	toUnread   bool
-	newLine    int // index in lines of the "new" marker; -1 when none
-	loadErr    error
-	stale      bool  // the last page came from the cache only (offline)
-	readSent   int64 // highest seq reported read
+	toUnread bool
+	newLine  int // index in lines of the "new" marker; -1 when none
+	loadErr  error
+	stale    bool  // the last page came from the cache only (offline)
+	readSent int64 // highest seq reported read
 	// unreadLeft counts the messages from others after readSent, for the
 	// inbox: opening at the first unread leaves the rest unread.
 	unreadLeft int64
