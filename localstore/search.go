@@ -100,17 +100,36 @@ func searchQuery(match, conversationID string, limit int) (string, []any) {
 // indexQueued adds the messages waiting in search_queue to the index, in one
 // transaction (migration 0006 says why they wait).
 func (s *Store) indexQueued(ctx context.Context) error {
-	return s.tx(ctx, func(tx *sql.Tx) error {
+	_, err := s.IndexQueued(ctx, 0)
+	return err
+}
+
+// IndexQueued adds at most limit (0: all) of the messages waiting in
+// search_queue to the index, in one transaction, and reports how many still
+// wait. A UI indexes a large backlog a step at a time and says so, where
+// Search, which indexes all of it first, would keep it waiting for seconds.
+func (s *Store) IndexQueued(ctx context.Context, limit int) (left int, err error) {
+	err = s.tx(ctx, func(tx *sql.Tx) error {
+		batch := `SELECT docid FROM search_queue`
+		if limit > 0 {
+			batch += fmt.Sprintf(` ORDER BY docid LIMIT %d`, limit)
+		}
 		if _, err := tx.ExecContext(ctx, `INSERT INTO message_search (docid, content)
-			SELECT q.docid, m.content FROM search_queue q
-			JOIN search_ids s ON s.docid = q.docid
-			JOIN messages m ON m.conversation_id = s.conversation_id AND m.seq_no = s.seq_no
+			SELECT q.docid, m.content FROM (`+batch+`) q
+			CROSS JOIN search_ids s ON s.docid = q.docid
+			CROSS JOIN messages m ON m.conversation_id = s.conversation_id AND m.seq_no = s.seq_no
 			WHERE m.content <> '' AND m.kind = ''`); err != nil {
 			return fmt.Errorf("index messages for search: %w", err)
 		}
-		_, err := tx.ExecContext(ctx, `DELETE FROM search_queue`)
-		return err
+		if _, err := tx.ExecContext(ctx, `DELETE FROM search_queue WHERE docid IN (`+batch+`)`); err != nil {
+			return fmt.Errorf("index messages for search: %w", err)
+		}
+		if limit > 0 {
+			return tx.QueryRowContext(ctx, `SELECT count(*) FROM search_queue`).Scan(&left)
+		}
+		return nil
 	})
+	return left, err
 }
 
 // matchExpr turns what a person typed into an FTS query that cannot be a

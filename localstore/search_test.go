@@ -1,6 +1,7 @@
 package localstore
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -137,5 +138,27 @@ func TestSnippet(t *testing.T) {
 		if got != c.want {
 			t.Errorf("snippet(%q, %q) = %q, want %q", c.text, c.query, got, c.want)
 		}
+	}
+}
+
+// IndexQueued indexes a backlog a step at a time, counting what is left.
+func TestIndexQueuedInSteps(t *testing.T) {
+	s := MustOpen(t)
+	var ms []wire.Message
+	for i := range 250 {
+		ms = append(ms, msg(dm, int64(i+1), "bob", fmt.Sprintf("step %d", i+1)))
+	}
+	if _, err := s.PutMessages(ctx, ms...); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []int{150, 50, 0} {
+		left, err := s.IndexQueued(ctx, 100)
+		if err != nil || left != want {
+			t.Fatalf("IndexQueued = %d, %v; want %d left", left, err, want)
+		}
+	}
+	var n int
+	if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM message_search WHERE message_search MATCH 'step'`).Scan(&n); err != nil || n != 250 {
+		t.Fatalf("indexed %d, %v; want 250", n, err)
 	}
 }

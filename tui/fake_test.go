@@ -27,6 +27,8 @@ type fakeBackend struct {
 	server   string
 	inbox    []wire.InboxEntry
 	msgs     map[string][]wire.Message // ascending seq
+	// searchBacklog counts cached messages not yet searchable.
+	searchBacklog int
 	pending  map[string][]wire.Message
 	statuses map[string][]wire.MemberStatus
 	convs    map[string]wire.Conversation
@@ -151,6 +153,14 @@ func (f *fakeBackend) Attach(_ context.Context, id, path, text string) (wire.Mes
 		Attachment: "media/" + f.user + "/" + strings.Repeat("x", 16), AttachmentInfo: &wire.AttachmentInfo{Name: filepath.Base(path)}}
 	f.sends = append(f.sends, m)
 	return m, nil
+}
+
+// IndexForSearch takes n off searchBacklog.
+func (f *fakeBackend) IndexForSearch(_ context.Context, n int) (int, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.searchBacklog = max(f.searchBacklog-n, 0)
+	return f.searchBacklog, nil
 }
 
 // Search finds messages of the fixture containing query (case ignored).
