@@ -22,22 +22,22 @@ import (
 // fakeBackend is an in-memory Backend for the model tests. The client package
 // has its own tests against the real server; here only the screens are tested.
 type fakeBackend struct {
-	mu       sync.Mutex
-	user     string
-	server   string
-	inbox    []wire.InboxEntry
-	msgs     map[string][]wire.Message // ascending seq
+	mu     sync.Mutex
+	user   string
+	server string
+	inbox  []wire.InboxEntry
+	msgs   map[string][]wire.Message // ascending seq
 	// searchBacklog counts cached messages not yet searchable.
 	searchBacklog int
-	pending  map[string][]wire.Message
-	statuses map[string][]wire.MemberStatus
-	convs    map[string]wire.Conversation
-	events   chan client.Event
-	now      time.Time
-	typing   []string          // conversations Typing was called for
-	refused  map[string]string // message_id → why the server refused it
-	muted    map[string]bool
-	presence map[string][]wire.MemberPresence // by conversation
+	pending       map[string][]wire.Message
+	statuses      map[string][]wire.MemberStatus
+	convs         map[string]wire.Conversation
+	events        chan client.Event
+	now           time.Time
+	typing        []string          // conversations Typing was called for
+	refused       map[string]string // message_id → why the server refused it
+	muted         map[string]bool
+	presence      map[string][]wire.MemberPresence // by conversation
 
 	sends        []wire.Message
 	saved        []string // media ids SaveMedia was asked for

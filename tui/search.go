@@ -42,20 +42,20 @@ type openAtMsg struct {
 // searchModel is the search box (/): messages cached on this machine with
 // every word typed, newest first; enter shows one in its conversation.
 type searchModel struct {
-	c      *common
-	input  textinput.Model
-	conv   wire.InboxEntry   // the conversation searched; empty: all
-	names  map[string]string // conversation titles, by id
-	hits   []SearchHit
-	err    error
+	c     *common
+	input textinput.Model
+	conv  wire.InboxEntry   // the conversation searched; empty: all
+	names map[string]string // conversation titles, by id
+	hits  []SearchHit
+	err   error
 	// asked is the query whose answer is awaited (""): until it comes the
 	// box says so, not "nothing"; indexing counts the messages the cache
 	// still indexes before it can answer.
 	asked    string
 	indexing int
 	cursor   int
-	width  int
-	height int
+	width    int
+	height   int
 }
 
 const searchLimit = 50
