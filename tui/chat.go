@@ -119,8 +119,16 @@ type chatModel struct {
 	// a separator, a marker, a pending message): what the screen shows
 	// decides what is reported read.
 	lineSeq []int64
-	width   int
-	height  int
+	// tickAt maps the line that ends in a tick View draws to its message's
+	// seq_no (render.go).
+	tickAt map[int]int64
+	// shown: the chat is on screen (not the inbox in its place). Off screen
+	// render only marks it dirty, drawn when it shows. redraws counts the
+	// drawings of the whole history, for tests.
+	shown, dirty bool
+	redraws      int
+	width        int
+	height       int
 
 	// Who else is around (presence.go): typing hints by user, and presence.
 	typers   map[string]time.Time
@@ -172,6 +180,9 @@ func composerStyles(s *Styles) textarea.Styles {
 type cachedLines struct {
 	key   lineKey
 	lines []string
+	// tickBack counts the lines after the one that ends in the tick (a
+	// reactions line, a reason not sent).
+	tickBack int
 }
 
 type lineKey struct {
@@ -728,6 +739,9 @@ const (
 	tickDelivered
 	tickRead
 	tickFailed
+	// tickLater: stored and ours; View draws the tick from the boundaries
+	// (render.go says why).
+	tickLater
 )
 
 // boundaries returns the delivered and read boundaries that count for ticks:
@@ -939,7 +953,7 @@ func (m *chatModel) historyHeight() int {
 	return max(m.height-chatHeaderH-m.composerHeight(), 1)
 }
 
-func (m *chatModel) messageLines(x wire.Message, k lineKey) []string {
+func (m *chatModel) messageLines(x wire.Message, k lineKey) (lines []string, tickBack int) {
 	showName, senderW, t := k.showName, k.senderW, k.tick
 	s := m.c.styles
 	// On a wide terminal text wraps at maxContentW and the tick follows it,
@@ -985,7 +999,7 @@ func (m *chatModel) messageLines(x wire.Message, k lineKey) []string {
 	if x.Edited && !x.Deleted {
 		body[len(body)-1] += s.Faint.Render(" (edited)")
 	}
-	lines := make([]string, len(body))
+	lines = make([]string, len(body))
 	for i, b := range body {
 		prefix := indent
 		if i == 0 {
@@ -993,19 +1007,25 @@ func (m *chatModel) messageLines(x wire.Message, k lineKey) []string {
 		}
 		line := prefix + s.Content.Render(b)
 		if i == len(body)-1 && t != tickNone {
-			glyph := m.tickGlyph(t)
-			line += strings.Repeat(" ", max(w-lipgloss.Width(line)-lipgloss.Width(glyph)-1, 1)) + glyph
+			line += strings.Repeat(" ", max(w-lipgloss.Width(line)-tickGlyphW-1, 1))
+			if t != tickLater {
+				line += m.tickGlyph(t)
+			}
 		}
 		lines[i] = line
 	}
+	n := len(lines)
 	if r := reactionsLine(x.Reactions, m.c.me); r != "" && !x.Deleted {
 		lines = append(lines, indent+s.Subtle.Render(ansi.Truncate(r, contentW, "…")))
 	}
 	if reason, bad := m.failed[x.MessageID]; bad {
 		lines = append(lines, indent+s.Error.Render(ansi.Truncate("not sent: "+reason, contentW, "…")))
 	}
-	return lines
+	return lines, len(lines) - n
 }
+
+// tickGlyphW is the width of every tick glyph.
+const tickGlyphW = 2
 
 func daySeparator(s *Styles, label string, w int) string {
 	label = " " + label + " "
@@ -1070,6 +1090,26 @@ func (m chatModel) View() string {
 		end := len(m.lines) - m.offset
 		start := max(end-hist, 0)
 		view = m.lines[start:end]
+		// The ticks of stored messages, from the boundaries as they are now.
+		delivered, read := m.boundaries()
+		copied := false
+		for i := start; i < end; i++ {
+			seq, ok := m.tickAt[i]
+			if !ok {
+				continue
+			}
+			if !copied {
+				view, copied = slices.Clone(view), true
+			}
+			t := tickSent
+			switch {
+			case seq <= read:
+				t = tickRead
+			case seq <= delivered:
+				t = tickDelivered
+			}
+			view[i-start] += m.tickGlyph(t)
+		}
 	}
 	// Messages sit at the bottom, next to the composer, as in every chat app.
 	pad := make([]string, max(hist-len(view), 0))

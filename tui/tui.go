@@ -734,6 +734,7 @@ func (m *Model) sidebar() bool { return m.page == pageChat && m.width >= sidebar
 
 func (m *Model) resize() {
 	h := max(m.height-1, 1) // the status line
+	m.chat.shown = m.page == pageChat
 	m.login.SetSize(m.width, h)
 	if m.sidebar() {
 		m.inbox.compact = true

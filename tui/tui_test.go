@@ -1139,3 +1139,46 @@ func newestOnScreen(h *harness, prefix string) int64 {
 	}
 	return n
 }
+
+// A peer's boundary moving (with every message in a direct chat, every ack
+// in a group) redraws the ticks on screen, not the history: ticks of stored
+// messages are drawn by View.
+func TestBoundaryMoveDrawsOnlyTheTicksOnScreen(t *testing.T) {
+	be := fixture()
+	long := wire.DirectConversationID("alice", "dave")
+	be.convs[long] = wire.Conversation{ConversationID: long, Type: wire.Direct}
+	be.addMessages(long, []string{"alice"}, 300, fixtureNow.Add(-time.Minute), func(i int) string { return fmt.Sprintf("mine %03d", i+1) })
+	be.inbox = append(be.inbox, wire.InboxEntry{ConversationID: long, Type: wire.Direct, Peer: "dave", LastSeq: 300,
+		LastReadSeq: 300, LastDeliveredSeq: 300, LastMessageAt: fixtureNow.Add(-time.Minute)})
+	h := newHarness(t, be, 80, 24)
+	h.key("enter") // dave: most recent
+	h.wantTick("mine 300", "✓", false)
+	redraws := h.root().chat.redraws
+	h.send(client.StatusEvent{ConversationID: long, Status: wire.MemberStatus{UserID: "dave", LastDeliveredSeq: 300, LastReadSeq: 295}})
+	h.wantTick("mine 295", "✓✓", true)
+	h.wantTick("mine 296", "✓✓", false)
+	h.send(client.StatusEvent{ConversationID: long, Status: wire.MemberStatus{UserID: "dave", LastDeliveredSeq: 300, LastReadSeq: 300}})
+	h.wantTick("mine 300", "✓✓", true)
+	if got := h.root().chat.redraws; got != redraws {
+		t.Fatalf("the history was drawn again %d times for two boundary moves", got-redraws)
+	}
+}
+
+// A chat off screen (the inbox in its place) takes messages into its data
+// and draws nothing until it shows again.
+func TestHiddenChatDrawsNothing(t *testing.T) {
+	be := fixture()
+	h := newHarness(t, be, 80, 24)
+	h.key("enter", "esc", "esc") // bob, then back to the inbox
+	if h.root().page != pageInbox {
+		t.Fatalf("not on the inbox: %v", h.root().page)
+	}
+	redraws, lines := h.root().chat.redraws, len(h.root().chat.lines)
+	h.deliver(wire.Message{ConversationID: bobConv, SeqNo: 8, MessageID: "b8", SenderID: "bob", Content: "while you were away", Timestamp: fixtureNow})
+	c := h.root().chat
+	if c.redraws != redraws || len(c.lines) != lines || !c.dirty {
+		t.Fatalf("a hidden chat drew: redraws %d → %d, lines %d → %d, dirty %v", redraws, c.redraws, lines, len(c.lines), c.dirty)
+	}
+	h.key("g", "enter") // bob, the newest conversation
+	h.wantScreen("while you were away")
+}
