@@ -226,6 +226,7 @@ func (m *chatModel) open(e wire.InboxEntry) tea.Cmd {
 	*m = chatModel{
 		c: m.c, conv: e, statuses: map[string]wire.MemberStatus{}, failed: map[string]string{},
 		compose: m.compose, width: m.width, height: m.height, active: true, drafts: drafts, composerShown: m.composerShown,
+		shown: m.shown, redraws: m.redraws, // on screen or not, as it was: a chat opened in place (a restore) draws at once
 	}
 	if e.Unread > 0 {
 		m.unreadFrom = e.LastReadSeq + 1
