@@ -601,6 +601,11 @@ func (m *chatModel) send() tea.Cmd {
 	if text == "" {
 		return nil
 	}
+	if n := len(text); n > maxMessageBytes {
+		// Kept in the box, to shorten: sent, the server would refuse it and
+		// the text would be left only in a ✗ message.
+		return flash(fmt.Sprintf("not sent: the message is %d bytes; the limit is %d (16 KiB)", n, maxMessageBytes), true)
+	}
 	if path, rest, ok := attachCommand(text); ok && m.action == actMessage {
 		m.compose.Reset()
 		m.afterLayoutChange()
@@ -1025,6 +1030,10 @@ func (m *chatModel) messageLines(x wire.Message, k lineKey) (lines []string, tic
 	return lines, len(lines) - n
 }
 
+// maxMessageBytes is the server's limit on a message's text (its default,
+// MaxMessageBytes in server.Config).
+const maxMessageBytes = 16 << 10
+
 // tickGlyphW is the width of every tick glyph.
 const tickGlyphW = 2
 
@@ -1117,6 +1126,15 @@ func (m chatModel) View() string {
 	parts := []string{header, rule}
 	parts = append(parts, pad...)
 	parts = append(parts, view...)
+	if n := len(m.compose.Value()); n > maxMessageBytes*3/4 {
+		// The size, as the limit nears: a long text is not refused as a surprise.
+		count := fmt.Sprintf(" %d / %d bytes ", n, maxMessageBytes)
+		st := s.Subtle
+		if n > maxMessageBytes {
+			st = s.Error
+		}
+		rule = s.Faint.Render(strings.Repeat("─", max(w-ansi.StringWidth(count)-2, 0))) + st.Render(count) + s.Faint.Render("──")
+	}
 	parts = append(parts, rule)
 	if line := m.actionLine(); line != "" {
 		parts = append(parts, line)

@@ -1182,3 +1182,23 @@ func TestHiddenChatDrawsNothing(t *testing.T) {
 	h.key("g", "enter") // bob, the newest conversation
 	h.wantScreen("while you were away")
 }
+
+// The composer shows the size as the limit nears, and keeps a text over it
+// with the reason instead of sending what the server would refuse.
+func TestOverLongTextStaysInTheComposer(t *testing.T) {
+	be := fixture()
+	h := newHarness(t, be, 80, 24)
+	h.key("enter") // bob
+	h.send(tea.PasteMsg{Content: strings.Repeat("a", 13000)})
+	h.wantScreen("13000 / 16384 bytes")
+	h.send(tea.PasteMsg{Content: strings.Repeat("b", 4000)})
+	h.wantScreen("17000 / 16384 bytes")
+	h.key("enter")
+	if len(be.sends) != 0 {
+		t.Fatalf("sent %d messages over the limit", len(be.sends))
+	}
+	if got := len(h.root().chat.compose.Value()); got != 17000 {
+		t.Fatalf("composer holds %d bytes after enter, want the 17000 kept", got)
+	}
+	h.wantScreen("the limit is 16384")
+}
