@@ -47,6 +47,10 @@ type Backend interface {
 	// Search finds cached messages with every word of query (as a word or
 	// its start), in one conversation or all (""), newest first.
 	Search(ctx context.Context, query, conversationID string, limit int) ([]SearchHit, error)
+	// IndexForSearch makes at most n of the cached messages not yet
+	// searchable searchable and reports how many are left: a large backlog
+	// is indexed a step at a time while the search box says so.
+	IndexForSearch(ctx context.Context, n int) (left int, err error)
 	// MarkRead reports that the user has seen the conversation up to seq.
 	MarkRead(ctx context.Context, conversationID string, seq int64) error
 	// CreateDirect opens (or finds) the direct conversation with peer.

@@ -74,11 +74,14 @@ type chatModel struct {
 	toOldest bool
 	// toUnread: the chat opened with unread messages; older pages load until
 	// the first unread is there, and the view starts at its marker.
-	toUnread   bool
-	newLine    int // index in lines of the "new" marker; -1 when none
-	loadErr    error
-	stale      bool  // the last page came from the cache only (offline)
-	readSent   int64 // highest seq reported read
+	toUnread bool
+	newLine  int // index in lines of the "new" marker; -1 when none
+	loadErr  error
+	stale    bool  // the last page came from the cache only (offline)
+	readSent int64 // highest seq reported read
+	// unreadLeft counts the messages from others after readSent, for the
+	// inbox: opening at the first unread leaves the rest unread.
+	unreadLeft int64
 	unreadFrom int64 // first unread seq when the chat was opened (0: none); marks "new"
 
 	compose   textarea.Model
@@ -112,8 +115,20 @@ type chatModel struct {
 	offset  int // history lines scrolled up from the bottom
 	newHere int // messages that arrived while scrolled up
 	lines   []string
-	width   int
-	height  int
+	// lineSeq is the seq_no of the message each of lines belongs to (0:
+	// a separator, a marker, a pending message): what the screen shows
+	// decides what is reported read.
+	lineSeq []int64
+	// tickAt maps the line that ends in a tick View draws to its message's
+	// seq_no (render.go).
+	tickAt map[int]int64
+	// shown: the chat is on screen (not the inbox in its place). Off screen
+	// render only marks it dirty, drawn when it shows. redraws counts the
+	// drawings of the whole history, for tests.
+	shown, dirty bool
+	redraws      int
+	width        int
+	height       int
 
 	// Who else is around (presence.go): typing hints by user, and presence.
 	typers   map[string]time.Time
@@ -165,6 +180,9 @@ func composerStyles(s *Styles) textarea.Styles {
 type cachedLines struct {
 	key   lineKey
 	lines []string
+	// tickBack counts the lines after the one that ends in the tick (a
+	// reactions line, a reason not sent).
+	tickBack int
 }
 
 type lineKey struct {
@@ -208,6 +226,7 @@ func (m *chatModel) open(e wire.InboxEntry) tea.Cmd {
 	*m = chatModel{
 		c: m.c, conv: e, statuses: map[string]wire.MemberStatus{}, failed: map[string]string{},
 		compose: m.compose, width: m.width, height: m.height, active: true, drafts: drafts, composerShown: m.composerShown,
+		shown: m.shown, redraws: m.redraws, // on screen or not, as it was: a chat opened in place (a restore) draws at once
 	}
 	if e.Unread > 0 {
 		m.unreadFrom = e.LastReadSeq + 1
@@ -582,6 +601,11 @@ func (m *chatModel) send() tea.Cmd {
 	if text == "" {
 		return nil
 	}
+	if n := len(text); n > maxMessageBytes {
+		// Kept in the box, to shorten: sent, the server would refuse it and
+		// the text would be left only in a ✗ message.
+		return flash(fmt.Sprintf("not sent: the message is %d bytes; the limit is %d (16 KiB)", n, maxMessageBytes), true)
+	}
 	if path, rest, ok := attachCommand(text); ok && m.action == actMessage {
 		m.compose.Reset()
 		m.afterLayoutChange()
@@ -721,6 +745,9 @@ const (
 	tickDelivered
 	tickRead
 	tickFailed
+	// tickLater: stored and ours; View draws the tick from the boundaries
+	// (render.go says why).
+	tickLater
 )
 
 // boundaries returns the delivered and read boundaries that count for ticks:
@@ -846,25 +873,64 @@ func (m *chatModel) loadOlder() tea.Cmd {
 	}
 }
 
-// maybeMarkRead reports the newest message as read when it is on screen.
+// maybeMarkRead reports read what has been on screen: the newest message
+// whose last line is in view (at the bottom, the newest message and any event
+// after it), never past it. Opening a chat at its first unread, or scrolling
+// down through the unread, moves the boundary as far as the screen has gone,
+// so the sender's blue ticks and the other devices' unread counts stay true.
 func (m *chatModel) maybeMarkRead() tea.Cmd {
-	if !m.active || m.offset > 0 || len(m.msgs) == 0 {
+	if !m.active || len(m.msgs) == 0 {
 		return nil
 	}
 	if m.offset == 0 {
 		m.newHere = 0
 	}
-	last := m.msgs[len(m.msgs)-1].SeqNo
-	if last <= m.readSent {
+	// On the way to the first unread or to a search result the lines are
+	// not yet what will be shown.
+	if m.toUnread || m.jumpTo > 0 || !m.loaded {
 		return nil
 	}
-	m.readSent = last
+	seen := m.seenSeq()
+	if seen <= max(m.readSent, m.conv.LastReadSeq) {
+		return nil
+	}
+	m.readSent = seen
+	m.unreadLeft = 0
+	for i := len(m.msgs) - 1; i >= 0 && m.msgs[i].SeqNo > seen; i-- {
+		if x := m.msgs[i]; x.SenderID != m.c.me && visible(x) {
+			m.unreadLeft++
+		}
+	}
 	c, id := m.c, m.conv.ConversationID
 	return func() tea.Msg {
 		ctx, cancel := c.call()
 		defer cancel()
-		return markedReadMsg{conv: id, seq: last, err: c.be.MarkRead(ctx, id, last)}
+		return markedReadMsg{conv: id, seq: seen, err: c.be.MarkRead(ctx, id, seen)}
 	}
+}
+
+// seenSeq is the newest seq_no the screen shows whole (0: none).
+func (m *chatModel) seenSeq() int64 {
+	if m.offset == 0 {
+		return m.msgs[len(m.msgs)-1].SeqNo
+	}
+	end := min(len(m.lines)-m.offset, len(m.lineSeq))
+	start := max(end-m.historyHeight(), 0)
+	for i := end - 1; i >= start; i-- {
+		s := m.lineSeq[i]
+		if s == 0 {
+			continue
+		}
+		// A message running on below the screen has not been seen whole.
+		if end < len(m.lineSeq) && m.lineSeq[end] == s {
+			for i > start && m.lineSeq[i-1] == s {
+				i--
+			}
+			continue
+		}
+		return s
+	}
+	return 0
 }
 
 func (m *chatModel) scroll(n int) {
@@ -893,7 +959,7 @@ func (m *chatModel) historyHeight() int {
 	return max(m.height-chatHeaderH-m.composerHeight(), 1)
 }
 
-func (m *chatModel) messageLines(x wire.Message, k lineKey) []string {
+func (m *chatModel) messageLines(x wire.Message, k lineKey) (lines []string, tickBack int) {
 	showName, senderW, t := k.showName, k.senderW, k.tick
 	s := m.c.styles
 	// On a wide terminal text wraps at maxContentW and the tick follows it,
@@ -939,7 +1005,7 @@ func (m *chatModel) messageLines(x wire.Message, k lineKey) []string {
 	if x.Edited && !x.Deleted {
 		body[len(body)-1] += s.Faint.Render(" (edited)")
 	}
-	lines := make([]string, len(body))
+	lines = make([]string, len(body))
 	for i, b := range body {
 		prefix := indent
 		if i == 0 {
@@ -947,19 +1013,29 @@ func (m *chatModel) messageLines(x wire.Message, k lineKey) []string {
 		}
 		line := prefix + s.Content.Render(b)
 		if i == len(body)-1 && t != tickNone {
-			glyph := m.tickGlyph(t)
-			line += strings.Repeat(" ", max(w-lipgloss.Width(line)-lipgloss.Width(glyph)-1, 1)) + glyph
+			line += strings.Repeat(" ", max(w-lipgloss.Width(line)-tickGlyphW-1, 1))
+			if t != tickLater {
+				line += m.tickGlyph(t)
+			}
 		}
 		lines[i] = line
 	}
+	n := len(lines)
 	if r := reactionsLine(x.Reactions, m.c.me); r != "" && !x.Deleted {
 		lines = append(lines, indent+s.Subtle.Render(ansi.Truncate(r, contentW, "…")))
 	}
 	if reason, bad := m.failed[x.MessageID]; bad {
 		lines = append(lines, indent+s.Error.Render(ansi.Truncate("not sent: "+reason, contentW, "…")))
 	}
-	return lines
+	return lines, len(lines) - n
 }
+
+// maxMessageBytes is the server's limit on a message's text (its default,
+// MaxMessageBytes in server.Config).
+const maxMessageBytes = 16 << 10
+
+// tickGlyphW is the width of every tick glyph.
+const tickGlyphW = 2
 
 func daySeparator(s *Styles, label string, w int) string {
 	label = " " + label + " "
@@ -1024,12 +1100,41 @@ func (m chatModel) View() string {
 		end := len(m.lines) - m.offset
 		start := max(end-hist, 0)
 		view = m.lines[start:end]
+		// The ticks of stored messages, from the boundaries as they are now.
+		delivered, read := m.boundaries()
+		copied := false
+		for i := start; i < end; i++ {
+			seq, ok := m.tickAt[i]
+			if !ok {
+				continue
+			}
+			if !copied {
+				view, copied = slices.Clone(view), true
+			}
+			t := tickSent
+			switch {
+			case seq <= read:
+				t = tickRead
+			case seq <= delivered:
+				t = tickDelivered
+			}
+			view[i-start] += m.tickGlyph(t)
+		}
 	}
 	// Messages sit at the bottom, next to the composer, as in every chat app.
 	pad := make([]string, max(hist-len(view), 0))
 	parts := []string{header, rule}
 	parts = append(parts, pad...)
 	parts = append(parts, view...)
+	if n := len(m.compose.Value()); n > maxMessageBytes*3/4 {
+		// The size, as the limit nears: a long text is not refused as a surprise.
+		count := fmt.Sprintf(" %d / %d bytes ", n, maxMessageBytes)
+		st := s.Subtle
+		if n > maxMessageBytes {
+			st = s.Error
+		}
+		rule = s.Faint.Render(strings.Repeat("─", max(w-ansi.StringWidth(count)-2, 0))) + st.Render(count) + s.Faint.Render("──")
+	}
 	parts = append(parts, rule)
 	if line := m.actionLine(); line != "" {
 		parts = append(parts, line)

@@ -22,20 +22,22 @@ import (
 // fakeBackend is an in-memory Backend for the model tests. The client package
 // has its own tests against the real server; here only the screens are tested.
 type fakeBackend struct {
-	mu       sync.Mutex
-	user     string
-	server   string
-	inbox    []wire.InboxEntry
-	msgs     map[string][]wire.Message // ascending seq
-	pending  map[string][]wire.Message
-	statuses map[string][]wire.MemberStatus
-	convs    map[string]wire.Conversation
-	events   chan client.Event
-	now      time.Time
-	typing   []string          // conversations Typing was called for
-	refused  map[string]string // message_id → why the server refused it
-	muted    map[string]bool
-	presence map[string][]wire.MemberPresence // by conversation
+	mu     sync.Mutex
+	user   string
+	server string
+	inbox  []wire.InboxEntry
+	msgs   map[string][]wire.Message // ascending seq
+	// searchBacklog counts cached messages not yet searchable.
+	searchBacklog int
+	pending       map[string][]wire.Message
+	statuses      map[string][]wire.MemberStatus
+	convs         map[string]wire.Conversation
+	events        chan client.Event
+	now           time.Time
+	typing        []string          // conversations Typing was called for
+	refused       map[string]string // message_id → why the server refused it
+	muted         map[string]bool
+	presence      map[string][]wire.MemberPresence // by conversation
 
 	sends        []wire.Message
 	saved        []string // media ids SaveMedia was asked for
@@ -151,6 +153,14 @@ func (f *fakeBackend) Attach(_ context.Context, id, path, text string) (wire.Mes
 		Attachment: "media/" + f.user + "/" + strings.Repeat("x", 16), AttachmentInfo: &wire.AttachmentInfo{Name: filepath.Base(path)}}
 	f.sends = append(f.sends, m)
 	return m, nil
+}
+
+// IndexForSearch takes n off searchBacklog.
+func (f *fakeBackend) IndexForSearch(_ context.Context, n int) (int, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.searchBacklog = max(f.searchBacklog-n, 0)
+	return f.searchBacklog, nil
 }
 
 // Search finds messages of the fixture containing query (case ignored).

@@ -198,14 +198,13 @@ func (m *inboxModel) selectID(id string) {
 	m.clamp()
 }
 
-// markOpened clears the unread count of a conversation on screen.
-func (m *inboxModel) markOpened(id string) {
+// markRead moves a conversation's read boundary to seq, what its chat
+// showed, with unread messages from others left after it.
+func (m *inboxModel) markRead(id string, seq, unread int64) {
 	for i := range m.entries {
-		if m.entries[i].ConversationID == id {
-			m.entries[i].Unread = 0
-			if m.entries[i].LastReadSeq < m.entries[i].LastSeq {
-				m.entries[i].LastReadSeq = m.entries[i].LastSeq
-			}
+		if m.entries[i].ConversationID == id && m.entries[i].LastReadSeq <= seq {
+			m.entries[i].LastReadSeq = seq
+			m.entries[i].Unread = min(m.entries[i].Unread, unread)
 		}
 	}
 }

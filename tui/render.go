@@ -8,6 +8,12 @@ import (
 	"github.com/chatterm/chat/wire"
 )
 
+// Ticks of stored messages are not in the history lines: View adds them to
+// the lines on screen from the boundaries as they are then (chatModel.tickAt
+// marks where), so a peer's boundary move, which comes with every message in
+// a direct chat and every ack in a group, costs the screen's rows and not a
+// walk of every loaded message.
+
 // drawnState is what the history lines (chatModel.lines) were drawn from.
 // When the only change since is messages appended at the end, render draws
 // just those: a busy chat with thousands of messages loaded costs one
@@ -15,7 +21,6 @@ import (
 type drawnState struct {
 	valid                      bool
 	width, senderW             int
-	delivered, read            int64
 	loaded, more, loadingOlder bool
 	selected, unreadFrom       int64
 	msgs, version, failed      int
@@ -27,25 +32,32 @@ type drawnState struct {
 // render brings the history lines up to date after a change.
 func (m *chatModel) render() {
 	if m.width <= 0 {
-		m.lines, m.drawn = nil, drawnState{}
+		m.lines, m.lineSeq, m.tickAt, m.drawn = nil, nil, nil, drawnState{}
 		return
 	}
+	if !m.shown {
+		// Off screen (the inbox is): the events are in m.msgs already;
+		// drawn when the chat shows again (chatModel.show).
+		m.dirty = true
+		return
+	}
+	m.dirty = false
 	senderW := m.senderWidth()
-	delivered, read := m.boundaries()
-	d := drawnState{valid: true, width: m.width, senderW: senderW, delivered: delivered, read: read,
+	d := drawnState{valid: true, width: m.width, senderW: senderW,
 		loaded: m.loaded, more: m.more, loadingOlder: m.loadingOlder, selected: m.selected, unreadFrom: m.unreadFrom,
 		msgs: len(m.msgs), version: m.msgsVersion, failed: len(m.failed), pending: len(m.pending) > 0}
 	old := m.drawn
 	if old.valid && !old.pending && !d.pending && old.version == d.version && old.msgs <= d.msgs &&
-		old.width == d.width && old.senderW == d.senderW && old.delivered == d.delivered && old.read == d.read &&
+		old.width == d.width && old.senderW == d.senderW &&
 		old.loaded == d.loaded && old.more == d.more && old.loadingOlder == d.loadingOlder &&
 		old.selected == d.selected && old.unreadFrom == d.unreadFrom && old.failed == d.failed {
 		d.prev, d.any = old.prev, old.any
-		m.lines = m.drawMessages(m.lines, m.msgs[old.msgs:], &d)
+		m.lines, m.lineSeq = m.drawMessages(m.lines, m.lineSeq, m.msgs[old.msgs:], &d)
 		m.drawn = d
 		m.afterLayoutChange()
 		return
 	}
+	m.redraws++
 	s := m.c.styles
 	var out []string
 	m.newLine, m.selLine = -1, -1
@@ -55,10 +67,12 @@ func (m *chatModel) render() {
 	if m.loadingOlder {
 		out = append(out, centre(s.Subtle.Render("loading older messages…"), m.width))
 	}
-	out = m.drawMessages(out, m.msgs, &d)
+	seqs := make([]int64, len(out), len(m.lineSeq)+len(out))
+	m.tickAt = map[int]int64{}
+	out, seqs = m.drawMessages(out, seqs, m.msgs, &d)
 	m.drawn = d
-	out = m.drawMessages(out, m.pending, &d) // after what is stored, and never a base to append to
-	m.lines = out
+	out, seqs = m.drawMessages(out, seqs, m.pending, &d) // after what is stored, and never a base to append to
+	m.lines, m.lineSeq = out, seqs
 	m.afterLayoutChange()
 }
 
@@ -72,8 +86,9 @@ func (m *chatModel) senderWidth() int {
 	return min(w, maxSenderW, max(m.width/4, 3))
 }
 
-// drawMessages appends the lines of msgs to out, going on from d.prev.
-func (m *chatModel) drawMessages(out []string, msgs []wire.Message, d *drawnState) []string {
+// drawMessages appends the lines of msgs to out, and each line's seq_no to
+// seqs (0 for separators and markers), going on from d.prev.
+func (m *chatModel) drawMessages(out []string, seqs []int64, msgs []wire.Message, d *drawnState) ([]string, []int64) {
 	s := m.c.styles
 	w := m.width
 	now := m.c.now()
@@ -85,14 +100,20 @@ func (m *chatModel) drawMessages(out []string, msgs []wire.Message, d *drawnStat
 		ts := x.Timestamp
 		if first || !sameDay(prev.Timestamp, ts, m.c.loc) {
 			out = append(out, daySeparator(s, dayLabel(ts, now, m.c.loc), w))
+			seqs = append(seqs, 0)
 		}
 		if m.unreadFrom > 0 && x.SeqNo >= m.unreadFrom && (first || prev.SeqNo < m.unreadFrom) && x.SeqNo > 0 {
 			m.newLine = len(out)
 			out = append(out, newMarker(s, w))
+			seqs = append(seqs, 0)
 		}
 		showName := first || prev.SenderID != x.SenderID || !sameDay(prev.Timestamp, ts, m.c.loc) ||
 			ts.Sub(prev.Timestamp) > 10*time.Minute
-		t := m.tickFor(x, d.delivered, d.read)
+		t := m.tickFor(x, 0, 0)
+		later := t == tickSent // stored and ours: View draws its tick
+		if later {
+			t = tickLater
+		}
 		k := lineKey{width: w, senderW: d.senderW, showName: showName, tick: t, failed: m.failed[x.MessageID],
 			seq: x.SeqNo, minute: ts.Unix() / 60, updated: x.UpdatedSeq, selected: m.selected != 0 && x.SeqNo == m.selected}
 		if x.ReplyTo > 0 {
@@ -103,16 +124,23 @@ func (m *chatModel) drawMessages(out []string, msgs []wire.Message, d *drawnStat
 		}
 		c, ok := m.lineCache[x.MessageID]
 		if !ok || c.key != k {
-			c = cachedLines{key: k, lines: m.messageLines(x, k)}
+			c = cachedLines{key: k}
+			c.lines, c.tickBack = m.messageLines(x, k)
 			if m.lineCache == nil {
 				m.lineCache = map[string]cachedLines{}
 			}
 			m.lineCache[x.MessageID] = c
 		}
 		out = append(out, c.lines...)
+		for range c.lines {
+			seqs = append(seqs, x.SeqNo)
+		}
+		if later {
+			m.tickAt[len(out)-1-c.tickBack] = x.SeqNo
+		}
 		d.prev, d.any = x, true
 	}
-	return out
+	return out, seqs
 }
 
 // composerShown is the composer's drawing and what it was drawn from.

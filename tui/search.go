@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"fmt"
 	"strings"
 
 	"charm.land/bubbles/v2/textinput"
@@ -29,6 +30,7 @@ type searchResultsMsg struct {
 	query, conv string
 	hits        []SearchHit
 	err         error
+	indexing    int // messages still to index before the search can run
 }
 
 // openAtMsg asks the root to show a conversation at one message.
@@ -40,15 +42,20 @@ type openAtMsg struct {
 // searchModel is the search box (/): messages cached on this machine with
 // every word typed, newest first; enter shows one in its conversation.
 type searchModel struct {
-	c      *common
-	input  textinput.Model
-	conv   wire.InboxEntry   // the conversation searched; empty: all
-	names  map[string]string // conversation titles, by id
-	hits   []SearchHit
-	err    error
-	cursor int
-	width  int
-	height int
+	c     *common
+	input textinput.Model
+	conv  wire.InboxEntry   // the conversation searched; empty: all
+	names map[string]string // conversation titles, by id
+	hits  []SearchHit
+	err   error
+	// asked is the query whose answer is awaited (""): until it comes the
+	// box says so, not "nothing"; indexing counts the messages the cache
+	// still indexes before it can answer.
+	asked    string
+	indexing int
+	cursor   int
+	width    int
+	height   int
 }
 
 const searchLimit = 50
@@ -73,7 +80,7 @@ func (m *searchModel) boxWidth() int { return min(max(m.width-4, 20), 90) }
 
 // open starts a search of one conversation (conv set) or of all of entries.
 func (m *searchModel) open(conv wire.InboxEntry, entries []wire.InboxEntry) tea.Cmd {
-	m.conv, m.hits, m.err, m.cursor = conv, nil, nil, 0
+	m.conv, m.hits, m.err, m.cursor, m.asked, m.indexing = conv, nil, nil, 0, "", 0
 	m.names = make(map[string]string, len(entries))
 	for _, e := range entries {
 		m.names[e.ConversationID] = convTitle(e, m.c.me)
@@ -89,7 +96,11 @@ func (m searchModel) Update(msg tea.Msg) (searchModel, tea.Cmd) {
 		if msg.query != strings.TrimSpace(m.input.Value()) || msg.conv != m.conv.ConversationID {
 			return m, nil // an answer to what was typed before
 		}
-		m.hits, m.err, m.cursor = msg.hits, msg.err, 0
+		if msg.indexing > 0 && msg.err == nil {
+			m.indexing = msg.indexing
+			return m, m.search(msg.query) // the next step
+		}
+		m.hits, m.err, m.cursor, m.asked, m.indexing = msg.hits, msg.err, 0, "", 0
 		return m, nil
 	case tea.KeyPressMsg:
 		switch {
@@ -117,21 +128,33 @@ func (m searchModel) Update(msg tea.Msg) (searchModel, tea.Cmd) {
 	m.input, cmd = m.input.Update(msg)
 	if q := strings.TrimSpace(m.input.Value()); m.input.Value() != before {
 		if q == "" {
-			m.hits, m.err = nil, nil
+			m.hits, m.err, m.asked = nil, nil, ""
 			return m, cmd
 		}
+		m.asked = q
 		return m, tea.Batch(cmd, m.search(q))
 	}
 	return m, cmd
 }
 
+// indexStep is how many messages one step of indexing takes on: about a
+// tenth of a second, so the count on screen moves and no step nears the
+// call's timeout (a backlog of tens of thousands took longer than it).
+const indexStep = 2000
+
 // search asks the backend for q; the cache answers in milliseconds, so every
-// change of the query is a search.
+// change of the query is a search. Messages that arrived since the last
+// search are indexed first, a step at a time (the answer counts what is
+// left, and Update asks again).
 func (m searchModel) search(q string) tea.Cmd {
 	c, conv := m.c, m.conv.ConversationID
 	return func() tea.Msg {
 		ctx, cancel := c.call()
 		defer cancel()
+		left, err := c.be.IndexForSearch(ctx, indexStep)
+		if err != nil || left > 0 {
+			return searchResultsMsg{query: q, conv: conv, err: err, indexing: left}
+		}
 		hits, err := c.be.Search(ctx, q, conv, searchLimit)
 		return searchResultsMsg{query: q, conv: conv, hits: hits, err: err}
 	}
@@ -169,6 +192,10 @@ func (m searchModel) View() string {
 	switch {
 	case m.err != nil:
 		lines = append(lines, s.Error.Render("  "+errText(m.err)))
+	case m.indexing > 0:
+		lines = append(lines, s.Subtle.Render(fmt.Sprintf("  indexing %d messages…", m.indexing)))
+	case m.asked != "" && len(m.hits) == 0:
+		lines = append(lines, s.Subtle.Render("  searching…"))
 	case strings.TrimSpace(m.input.Value()) != "" && len(m.hits) == 0:
 		lines = append(lines, s.Subtle.Render("  nothing in the messages on this machine"),
 			s.Subtle.Render("  (g in a chat loads all of it; chat fetch too)"))

@@ -2,9 +2,13 @@ package tui
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/chatterm/chat/wire"
 )
@@ -65,4 +69,51 @@ func TestGoldenSearch(t *testing.T) {
 	h.wantScreen("the demo build is ready")
 	checkFrame(t, h.screen(), 80, 24)
 	golden(t, "search", h.screen())
+}
+
+// While a search is under way the box says so, and while the cache indexes a
+// backlog it counts it down, then answers: never "nothing" before the search
+// has looked.
+func TestSearchSaysWhatItIsDoing(t *testing.T) {
+	be := fixture()
+	be.searchBacklog = 5000
+	h := newHarness(t, be, 90, 30)
+	h.key("/")
+	m := h.root().search
+	m, cmd := m.Update(tea.KeyPressMsg{Code: 'm', Text: "m"})
+	if v := ansi.Strip(m.View()); !strings.Contains(v, "searching…") || strings.Contains(v, "nothing") {
+		t.Fatalf("a search under way reads:\n%s", v)
+	}
+	var steps []string
+	for cmd != nil {
+		var res searchResultsMsg
+		for _, msg := range runCmds([]tea.Cmd{cmd}) {
+			if b, ok := msg.(tea.BatchMsg); ok {
+				for _, msg := range runCmds(b) {
+					if r, ok := msg.(searchResultsMsg); ok {
+						res = r
+					}
+				}
+			}
+			if r, ok := msg.(searchResultsMsg); ok {
+				res = r
+			}
+		}
+		if res.query == "" {
+			break
+		}
+		m, cmd = m.Update(res)
+		v := ansi.Strip(m.View())
+		if i := strings.Index(v, "indexing "); i >= 0 {
+			steps = append(steps, strings.Fields(v[i:])[1])
+		} else if strings.Contains(v, "nothing") {
+			t.Fatalf("said nothing before the search looked:\n%s", v)
+		}
+	}
+	if want := []string{"3000", "1000"}; !slices.Equal(steps, want) {
+		t.Fatalf("indexing counts shown: %v, want %v", steps, want)
+	}
+	if len(m.hits) == 0 {
+		t.Fatalf("no hits after indexing:\n%s", ansi.Strip(m.View()))
+	}
 }

@@ -292,7 +292,7 @@ func (m Model) update(msg tea.Msg) (Model, tea.Cmd) {
 		var cmd tea.Cmd
 		if m.page == pageChat {
 			cmd = m.chat.maybeMarkRead()
-			m.inbox.markOpened(m.chat.conv.ConversationID)
+			m.syncRead()
 		}
 		return m, cmd
 
@@ -381,7 +381,6 @@ func (m Model) update(msg tea.Msg) (Model, tea.Cmd) {
 	case openConversationMsg:
 		m.overlay = overlayNone
 		m.page = pageChat
-		m.inbox.markOpened(msg.entry.ConversationID)
 		m.inbox.selectID(msg.entry.ConversationID)
 		cmd := m.chat.open(msg.entry)
 		m.resize()
@@ -400,7 +399,6 @@ func (m Model) update(msg tea.Msg) (Model, tea.Cmd) {
 			e = known
 		}
 		m.page = pageChat
-		m.inbox.markOpened(e.ConversationID)
 		m.inbox.selectID(e.ConversationID)
 		cmd := m.chat.open(e)
 		m.resize()
@@ -429,9 +427,7 @@ func (m Model) update(msg tea.Msg) (Model, tea.Cmd) {
 		}
 		var cmd tea.Cmd
 		m.inbox, cmd = m.inbox.Update(msg)
-		if m.page == pageChat {
-			m.inbox.markOpened(m.chat.conv.ConversationID)
-		}
+		m.syncRead()
 		return m, cmd
 
 	case mutesMsg, muteSavedMsg, toggleMuteMsg:
@@ -442,6 +438,9 @@ func (m Model) update(msg tea.Msg) (Model, tea.Cmd) {
 		m.chat, cmd = m.chat.Update(msg)
 		if sq, ok := msg.(sendQueuedMsg); ok && sq.err == nil {
 			m.inbox.applyMessage(sq.msg, true)
+		}
+		if _, ok := msg.(markedReadMsg); ok {
+			m.syncRead()
 		}
 		return m, cmd
 
@@ -702,6 +701,14 @@ func (m *Model) handleEvent(ev client.Event) tea.Cmd {
 	return nil
 }
 
+// syncRead gives the inbox the open chat's read boundary and what is unread
+// after it: opening a chat clears only what its screen showed.
+func (m *Model) syncRead() {
+	if m.page == pageChat && m.chat.readSent > 0 {
+		m.inbox.markRead(m.chat.conv.ConversationID, m.chat.readSent, m.chat.unreadLeft)
+	}
+}
+
 func (m *Model) chatEvent(ev client.Event) tea.Cmd {
 	var cmd tea.Cmd
 	m.chat, cmd = m.chat.Update(ev)
@@ -727,6 +734,7 @@ func (m *Model) sidebar() bool { return m.page == pageChat && m.width >= sidebar
 
 func (m *Model) resize() {
 	h := max(m.height-1, 1) // the status line
+	m.chat.shown = m.page == pageChat
 	m.login.SetSize(m.width, h)
 	if m.sidebar() {
 		m.inbox.compact = true

@@ -349,6 +349,14 @@ func expandHome(p string) string {
 	return p
 }
 
+func (b *tuiBackend) IndexForSearch(ctx context.Context, n int) (int, error) {
+	s, err := b.session()
+	if err != nil {
+		return 0, err
+	}
+	return s.Store().IndexQueued(ctx, n)
+}
+
 // snippetMarks turns the cache's marks of matched words into the TUI's.
 var snippetMarks = strings.NewReplacer(localstore.SnippetStart, tui.SnippetStart, localstore.SnippetEnd, tui.SnippetEnd)
 
