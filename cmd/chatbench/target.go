@@ -109,7 +109,7 @@ const benchMetricsToken = "chatbench"
 // idle scenario holds thousands of sockets.
 func (b *bench) nodeConfig(dataDir string) node.Config {
 	return node.Config{Addr: "127.0.0.1:0", DataDir: dataDir, Registration: "open", SendRate: -1, AuthRate: -1, PasswordCost: 4, NoSync: b.noSync, MaxInFlight: b.maxInFlight,
-		RedeliverAfter: b.redeliverAfter, SocketsPerUser: -1, SocketsPerAddr: -1, MaxSockets: -1, MetricsToken: benchMetricsToken}
+		RedeliverAfter: b.redeliverAfter, SocketsPerUser: -1, SocketsPerAddr: -1, MaxSockets: -1, ConnsPerAddr: -1, MaxConns: -1, MetricsToken: benchMetricsToken}
 }
 
 // serve is `chatbench serve`: a chatserver node with the bench's settings (open

@@ -105,6 +105,10 @@ func (m *Main) ParseFlags(args []string, getenv func(string) string) error {
 		{"sockets-per-user", "CHATSERVER_SOCKETS_PER_USER", "live WebSockets one user may hold (0: 32; -1: no cap)", integer(&c.SocketsPerUser), "0"},
 		{"sockets-per-addr", "CHATSERVER_SOCKETS_PER_ADDR", "live WebSockets one client address may hold (0: 256; -1: no cap)", integer(&c.SocketsPerAddr), "0"},
 		{"max-sockets", "CHATSERVER_MAX_SOCKETS", "live WebSockets in all (0: the open-file limit less 1024 kept for health checks, logins and requests; -1: no cap)", integer(&c.MaxSockets), "0"},
+		{"conns-per-addr", "CHATSERVER_CONNS_PER_ADDR", "TCP connections (plain requests and WebSockets) one client address, or IPv6 /64, may hold; more are closed at accept (0: 512; -1: no cap)", integer(&c.ConnsPerAddr), "0"},
+		{"max-conns", "CHATSERVER_MAX_CONNS", "TCP connections in all (0: the open-file limit less 1024 kept for the stores and backends; -1: no cap)", integer(&c.MaxConns), "0"},
+		{"idle-timeout", "CHATSERVER_IDLE_TIMEOUT", "close a keep-alive HTTP connection idle this long", duration(&c.IdleTimeout), "30s"},
+		{"body-timeout", "CHATSERVER_BODY_TIMEOUT", "time to read one HTTP request, headers and body (not WebSockets, nor media uploads to the embedded blob store, which get 4m)", duration(&c.BodyTimeout), "30s"},
 		{"metrics-addr", "CHATSERVER_METRICS_ADDR", "serve /metrics without a token on a listener of its own at this address, e.g. 127.0.0.1:9090 (empty: none)", str(&c.MetricsAddr), ""},
 		{"metrics-token", "CHATSERVER_METRICS_TOKEN", "serve /metrics on the API address to requests with Authorization: Bearer <token> (empty: not served there; prefer the environment variable)", str(&c.MetricsToken), ""},
 		{"redeliver-after", "CHATSERVER_REDELIVER_AFTER", "delivery worker: a message still unacked by a connected recipient this long after it was stored is sent again; one for a recipient with no connection anywhere is pushed after a second check", duration(&c.RedeliverAfter), "3s"},
@@ -179,6 +183,9 @@ func (m *Main) ParseFlags(args []string, getenv func(string) string) error {
 	case "open", "invite", "closed":
 	default:
 		return fmt.Errorf("--registration must be open, invite or closed, not %q", c.Registration)
+	}
+	if c.IdleTimeout <= 0 || c.BodyTimeout <= 0 {
+		return fmt.Errorf("--idle-timeout and --body-timeout must be above zero, not %s and %s", c.IdleTimeout, c.BodyTimeout)
 	}
 	if c.MaxInFlight < 1 {
 		return fmt.Errorf("--max-in-flight must be at least 1, not %d", c.MaxInFlight)

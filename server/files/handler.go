@@ -6,10 +6,14 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/chatterm/chat/server"
 	"github.com/chatterm/chat/wire"
 )
+
+// UploadTimeout bounds reading one upload's body: 32 MiB at about 128 KiB/s.
+const UploadTimeout = 4 * time.Minute
 
 // Handler serves presigned GET and PUT requests. Mount it where BaseURL points,
 // with that prefix stripped, so the request path is the object key:
@@ -60,6 +64,10 @@ func (s *Store) Handler() http.Handler {
 				_, _ = w.Write(data)
 			}
 		case http.MethodPut:
+			// The server's deadline for a request (node's BodyTimeout) suits
+			// JSON bodies, not a file of up to maxSize on a slow uplink. Only
+			// the holder of a signed upload URL gets this far.
+			_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(UploadTimeout))
 			data, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.maxSize))
 			var tooBig *http.MaxBytesError
 			if errors.As(err, &tooBig) {

@@ -278,6 +278,14 @@ func (w smallBuffers) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 		return nil, nil, err
 	}
 	*w.raw = conn
+	// net/http's deadline for reading the request (node's BodyTimeout) is
+	// still on the connection: a WebSocket lives longer than a request, so it
+	// goes (TCP keep-alive, on by default for accepted connections, finds a
+	// dead peer).
+	if err := conn.SetReadDeadline(time.Time{}); err != nil {
+		conn.Close()
+		return nil, nil, fmt.Errorf("clear the request's read deadline: %w", err)
+	}
 	if err := brw.Writer.Flush(); err != nil {
 		conn.Close()
 		return nil, nil, fmt.Errorf("flush the upgrade answer: %w", err)

@@ -63,6 +63,18 @@ type Config struct {
 	SocketsPerUser int
 	SocketsPerAddr int
 	MaxSockets     int
+	// TCP connections, every one counted (plain requests and WebSockets):
+	// per client address (0: httpd.DefaultConnsPerAddr, -1: no cap) and in
+	// all (0: the process's file limit less fdReserve; -1: no cap). A
+	// connection past a cap is closed as soon as it is accepted.
+	ConnsPerAddr int
+	MaxConns     int
+	// IdleTimeout closes a keep-alive connection that has sent no request for
+	// this long; default 30 s. BodyTimeout bounds reading one request, its
+	// headers and body (an upgraded WebSocket is not bound by it: it has its
+	// own keep-alive); default 30 s.
+	IdleTimeout time.Duration
+	BodyTimeout time.Duration
 	// /metrics: on MetricsAddr, a listener of its own without a token (bind it
 	// to loopback or a private network); on the API listener only with
 	// "Authorization: Bearer MetricsToken". Neither set: not served.
@@ -143,6 +155,12 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 	if cfg.ShutdownTimeout == 0 {
 		cfg.ShutdownTimeout = 10 * time.Second
 	}
+	if cfg.IdleTimeout <= 0 {
+		cfg.IdleTimeout = DefaultIdleTimeout
+	}
+	if cfg.BodyTimeout <= 0 {
+		cfg.BodyTimeout = DefaultBodyTimeout
+	}
 	n := &Node{cfg: cfg, done: make(chan error, 1)}
 	defer func() {
 		if err != nil {
@@ -155,10 +173,15 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 			}
 		}
 	}()
-	n.ln, err = net.Listen("tcp", cfg.Addr)
+	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
 		return nil, fmt.Errorf("listen on %s: %w", cfg.Addr, err)
 	}
+	maxConns := cfg.MaxConns
+	if maxConns == 0 {
+		maxConns = fdBudget(cfg.Logger)
+	}
+	n.ln = httpd.Listen(ln, httpd.ConnLimits{PerAddr: cfg.ConnsPerAddr, Total: maxConns}, cfg.Logger)
 	if n.cfg.PublicURL == "" {
 		n.cfg.PublicURL = n.URL()
 	}
@@ -199,7 +222,7 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 	serveMetrics := promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
 	maxSockets := cfg.MaxSockets
 	if maxSockets == 0 {
-		maxSockets = socketBudget(cfg.Logger)
+		maxSockets = fdBudget(cfg.Logger)
 	}
 	n.engine = protocol.New(n.svc)
 	handler := httpd.New(n.svc, n.engine, cfg.Logger, httpd.Options{Metrics: serveMetrics, MetricsToken: cfg.MetricsToken,
@@ -230,7 +253,13 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 		}
 		n.jobs.Go(func() { n.svc.RunArchiver(jobCtx, cfg.ArchiveAfter, cfg.ArchiveInterval) })
 	}
-	n.srv = &http.Server{Handler: root, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelWarn)}
+	// Every connection is bounded in time as well as in number: a request's
+	// headers in 10 s, the whole request in BodyTimeout (a body that never
+	// ends held its connection forever), and a keep-alive connection between
+	// requests for IdleTimeout. No write timeout: a media download may take
+	// longer than any bound that suits a request.
+	n.srv = &http.Server{Handler: root, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: cfg.BodyTimeout, IdleTimeout: cfg.IdleTimeout,
+		ErrorLog: slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelWarn)}
 	go func() { n.done <- n.serve() }()
 	attrs := []any{"addr", n.ln.Addr().String(), "url", n.URL(), "node", n.svc.NodeID(),
 		"backend", map[bool]string{true: "production", false: "embedded"}[cfg.Production.Enabled()]}

@@ -48,6 +48,7 @@ func Start(tb testing.TB, opts ...Option) *Server {
 		AuthRate:     -1, // every test user registers from 127.0.0.1
 		// and connects from there: the per-address socket cap is tested on its own.
 		SocketsPerAddr: -1,
+		ConnsPerAddr:   -1,
 		MetricsToken:   MetricsToken,
 		NoSync:         true, // durability across a process restart does not need fsync
 		// Short, so push and redelivery tests take seconds; long enough that test
