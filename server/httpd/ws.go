@@ -278,10 +278,11 @@ func (w smallBuffers) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 		return nil, nil, err
 	}
 	*w.raw = conn
-	// net/http's deadline for reading the request (node's BodyTimeout) is
-	// still on the connection: a WebSocket lives longer than a request, so it
-	// goes (TCP keep-alive, on by default for accepted connections, finds a
-	// dead peer).
+	// net/http's deadline for reading the request (node's BodyTimeout) may
+	// still be on the connection (net/http clears it today as it stops its
+	// background read, but documents it as the caller's job): a WebSocket
+	// lives longer than a request (TCP keep-alive, on by default for accepted
+	// connections, finds a dead peer).
 	if err := conn.SetReadDeadline(time.Time{}); err != nil {
 		conn.Close()
 		return nil, nil, fmt.Errorf("clear the request's read deadline: %w", err)
