@@ -203,3 +203,31 @@ func TestLoadCertFileRefusesBadPairs(t *testing.T) {
 		t.Fatalf("serial %v, want %v", got, b.Cert.SerialNumber)
 	}
 }
+
+// TLS 1.2 is served with forward-secret AEAD suites only: a client offering
+// nothing but a CBC suite with a SHA-1 MAC is refused, one offering GCM or
+// ChaCha20 is served, and TLS 1.1 is refused.
+func TestTLSSuitesAEADOnly(t *testing.T) {
+	var logs logBuffer
+	srv, _, ca, _, _ := httpsNode(t, &logs)
+	dial := func(min, max uint16, suite uint16) error {
+		c, err := tls.Dial("tcp", srv.Node.Addr(), &tls.Config{RootCAs: ca.Pool(), MinVersion: min, MaxVersion: max, CipherSuites: []uint16{suite}})
+		if err == nil {
+			c.Close()
+		}
+		return err
+	}
+	for _, s := range []uint16{tls.TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA, tls.TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA, tls.TLS_ECDHE_RSA_WITH_AES_256_CBC_SHA, tls.TLS_ECDHE_ECDSA_WITH_AES_256_CBC_SHA} {
+		if err := dial(tls.VersionTLS12, tls.VersionTLS12, s); err == nil {
+			t.Errorf("TLS 1.2 with %s was served", tls.CipherSuiteName(s))
+		}
+	}
+	for _, s := range []uint16{tls.TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256, tls.TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256, tls.TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384} {
+		if err := dial(tls.VersionTLS12, tls.VersionTLS12, s); err != nil {
+			t.Errorf("TLS 1.2 with %s: %v", tls.CipherSuiteName(s), err)
+		}
+	}
+	if err := dial(tls.VersionTLS10, tls.VersionTLS11, tls.TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA); err == nil {
+		t.Error("TLS 1.1 was served")
+	}
+}
