@@ -391,7 +391,10 @@ func (a *API) History(ctx context.Context, conversationID string, beforeSeq int6
 		q.Set("limit", strconv.Itoa(limit))
 	}
 	var out wire.HistoryResponse
-	_, err := a.do(ctx, http.MethodGet, convPath(conversationID, "messages"), q, nil, &out)
+	err := waitOutHints(ctx, func() error {
+		_, err := a.do(ctx, http.MethodGet, convPath(conversationID, "messages"), q, nil, &out)
+		return err
+	})
 	return out, err
 }
 
@@ -402,7 +405,10 @@ func (a *API) HistoryAfter(ctx context.Context, conversationID string, afterSeq 
 		q.Set("limit", strconv.Itoa(limit))
 	}
 	var out wire.HistoryResponse
-	_, err := a.do(ctx, http.MethodGet, convPath(conversationID, "messages"), q, nil, &out)
+	err := waitOutHints(ctx, func() error {
+		_, err := a.do(ctx, http.MethodGet, convPath(conversationID, "messages"), q, nil, &out)
+		return err
+	})
 	return out, err
 }
 
@@ -435,6 +441,35 @@ func (a *API) Inbox(ctx context.Context, limit int) (wire.InboxResponse, error) 
 		q.Set("limit", strconv.Itoa(limit))
 	}
 	var out wire.InboxResponse
-	_, err := a.do(ctx, http.MethodGet, "/v1/inbox", q, nil, &out)
+	err := waitOutHints(ctx, func() error {
+		_, err := a.do(ctx, http.MethodGet, "/v1/inbox", q, nil, &out)
+		return err
+	})
 	return out, err
+}
+
+// waitOutHints runs read again after each answer that says when to retry
+// (rate_limited past the server's per-user limit on history pages or inbox
+// loads, overloaded, unavailable), once that time has passed, for as long as
+// ctx allows. A read changes nothing, so asking again is always safe; the TUI
+// going back many pages to an old message and `chat search` filling a whole
+// conversation thus pace themselves on the server's hints instead of failing.
+func waitOutHints(ctx context.Context, read func() error) error {
+	for {
+		err := read()
+		hint := retryHint(err)
+		if hint <= 0 {
+			return err
+		}
+		if dl, ok := ctx.Deadline(); ok && time.Until(dl) < hint {
+			return err // the hint is past what the caller will wait: say why now
+		}
+		t := time.NewTimer(hint)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return err
+		}
+	}
 }

@@ -253,6 +253,9 @@ func wireProfile(p Profile) wire.Profile {
 // UpdateProfile changes the caller's display name, status or presence
 // setting; the cached profile is deleted synchronously.
 func (s *Service) UpdateProfile(ctx context.Context, userID string, upd wire.ProfileUpdate) (wire.Profile, error) {
+	if err := s.allow(ctx, "profile", userID, s.cfg.Limits.ProfileWrites); err != nil {
+		return wire.Profile{}, err
+	}
 	if upd.DisplayName != nil {
 		if *upd.DisplayName == "" {
 			return wire.Profile{}, wire.Errorf(wire.CodeInvalid, "display_name must not be empty")

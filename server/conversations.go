@@ -51,6 +51,11 @@ func (s *Service) ensureDirect(ctx context.Context, userID, peer string) (string
 	} else if !errors.Is(err, ErrNotFound) {
 		return "", false, s.internal("get conversation", err)
 	}
+	// Counted only when it is new: `chat send --to bob` finds the same one
+	// again on every call.
+	if err := s.allow(ctx, "conversation", userID, s.cfg.Limits.Conversations); err != nil {
+		return "", false, err
+	}
 	if _, err := s.store.GetUser(ctx, peer); errors.Is(err, ErrNotFound) {
 		return "", false, wire.Errorf(wire.CodeNotFound, "no user %q", peer)
 	} else if err != nil {
@@ -195,6 +200,9 @@ func (s *Service) isAdmin(ctx context.Context, convID string, p Participant) (bo
 
 // AddMembers adds users to a group; group admins only.
 func (s *Service) AddMembers(ctx context.Context, userID, convID string, members []string) (wire.Conversation, error) {
+	if err := s.allow(ctx, "member", userID, s.cfg.Limits.MemberAdds); err != nil {
+		return wire.Conversation{}, err
+	}
 	c, current, err := s.requireAdmin(ctx, userID, convID)
 	if err != nil {
 		return wire.Conversation{}, err

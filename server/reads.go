@@ -66,6 +66,9 @@ func (s *Service) Advance(ctx context.Context, userID, convID string, delivered,
 // History returns a page of messages: newest first before beforeSeq, or oldest
 // first after afterSeq when afterSeq > 0.
 func (s *Service) History(ctx context.Context, userID, convID string, beforeSeq, afterSeq int64, limit int) (wire.HistoryResponse, error) {
+	if err := s.allow(ctx, "history", userID, s.cfg.Limits.History); err != nil {
+		return wire.HistoryResponse{}, err
+	}
 	if _, err := s.requireMember(ctx, userID, convID); err != nil {
 		return wire.HistoryResponse{}, err
 	}
@@ -131,6 +134,9 @@ func (s *Service) Status(ctx context.Context, userID, convID string) (wire.Statu
 // Inbox lists the user's conversations by recent activity: from the inbox index
 // when it is warm, else from the store's participants index (which then warms it).
 func (s *Service) Inbox(ctx context.Context, userID string, limit int) (wire.InboxResponse, error) {
+	if err := s.allow(ctx, "inbox", userID, s.cfg.Limits.Inbox); err != nil {
+		return wire.InboxResponse{}, err
+	}
 	if limit == 0 {
 		limit = 50
 	}

@@ -67,7 +67,9 @@ type Config struct {
 	// MaxHashing bounds bcrypt runs at once, so a login spray can take at most
 	// this many cores from sends; default max(1, GOMAXPROCS/2).
 	MaxHashing int
-	Metrics    *Metrics // default: a private registry
+	// Limits are the per-user limits on reads and writes other than sends.
+	Limits  UserLimits
+	Metrics *Metrics // default: a private registry
 }
 
 func (c *Config) setDefaults() error {
@@ -99,6 +101,7 @@ func (c *Config) setDefaults() error {
 	if c.SendRate == 0 {
 		c.SendRate = 50
 	}
+	c.Limits.setDefaults(c.SendRate < 0)
 	if c.TokenTTL <= 0 {
 		c.TokenTTL = 30 * 24 * time.Hour
 	}

@@ -56,6 +56,11 @@ type Config struct {
 	// by role; default 30 s, -1 off.
 	FallbackWarnAfter time.Duration
 
+	// Limits are the per-user limits on history pages, inbox loads, profile
+	// writes, new direct conversations and member additions, per second
+	// (server.UserLimits: 0 takes server.DefaultUserLimits, -1 disables one).
+	Limits server.UserLimits
+
 	// Exposure limits (docs/security.md). Live WebSockets per user and per
 	// client address (0: httpd's defaults, -1: no cap), and in all (0: the
 	// process's file limit less fdReserve, kept for health checks, logins and
@@ -204,7 +209,7 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 	n.svc, err = server.New(server.Config{
 		Backends: b, NodeID: cfg.NodeID, Logger: cfg.Logger, Registration: cfg.Registration,
 		MaxMessageBytes: cfg.MaxMessageBytes, SendRate: cfg.SendRate, PasswordCost: cfg.PasswordCost, MaxInFlight: cfg.MaxInFlight,
-		AuthRate: cfg.AuthRate, MaxHashing: cfg.MaxHashing, RedeliverAfter: cfg.RedeliverAfter,
+		AuthRate: cfg.AuthRate, Limits: cfg.Limits, MaxHashing: cfg.MaxHashing, RedeliverAfter: cfg.RedeliverAfter,
 		Metrics: metrics,
 	})
 	if err != nil {

@@ -1,0 +1,64 @@
+package server
+
+import (
+	"context"
+
+	"github.com/chatterm/chat/wire"
+)
+
+// UserLimits are per-user limits, per second, on the requests other than
+// sends that cost the store a read or a write (docs/security.md). Without
+// them one user reached 771 history pages, 1,850 inbox loads or 2,099
+// profile updates a second on 8 connections, and another member's send p50
+// went from 2.5 to 21 ms. 0 takes the default; <0 turns a limit off. With
+// Config.SendRate < 0 (tests, benchmarks) the ones left at 0 are off too.
+//
+// The defaults are well above what the clients do: the TUI asks for one
+// history page when a chat opens and one per page scrolled up, and jumping
+// to an old message asks for pages one after another, waiting out a retry
+// hint (client.API.History); `chat search` fills a conversation the same way.
+type UserLimits struct {
+	History       int // history pages; default 30 (3,000 messages at the largest page)
+	Inbox         int // inbox loads; default 5 (a client loads it once a connection)
+	ProfileWrites int // display name, status, presence changes; default 2
+	Conversations int // direct conversations created (finding an existing one is free); default 5
+	MemberAdds    int // calls adding members to a group; default 5
+}
+
+// Default per-user limits; see UserLimits.
+var DefaultUserLimits = UserLimits{History: 30, Inbox: 5, ProfileWrites: 2, Conversations: 5, MemberAdds: 5}
+
+func (l *UserLimits) setDefaults(off bool) {
+	set := func(p *int, def int) {
+		if *p == 0 {
+			*p = def
+			if off {
+				*p = -1
+			}
+		}
+	}
+	d := DefaultUserLimits
+	set(&l.History, d.History)
+	set(&l.Inbox, d.Inbox)
+	set(&l.ProfileWrites, d.ProfileWrites)
+	set(&l.Conversations, d.Conversations)
+	set(&l.MemberAdds, d.MemberAdds)
+}
+
+// allow counts one request of kind by userID against perSecond (<0: no
+// limit), answered as the send limit is: rate_limited with a retry hint. The
+// limiter fails open, as for sends: a Redis that cannot count refuses nobody.
+func (s *Service) allow(ctx context.Context, kind, userID string, perSecond int) error {
+	if perSecond < 0 {
+		return nil
+	}
+	ok, retry, err := s.cfg.Rate.Allow(ctx, kind+":"+userID, perSecond)
+	if err != nil {
+		s.metrics.Fallbacks.WithLabelValues("rate_limit").Inc()
+		return nil
+	}
+	if !ok {
+		return &wire.Error{Code: wire.CodeRateLimited, Message: "too many " + kind + " requests; retry after the hint", RetryAfterMs: max(retry.Milliseconds(), 1)}
+	}
+	return nil
+}
