@@ -63,7 +63,9 @@ func Open(dir string, o Options) (*Store, error) {
 	if _, err := url.Parse(o.BaseURL); err != nil {
 		return nil, fmt.Errorf("files: base URL: %w", err)
 	}
-	if err := os.MkdirAll(dir, 0o750); err != nil {
+	// Private: media are sent to conversations, not to the machine's other
+	// users.
+	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("files: %w", err)
 	}
 	root, err := os.OpenRoot(dir)
@@ -136,13 +138,13 @@ func (s *Store) Put(_ context.Context, key string, data []byte, contentType stri
 }
 
 func (s *Store) writeFile(name string, data []byte) error {
-	if err := s.root.MkdirAll(path.Dir(name), 0o750); err != nil {
+	if err := s.root.MkdirAll(path.Dir(name), 0o700); err != nil {
 		return fmt.Errorf("files: put %s: %w", name, err)
 	}
 	var rnd [8]byte
 	_, _ = rand.Read(rnd[:])
 	tmp := name + ".tmp-" + hex.EncodeToString(rnd[:])
-	f, err := s.root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o640)
+	f, err := s.root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return fmt.Errorf("files: put %s: %w", name, err)
 	}

@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -44,7 +45,7 @@ func (n *Node) openBackends(ctx context.Context, reg prometheus.Registerer) (ser
 		}
 		b.Store = st
 	} else {
-		if err := usableDir(n.cfg.DataDir); err != nil {
+		if err := usableDir(n.cfg.DataDir, log); err != nil {
 			return b, err
 		}
 		// One process per data directory: a second chatserver, or a restore,
@@ -119,6 +120,9 @@ func (n *Node) openBackends(ctx context.Context, reg prometheus.Registerer) (ser
 		}
 		b.Blobs = bs
 	} else {
+		if err := privateDir(n.cfg.DataDir, log); err != nil {
+			return b, err
+		}
 		bs, err := files.Open(filepath.Join(n.cfg.DataDir, "blobs"), files.Options{BaseURL: n.cfg.PublicURL + "/v1/blobs/"})
 		if err != nil {
 			return b, err
@@ -133,9 +137,9 @@ func (n *Node) openBackends(ctx context.Context, reg prometheus.Registerer) (ser
 // made in it, so that a directory that is a file, or one this user may not
 // write, is said as such (SQLite says "unable to open database file: no such
 // file or directory" for either).
-func usableDir(dir string) error {
-	if err := os.MkdirAll(dir, 0o750); err != nil {
-		return fmt.Errorf("--data-dir %s: cannot make it a directory: %w", dir, err)
+func usableDir(dir string, log *slog.Logger) error {
+	if err := privateDir(dir, log); err != nil {
+		return err
 	}
 	f, err := os.CreateTemp(dir, ".write-check-*")
 	if err != nil {
@@ -143,4 +147,29 @@ func usableDir(dir string) error {
 	}
 	f.Close()
 	return os.Remove(f.Name())
+}
+
+// privateDir makes the data directory 0700 if it is missing, and takes the
+// group's and others' permissions off one that has any: it holds password
+// hashes, token hashes and every message, and a 0755 directory left them
+// readable by any local user (the files in it are 0600 since, but a database
+// made before was 0644). One it cannot change is refused.
+func privateDir(dir string, log *slog.Logger) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("--data-dir %s: cannot make it a directory: %w", dir, err)
+	}
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return fmt.Errorf("--data-dir %s: %w", dir, err)
+	}
+	if !fi.IsDir() {
+		return fmt.Errorf("--data-dir %s is not a directory", dir)
+	}
+	if perm := fi.Mode().Perm(); perm&0o077 != 0 {
+		if err := os.Chmod(dir, 0o700); err != nil {
+			return fmt.Errorf("--data-dir %s is open to other users (mode %04o) and cannot be made private: chmod 700 it, or run as its owner: %w", dir, perm, err)
+		}
+		log.Warn("the data directory was open to other users: made it private", "data_dir", dir, "was", fmt.Sprintf("%04o", perm), "now", "0700")
+	}
+	return nil
 }

@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"runtime"
 	"sort"
 	"strings"
@@ -69,6 +70,9 @@ func Open(path string, opt Options) (*Store, error) {
 		sync = "NORMAL"
 	}
 	if err := registerWALBuf(); err != nil {
+		return nil, err
+	}
+	if err := privateFiles(path); err != nil {
 		return nil, err
 	}
 	dsn := fmt.Sprintf("file:%s?_journal_mode=WAL&_synchronous=%s&_busy_timeout=10000&_txlock=immediate&cache=private", path, sync)
@@ -443,4 +447,36 @@ func fromNS(n int64) time.Time {
 
 func placeholders(n int) string {
 	return strings.TrimSuffix(strings.Repeat("?,", n), ",")
+}
+
+// privateFiles makes the database file 0600 before SQLite opens it: SQLite
+// creates it 0644 (its default, less the umask) and gives its WAL and
+// shared-memory files the database's own mode, so password hashes, token
+// hashes and every message were readable by any local user who could reach
+// the directory. A database, WAL or shared-memory file made before is
+// tightened the same way.
+func privateFiles(path string) error {
+	if path == ":memory:" || strings.HasPrefix(path, "file:") {
+		return nil
+	}
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600) // an empty file is an empty database
+	if err != nil {
+		return fmt.Errorf("open %s: %w", path, err)
+	}
+	f.Close()
+	for _, p := range []string{path, path + "-wal", path + "-shm", path + "-journal"} {
+		fi, err := os.Stat(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if fi.Mode().Perm()&0o077 != 0 {
+			if err := os.Chmod(p, 0o600); err != nil {
+				return fmt.Errorf("make %s private (mode %04o): %w", p, fi.Mode().Perm(), err)
+			}
+		}
+	}
+	return nil
 }
