@@ -133,6 +133,9 @@ func DecodeFrame(data []byte) (Frame, error) {
 	// The generated decoder (frame_easyjson.go) does what encoding/json does for
 	// Frame at a fraction of the cost: every frame of every message passes here,
 	// on the server and in every client. Trailing data is an error, as before.
+	if err := checkStringControls(data); err != nil {
+		return f, err
+	}
 	if err := easyjson.Unmarshal(data, &f); err != nil {
 		return Frame{}, Errorf(CodeInvalid, "frame is not valid JSON: %v", err)
 	}

@@ -89,6 +89,9 @@ func TestDecodeFrameErrors(t *testing.T) {
 		"ErrHelloStoreID":  `{"type":"hello","user_id":"alice","store_id":"has space"}`,
 		"ErrHelloLongID":   `{"type":"hello","user_id":"alice","store_id":"` + strings.Repeat("a", MaxStoreIDBytes+1) + `"}`,
 		"ErrTooLarge":      `{"type":"send","content":"` + strings.Repeat("x", MaxFrameBytes) + `"}`,
+		"ErrRawNUL":        "{\"type\":\"send\",\"conversation_id\":\"dm:a:b\",\"message_id\":\"m\",\"content\":\"a\x00b\"}",
+		"ErrRawESC":        "{\"type\":\"send\",\"conversation_id\":\"dm:a:b\",\"message_id\":\"m\",\"content\":\"\x1b[2J\"}",
+		"ErrRawInID":       "{\"type\":\"ping\",\"id\":\"a\x00\"}",
 	}
 	for name, in := range cases {
 		t.Run(name, func(t *testing.T) {

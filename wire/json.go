@@ -50,6 +50,9 @@ func DecodeAnswer(data []byte, v any) error {
 // data are errors, so a typo in a script fails loudly instead of being ignored.
 // The error is an *Error with CodeInvalid.
 func DecodeJSON(data []byte, v any) error {
+	if err := checkStringControls(data); err != nil {
+		return err
+	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
@@ -60,6 +63,32 @@ func DecodeJSON(data []byte, v any) error {
 	}
 	if dec.More() {
 		return Errorf(CodeInvalid, "request body has data after the JSON object")
+	}
+	return nil
+}
+
+// checkStringControls refuses a raw control character (a byte below 0x20:
+// NUL, ESC, a newline...) inside a JSON string, which JSON does not allow
+// (RFC 8259 §7: they must be escaped). encoding/json refuses one; the
+// generated frame decoder (easyjson) let a raw NUL through into stored
+// content. Both the HTTP bodies (DecodeJSON) and the WebSocket frames
+// (DecodeFrame) pass here, so both refuse it with the same words. Outside
+// strings such bytes are whitespace or a syntax error the decoders report.
+func checkStringControls(data []byte) error {
+	in, esc := false, false
+	for i, c := range data {
+		switch {
+		case !in:
+			in = c == '"'
+		case esc:
+			esc = false
+		case c == '\\':
+			esc = true
+		case c == '"':
+			in = false
+		case c < 0x20:
+			return Errorf(CodeInvalid, "control character 0x%02x at byte %d inside a JSON string; escape it (\\u%04x)", c, i, c)
+		}
 	}
 	return nil
 }
