@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -159,5 +160,84 @@ func TestConnsPerAddrCap(t *testing.T) {
 			t.Fatalf("a place given back is not taken again: %v", err)
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// upgradeRaw opens a WebSocket by hand on a TCP connection, so that the test
+// can write any bytes to it, and returns the connection after the 101.
+func upgradeRaw(t *testing.T, base, token string) (net.Conn, *bufio.Reader) {
+	t.Helper()
+	c := rawFrom(t, base, "127.0.0.1")
+	fmt.Fprintf(c, "GET /v1/ws HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nAuthorization: Bearer %s\r\n\r\n", token)
+	br := bufio.NewReader(c)
+	c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	resp, err := http.ReadResponse(br, nil)
+	if err != nil || resp.StatusCode != http.StatusSwitchingProtocols {
+		t.Fatalf("upgrade: %v %v", resp, err)
+	}
+	return c, br
+}
+
+// A frame header announcing 2^63-1 bytes, far over the read limit, closes
+// the socket at once; before, the server waited for the payload for as long
+// as the peer liked.
+func TestHugeFrameHeaderClosesTheSocket(t *testing.T) {
+	srv := servertest.Start(t)
+	tok := registerFrom(t, srv.URL, "alice", "127.0.0.1")
+	c, br := upgradeRaw(t, srv.URL, tok)
+	hdr := []byte{0x81, 0x80 | 127, 0x7f, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 1, 2, 3, 4}
+	if _, err := c.Write(hdr); err != nil {
+		t.Fatal(err)
+	}
+	c.SetReadDeadline(time.Now().Add(3 * time.Second))
+	_, err := io.Copy(io.Discard, br) // the hello frame, then the end
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		t.Fatal("a frame header announcing 2^63-1 bytes left the socket open for 3 s")
+	}
+}
+
+// A raw NUL inside a JSON string is refused on the WebSocket as over HTTP,
+// and the frame changes nothing.
+func TestRawNULRefusedOnWebSocket(t *testing.T) {
+	srv := servertest.Start(t)
+	tok := registerFrom(t, srv.URL, "alice", "127.0.0.1")
+	registerFrom(t, srv.URL, "bob", "127.0.0.1")
+	conv := wire.DirectConversationID("alice", "bob")
+	c := from("127.0.0.1")
+	if a := call(t, c, "POST", srv.URL+"/v1/conversations", tok, []byte(`{"type":"direct","members":["bob"]}`)); a.status >= 300 {
+		t.Fatalf("create: %d %s", a.status, a.body)
+	}
+	body := "{\"message_id\":\"m1\",\"content\":\"a\x00b\"}"
+	if a := call(t, c, "POST", srv.URL+"/v1/conversations/"+conv+"/messages", tok, []byte(body)); a.status != http.StatusBadRequest {
+		t.Fatalf("HTTP took a raw NUL: %d %s", a.status, a.body)
+	}
+	sock, status, e := dialFrom(t, srv.URL, tok, "127.0.0.1")
+	if sock == nil {
+		t.Fatalf("dial: %d %v", status, e)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+	defer cancel()
+	frame := "{\"type\":\"send\",\"id\":\"s1\",\"conversation_id\":\"" + conv + "\",\"message_id\":\"m2\",\"content\":\"a\x00b\"}"
+	if err := sock.Write(ctx, websocket.MessageText, []byte(frame)); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		_, data, err := sock.Read(ctx)
+		if err != nil {
+			t.Fatalf("no answer to a frame with a raw NUL: %v", err)
+		}
+		if strings.Contains(string(data), `"sent"`) {
+			t.Fatalf("a frame with a raw NUL was stored: %s", data)
+		}
+		if strings.Contains(string(data), `"error"`) {
+			if !strings.Contains(string(data), `"invalid"`) {
+				t.Fatalf("refused with %s, want invalid", data)
+			}
+			break
+		}
+	}
+	if a := call(t, c, "GET", srv.URL+"/v1/conversations/"+conv+"/messages", tok, nil); strings.Contains(string(a.body), "m2") || strings.Contains(string(a.body), "m1") {
+		t.Fatalf("a refused message is in the history: %s", a.body)
 	}
 }

@@ -302,11 +302,14 @@ func (w smallBuffers) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 		b, _ := brw.Reader.Peek(n)
 		c = &prefixedConn{Conn: conn, r: io.MultiReader(bytes.NewReader(bytes.Clone(b)), conn)}
 	}
+	// Every read goes through a frameGuard. On the connection, not on the
+	// reader returned: Accept resets that reader onto the connection.
+	c = &prefixedConn{Conn: c, r: &frameGuard{r: c, limit: wire.MaxFrameBytes}}
 	return c, bufio.NewReadWriter(bufio.NewReaderSize(c, wsReadBuffer), bufio.NewWriterSize(conn, wsWriteBuffer)), nil
 }
 
-// prefixedConn is a connection whose first bytes were read before it was
-// handed over.
+// prefixedConn is a connection read through r: one whose first bytes were
+// read before it was handed over, or whose frames are checked (frameGuard).
 type prefixedConn struct {
 	net.Conn
 	r io.Reader
