@@ -452,7 +452,7 @@ func (a *API) Inbox(ctx context.Context, limit int) (wire.InboxResponse, error) 
 // (rate_limited past the server's per-user limit on history pages or inbox
 // loads, overloaded, unavailable), once that time has passed, for as long as
 // ctx allows. A read changes nothing, so asking again is always safe; the TUI
-// going back many pages to an old message and `chat search` filling a whole
+// going back many pages to an old message and `chat fetch` filling a whole
 // conversation thus pace themselves on the server's hints instead of failing.
 func waitOutHints(ctx context.Context, read func() error) error {
 	for {

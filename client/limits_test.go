@@ -12,7 +12,7 @@ import (
 
 // Paging through history faster than the server's per-user limit waits out
 // its retry hints instead of failing: the TUI going back many pages, and
-// `chat search` filling a conversation, read every page.
+// `chat fetch` filling a conversation, read every page.
 func TestHistoryPagingWaitsOutTheLimit(t *testing.T) {
 	const limit = 3
 	srv := servertest.Start(t, servertest.WithConfig(func(c *node.Config) {

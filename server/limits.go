@@ -16,7 +16,7 @@ import (
 // The defaults are well above what the clients do: the TUI asks for one
 // history page when a chat opens and one per page scrolled up, and jumping
 // to an old message asks for pages one after another, waiting out a retry
-// hint (client.API.History); `chat search` fills a conversation the same way.
+// hint (client.API.History); `chat fetch` fills a conversation the same way.
 type UserLimits struct {
 	History       int // history pages; default 30 (3,000 messages at the largest page)
 	Inbox         int // inbox loads; default 5 (a client loads it once a connection)

@@ -12,7 +12,7 @@ import (
 	"github.com/chatterm/chat/wire"
 )
 
-// UploadTimeout bounds reading one upload's body: 32 MiB at about 128 KiB/s.
+// UploadTimeout bounds reading one upload's body: 32 MiB at about 140 KiB/s.
 const UploadTimeout = 4 * time.Minute
 
 // Handler serves presigned GET and PUT requests. Mount it where BaseURL points,
