@@ -51,6 +51,7 @@ type Listener struct {
 	live  int
 
 	refused   atomic.Int64
+	lastWarn  time.Time // of the last "out of file descriptors" line; Accept's goroutine only
 	closeOnce sync.Once
 	closed    chan struct{}
 }
@@ -60,12 +61,14 @@ type Listener struct {
 const (
 	minAcceptBackoff = 5 * time.Millisecond
 	maxAcceptBackoff = time.Second
+	warnEvery        = 10 * time.Second
 )
 
 // Accept returns the next connection within the caps.
 func (l *Listener) Accept() (net.Conn, error) {
 	var backoff time.Duration
 	var failures int
+	var warned bool
 	for {
 		c, err := l.Listener.Accept()
 		if err != nil {
@@ -73,10 +76,12 @@ func (l *Listener) Accept() (net.Conn, error) {
 				return nil, err
 			}
 			// net/http would back off too, but log every failure (77 lines in
-			// one attack) and give up on none; here one line says it started
-			// and one that it is over.
-			if failures == 0 {
+			// one attack); here one line says it started and one that it is
+			// over, at most one pair in warnEvery however often the shortage
+			// comes and goes.
+			if failures == 0 && time.Since(l.lastWarn) >= warnEvery {
 				l.log.Warn("out of file descriptors: new connections wait until some close; raise ulimit -n or lower --max-conns", "err", err)
+				l.lastWarn, warned = time.Now(), true
 			}
 			failures++
 			backoff = min(max(2*backoff, minAcceptBackoff), maxAcceptBackoff)
@@ -90,8 +95,10 @@ func (l *Listener) Accept() (net.Conn, error) {
 			continue
 		}
 		if failures > 0 {
-			l.log.Info("accepting connections again", "failed_accepts", failures)
-			failures, backoff = 0, 0
+			if warned {
+				l.log.Info("accepting connections again", "failed_accepts", failures)
+			}
+			failures, backoff, warned = 0, 0, false
 		}
 		key := addrKey(c.RemoteAddr())
 		if !l.admit(key) {
