@@ -448,17 +448,27 @@ func (a *API) Inbox(ctx context.Context, limit int) (wire.InboxResponse, error) 
 	return out, err
 }
 
-// waitOutHints runs read again after each answer that says when to retry
+// Bounds on waitOutHints: the server's per-user limits count one-second
+// windows, so their hints are at most a second and one wait is enough for one
+// reader; a longer hint (a proxy's, an overloaded server's) or a limit still
+// refusing after a few waits is the caller's to handle.
+const (
+	maxReadHint  = 2 * time.Second
+	maxReadWaits = 5
+)
+
+// waitOutHints runs read again after an answer that says when to retry
 // (rate_limited past the server's per-user limit on history pages or inbox
-// loads, overloaded, unavailable), once that time has passed, for as long as
-// ctx allows. A read changes nothing, so asking again is always safe; the TUI
-// going back many pages to an old message and `chat fetch` filling a whole
-// conversation thus pace themselves on the server's hints instead of failing.
+// loads, overloaded, unavailable), once that time has passed, within
+// maxReadHint and maxReadWaits and for as long as ctx allows. A read changes
+// nothing, so asking again is always safe; the TUI going back many pages to an
+// old message and `chat fetch` filling a whole conversation thus pace
+// themselves on the server's hints instead of failing.
 func waitOutHints(ctx context.Context, read func() error) error {
-	for {
+	for waits := 0; ; waits++ {
 		err := read()
 		hint := retryHint(err)
-		if hint <= 0 {
+		if hint <= 0 || hint > maxReadHint || waits == maxReadWaits {
 			return err
 		}
 		if dl, ok := ctx.Deadline(); ok && time.Until(dl) < hint {
