@@ -129,8 +129,11 @@ func TestMovedIsLoud(t *testing.T) {
 	if n := strings.Count(logs.String(), `level=ERROR msg="redis answers MOVED`); n != 1 {
 		t.Fatalf("%d ERROR lines about MOVED, want 1:\n%s", n, logs.String())
 	}
-	if !strings.Contains(logs.String(), "circuit open") {
-		t.Fatalf("the breaker did not open on MOVED answers:\n%s", logs.String())
+	if st := c.BreakerState(); st != gobreaker.StateOpen {
+		t.Fatalf("the breaker is %v after MOVED answers, want open:\n%s", st, logs.String())
+	}
+	if !strings.Contains(logs.String(), `level=WARN msg="redis is failing`) {
+		t.Fatalf("no WARN line from the breaker on MOVED answers:\n%s", logs.String())
 	}
 }
 
