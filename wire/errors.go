@@ -29,6 +29,10 @@ const (
 	// answering with the other member's message would report as stored a
 	// send that never was.
 	CodeMessageIDTaken Code = "message_id_taken"
+
+	// CodeQuota: the user's media storage quota is used up (HTTP 413); GET
+	// /v1/media/usage shows it.
+	CodeQuota Code = "quota_exceeded"
 )
 
 // codeInfo is the one table mapping codes to HTTP statuses.
@@ -46,6 +50,7 @@ var codeInfo = map[Code]int{
 	CodeInternal:     http.StatusInternalServerError,
 
 	CodeMessageIDTaken: http.StatusConflict,
+	CodeQuota:          http.StatusRequestEntityTooLarge,
 }
 
 // HTTPStatus returns the HTTP status for a code; unknown codes are 500.

@@ -46,8 +46,8 @@ func TestMediaAccess(t *testing.T) {
 	alice, bob, mallory := register(t, srv, "alice"), register(t, srv, "bob"), register(t, srv, "mallory")
 	conv := alice.direct("bob")
 	var up wire.MediaResponse
-	alice.do("POST", "/v1/media", wire.MediaRequest{ContentType: "text/html"}, &up)
 	page := []byte("<script>steal(document.cookie)</script>")
+	alice.do("POST", "/v1/media", wire.MediaRequest{ContentType: "text/html", Size: int64(len(page))}, &up)
 	if st := put(t, up.UploadURL, "text/html", page); st >= 300 {
 		t.Fatalf("upload: %d", st)
 	}
@@ -69,7 +69,7 @@ func TestMediaAccess(t *testing.T) {
 	}
 	// The upload URL is spent: the sent file cannot be swapped under bob.
 	// (409 from the embedded file store, 412 from S3's If-None-Match.)
-	if st := put(t, up.UploadURL, "text/html", []byte("replaced")); st != http.StatusConflict && st != http.StatusPreconditionFailed {
+	if st := put(t, up.UploadURL, "text/html", bytes.Repeat([]byte("r"), len(page))); st != http.StatusConflict && st != http.StatusPreconditionFailed {
 		t.Fatalf("second PUT to the upload URL: %d, want 409 or 412", st)
 	}
 	if _, body := fetch(t, srv, bob, up.MediaID); !bytes.Equal(body, page) {
@@ -94,7 +94,7 @@ func TestMediaAndGroupRequestsThrottled(t *testing.T) {
 	}
 	limited("media", func() int {
 		var up wire.MediaResponse
-		return alice.do("POST", "/v1/media", wire.MediaRequest{ContentType: "image/png"}, &up)
+		return alice.do("POST", "/v1/media", wire.MediaRequest{ContentType: "image/png", Size: 1}, &up)
 	})
 	limited("group", func() int {
 		var c wire.Conversation
