@@ -50,6 +50,10 @@ type AccountStore interface {
 	// FirstUser returns the id of the account that claimed the server (its
 	// first, made admin); ErrNotFound while there is none.
 	FirstUser(ctx context.Context) (string, error)
+	// ClaimNameKeys gives userID those of keys no account holds yet (the
+	// keys of accounts made before keys were kept); ErrConfusable when
+	// another account holds one (the others are still claimed).
+	ClaimNameKeys(ctx context.Context, userID string, keys []string) error
 	// UpdateProfile changes the non-nil fields and returns the user as stored.
 	UpdateProfile(ctx context.Context, id string, change ProfileChange) (User, error)
 	PutInvite(ctx context.Context, inv Invite) error

@@ -82,6 +82,23 @@ func TestFileName(t *testing.T) {
 	}
 }
 
+func TestNameKey(t *testing.T) {
+	key := NameKey("alice")
+	for _, s := range []string{"Alice", "alice ", " ALICE", "\u0430lice", "al\u0456ce"} {
+		if NameKey(s) != key {
+			t.Errorf("NameKey(%q) = %q, want alice's %q", s, NameKey(s), key)
+		}
+	}
+	for _, s := range []string{"alicia", "bob", "al ice"} {
+		if NameKey(s) == key {
+			t.Errorf("NameKey(%q) is alice's", s)
+		}
+	}
+	if NameKey("Ann  Lee") != NameKey("ann lee") {
+		t.Error("runs of spaces make another key")
+	}
+}
+
 func TestOneLine(t *testing.T) {
 	if got := OneLine("  a\n\n b\x1b[2J\t c "); got != "a b[2J c" {
 		t.Errorf("OneLine = %q", got)

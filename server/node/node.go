@@ -238,6 +238,11 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 		}
 		n.jobs.Go(func() { n.svc.RunArchiver(jobCtx, cfg.ArchiveAfter, cfg.ArchiveInterval) })
 	}
+	n.jobs.Go(func() {
+		if err := n.svc.ClaimNameKeys(jobCtx); err != nil && jobCtx.Err() == nil {
+			cfg.Logger.Warn("claiming the name keys of older accounts", "err", err)
+		}
+	})
 	if b.Blobs != nil {
 		// A few passes per grace period: an unsent upload is deleted within
 		// a quarter of it after it expires (each node sweeps; the records'

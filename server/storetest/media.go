@@ -111,3 +111,67 @@ func hasUpload(ups []server.MediaUpload, id string) bool {
 	}
 	return false
 }
+
+// One account per name key: at registration, on a rename, and for the
+// keys of older accounts claimed afterwards.
+func testNameKeys(t *testing.T, s server.Store) {
+	ctx := context.Background()
+	must(t, s.CreateUser(ctx, server.User{ID: "alice", DisplayName: "Alice", PasswordHash: []byte("h"), CreatedAt: t0, NameKeys: []string{"alice"}}, server.Claim{Now: t0}))
+	must(t, s.CreateUser(ctx, server.User{ID: "bob", DisplayName: "Bob", PasswordHash: []byte("h"), CreatedAt: t0, NameKeys: []string{"bob"}}, server.Claim{Now: t0}))
+	t.Run("ErrConfusableAtRegistration", func(t *testing.T) {
+		err := s.CreateUser(ctx, server.User{ID: "mallory", DisplayName: "alice", PasswordHash: []byte("h"), CreatedAt: t0, NameKeys: []string{"mallory", "alice"}}, server.Claim{Now: t0})
+		if !errors.Is(err, server.ErrConfusable) {
+			t.Fatalf("registering with alice's key = %v, want ErrConfusable", err)
+		}
+		if _, err := s.GetUser(ctx, "mallory"); !errors.Is(err, server.ErrNotFound) {
+			t.Fatalf("the refused account was stored: %v", err)
+		}
+		// Its keys were not kept either: another account may take them.
+		must(t, s.CreateUser(ctx, server.User{ID: "mallory", DisplayName: "Mal", PasswordHash: []byte("h"), CreatedAt: t0, NameKeys: []string{"mallory", "mal"}}, server.Claim{Now: t0}))
+	})
+	t.Run("ErrConfusableOnRename", func(t *testing.T) {
+		name := "Alice"
+		_, err := s.UpdateProfile(ctx, "mallory", server.ProfileChange{DisplayName: &name, NameKeys: []string{"mallory", "alice"}})
+		if !errors.Is(err, server.ErrConfusable) {
+			t.Fatalf("renaming to alice's key = %v, want ErrConfusable", err)
+		}
+		if u, _ := s.GetUser(ctx, "mallory"); u.DisplayName != "Mal" {
+			t.Fatalf("the refused rename changed the name to %q", u.DisplayName)
+		}
+	})
+	t.Run("RenameFreesTheOldKey", func(t *testing.T) {
+		name := "Robert"
+		u, err := s.UpdateProfile(ctx, "bob", server.ProfileChange{DisplayName: &name, NameKeys: []string{"bob", "robert"}})
+		must(t, err)
+		if u.DisplayName != "Robert" {
+			t.Fatalf("renamed to %q", u.DisplayName)
+		}
+		name = "Mally"
+		_, err = s.UpdateProfile(ctx, "mallory", server.ProfileChange{DisplayName: &name, NameKeys: []string{"mallory", "mally"}})
+		must(t, err)
+		// "mal" is free again: alice may take it.
+		name = "Mal"
+		_, err = s.UpdateProfile(ctx, "alice", server.ProfileChange{DisplayName: &name, NameKeys: []string{"alice", "mal"}})
+		must(t, err)
+		// Renaming back to one's own key is no conflict.
+		name = "Alice"
+		_, err = s.UpdateProfile(ctx, "alice", server.ProfileChange{DisplayName: &name, NameKeys: []string{"alice"}})
+		must(t, err)
+	})
+	t.Run("Claim", func(t *testing.T) {
+		must(t, s.CreateUser(ctx, server.User{ID: "old", DisplayName: "Old", PasswordHash: []byte("h"), CreatedAt: t0}, server.Claim{Now: t0}))
+		if err := s.ClaimNameKeys(ctx, "old", []string{"old", "alice"}); !errors.Is(err, server.ErrConfusable) {
+			t.Fatalf("claiming alice's key = %v, want ErrConfusable", err)
+		}
+		must(t, s.ClaimNameKeys(ctx, "old", []string{"old"})) // held already: no error
+		err := s.CreateUser(ctx, server.User{ID: "old2", DisplayName: "old", PasswordHash: []byte("h"), CreatedAt: t0, NameKeys: []string{"old2", "old"}}, server.Claim{Now: t0})
+		if !errors.Is(err, server.ErrConfusable) {
+			t.Fatalf("the claimed key was taken: %v", err)
+		}
+		users, err := s.ListUsers(ctx)
+		must(t, err)
+		if len(users) != 4 {
+			t.Fatalf("ListUsers lists %d accounts, want 4 (no key records)", len(users))
+		}
+	})
+}

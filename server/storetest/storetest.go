@@ -63,6 +63,7 @@ func Run(t *testing.T, newStore Factory, opt Options) {
 	t.Run("CountMessages", func(t *testing.T) { testCountMessages(t, newStore(t)) })
 	t.Run("MediaLinks", func(t *testing.T) { testMediaLinks(t, newStore(t)) })
 	t.Run("MediaUploads", func(t *testing.T) { testMediaUploads(t, newStore(t)) })
+	t.Run("NameKeys", func(t *testing.T) { testNameKeys(t, newStore(t)) })
 	coldStore := func(t *testing.T) (server.Store, server.ColdStore) {
 		s := newStore(t)
 		cold, ok := s.(server.ColdStore)
