@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/chatterm/chat/internal/termtext"
+	"slices"
 	"strings"
 
 	"golang.org/x/crypto/bcrypt"
@@ -55,6 +56,16 @@ func nameKeys(userID, displayName string) []string {
 	return keys
 }
 
+// holdsAll says whether held has every key of want.
+func holdsAll(held, want []string) bool {
+	for _, k := range want {
+		if !slices.Contains(held, k) {
+			return false
+		}
+	}
+	return true
+}
+
 func confusable(what, v string) error {
 	return wire.Errorf(wire.CodeConfusable, "%s %q reads like another user's id or display name (ignoring case, spaces at the ends and look-alike letters); pick another", what, v)
 }
@@ -69,7 +80,11 @@ func (s *Service) ClaimNameKeys(ctx context.Context) error {
 		return fmt.Errorf("list users: %w", err)
 	}
 	for _, u := range users {
-		err := s.store.ClaimNameKeys(ctx, u.ID, nameKeys(u.ID, u.DisplayName))
+		want := nameKeys(u.ID, u.DisplayName)
+		if holdsAll(u.NameKeys, want) {
+			continue
+		}
+		err := s.store.ClaimNameKeys(ctx, u.ID, want)
 		if errors.Is(err, ErrConfusable) {
 			s.log.Info("an account's name reads like another's; it keeps it", "user", u.ID)
 			continue

@@ -36,7 +36,8 @@ type User struct {
 	CreatedAt    time.Time
 	// NameKeys, on CreateUser, are the confusable keys the account holds
 	// (termtext.NameKey of its id and of its display name): no other
-	// account may hold one. Not read back.
+	// account may hold one. ListUsers may read them back (DynamoDB does);
+	// GetUser does not.
 	NameKeys []string
 }
 

@@ -356,7 +356,14 @@ func (s *Store) ListUsers(ctx context.Context) ([]server.User, error) {
 	var out []server.User
 	err := s.scanAll(ctx, "list users", s.t.users, func(it item) {
 		if !isMarker(getS(it, "user_id")) { // not a marker or a name key
-			out = append(out, userFrom(it))
+			u := userFrom(it)
+			// The keys held: Service.ClaimNameKeys skips the accounts that
+			// hold theirs, so a node's start costs this scan, not a write
+			// per account.
+			if v, ok := it["name_keys"].(*types.AttributeValueMemberSS); ok {
+				u.NameKeys = v.Value
+			}
+			out = append(out, u)
 		}
 	})
 	slices.SortFunc(out, func(a, b server.User) int { return strings.Compare(a.ID, b.ID) })
