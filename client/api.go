@@ -299,19 +299,34 @@ func retryHint(err error) time.Duration {
 	return 0
 }
 
-// CreateMedia reserves a media_id and a URL to upload one file to
-// (POST /v1/media).
-func (a *API) CreateMedia(ctx context.Context, contentType string) (wire.MediaResponse, error) {
+// CreateMedia reserves a media_id and a URL to upload one file of size
+// bytes to (POST /v1/media).
+func (a *API) CreateMedia(ctx context.Context, contentType string, size int64) (wire.MediaResponse, error) {
 	var out wire.MediaResponse
-	_, err := a.do(ctx, http.MethodPost, "/v1/media", nil, wire.MediaRequest{ContentType: contentType}, &out)
+	_, err := a.do(ctx, http.MethodPost, "/v1/media", nil, wire.MediaRequest{ContentType: contentType, Size: size}, &out)
+	return out, err
+}
+
+// MediaUsage returns the user's media usage and limits (GET /v1/media/usage).
+func (a *API) MediaUsage(ctx context.Context) (wire.MediaUsage, error) {
+	var out wire.MediaUsage
+	_, err := a.do(ctx, http.MethodGet, "/v1/media/usage", nil, nil, &out)
 	return out, err
 }
 
 // UploadMedia stores a file for an attachment: it reserves a media_id, PUTs
 // the bytes to the upload URL, and returns the media_id to send as a
-// message's attachment. size is the body's length (-1 if unknown).
+// message's attachment. size is the body's length (-1 if unknown: the body
+// is then read first, since the server reserves the size before the upload).
 func (a *API) UploadMedia(ctx context.Context, contentType string, body io.Reader, size int64) (string, error) {
-	m, err := a.CreateMedia(ctx, contentType)
+	if size < 0 {
+		data, err := io.ReadAll(body)
+		if err != nil {
+			return "", fmt.Errorf("upload: %w", err)
+		}
+		body, size = bytes.NewReader(data), int64(len(data))
+	}
+	m, err := a.CreateMedia(ctx, contentType, size)
 	if err != nil {
 		return "", err
 	}
@@ -324,9 +339,7 @@ func (a *API) UploadMedia(ctx context.Context, contentType string, body io.Reade
 	// served as a download.
 	req.Header.Set("If-None-Match", "*")
 	req.Header.Set("Content-Disposition", "attachment")
-	if size >= 0 {
-		req.ContentLength = size
-	}
+	req.ContentLength = size
 	resp, err := a.hc.Do(req)
 	if err != nil {
 		if ctx.Err() != nil {

@@ -9,9 +9,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"unicode"
 	"unicode/utf8"
 
+	"github.com/chatterm/chat/internal/termtext"
 	"github.com/chatterm/chat/wire"
 )
 
@@ -48,15 +48,11 @@ func (a *API) UploadFile(ctx context.Context, f *os.File) (string, wire.Attachme
 	return id, info, nil
 }
 
-// attachmentName is a file's base name as AttachmentInfo allows it: control
-// characters dropped, cut to the limit on a character boundary.
+// attachmentName is a file's base name as AttachmentInfo allows it, and as
+// it is safe to save under: termtext.FileName (no bidi or zero-width
+// characters, no separators, no leading dot or dash), cut to the limit.
 func attachmentName(path string) string {
-	name := strings.Map(func(r rune) rune {
-		if unicode.IsControl(r) || r == '\\' {
-			return -1
-		}
-		return r
-	}, filepath.Base(path))
+	name := termtext.FileName(filepath.Base(path))
 	for len(name) > wire.MaxAttachmentName {
 		_, size := utf8.DecodeLastRuneInString(name)
 		name = name[:len(name)-size]
@@ -94,10 +90,12 @@ func (a *API) DownloadMedia(ctx context.Context, mediaID string, w io.Writer) er
 // name, or the media id's last part), never over an existing file: "a.pdf"
 // becomes "a (1).pdf" and so on. It returns the path written.
 func (a *API) SaveMedia(ctx context.Context, mediaID, dir, name string) (string, error) {
-	name = attachmentName(name)
-	if name == "" || name == "." || name == ".." {
+	// The name comes from the sender: cleaned again here, whatever the
+	// server let through, before it names a file on this disk.
+	if name == "" {
 		name = filepath.Base(mediaID)
 	}
+	name = termtext.FileName(name)
 	ext := filepath.Ext(name)
 	stem := strings.TrimSuffix(name, ext)
 	var f *os.File

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -935,5 +936,28 @@ func TestRunLeavesNothingBehind(t *testing.T) {
 	testenv.NoGoroutinesIn(t, 0, "github.com/chatterm/chat/client.")
 	if err := store.Close(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A name from the sender is cleaned before it names a file here, whatever
+// the server let through: "invoice\u202efdp.sh" (shown as "invoicehs.pdf")
+// is saved as invoicefdp.sh, "../x" stays in the directory, ".bashrc" is
+// not hidden.
+func TestSaveMediaCleansTheName(t *testing.T) {
+	srv := servertest.Start(t)
+	aliceAPI := register(t, srv, "alice")
+	id, err := aliceAPI.UploadMedia(bg, "text/plain", strings.NewReader("notes"), 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	for name, want := range map[string]string{"invoice\u202efdp.sh": "invoicefdp.sh", "../../x": "_.._x", ".bashrc": "bashrc", "-rf": "rf"} {
+		path, err := aliceAPI.SaveMedia(bg, id, dir, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if filepath.Dir(path) != dir || filepath.Base(path) != want {
+			t.Errorf("%q saved as %s, want %s in %s", name, path, want, dir)
+		}
 	}
 }

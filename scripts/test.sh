@@ -79,6 +79,7 @@ fuzz FuzzDecodeRequests 400000x ./wire/
 echo "== fuzz the HTTP handlers and the terminal sanitiser"
 fuzz FuzzHTTPAPI 40000x ./server/httpd/
 fuzz FuzzClean 250000x ./internal/termtext/
+fuzz FuzzFileName 100000x ./internal/termtext/
 
 for extra in scripts/bench-smoke.sh scripts/tmux-e2e.sh scripts/tmux-restore.sh scripts/quickstart.sh; do
 	if [ -x "$extra" ]; then

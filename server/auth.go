@@ -6,6 +6,9 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
+	"github.com/chatterm/chat/internal/termtext"
+	"slices"
 	"strings"
 
 	"golang.org/x/crypto/bcrypt"
@@ -37,7 +40,58 @@ func validateDisplayName(userID, name string) error {
 		return err
 	}
 	if name != userID && wire.ValidateUserID(name) == nil {
-		return wire.Errorf(wire.CodeInvalid, "display_name %q has the form of a user id and could be taken for another user; add a space or a capital letter, or use your own id", name)
+		return wire.Errorf(wire.CodeInvalid, "display_name %q has the form of a user id and could be taken for another user; add a space, or use your own id", name)
+	}
+	return nil
+}
+
+// nameKeys are the confusable keys an account holds (termtext.NameKey): its
+// id's and its display name's. The store lets one account hold a key, so no
+// one can be named "Alice", "alice " or "аlice" (Cyrillic а) but alice.
+func nameKeys(userID, displayName string) []string {
+	keys := []string{termtext.NameKey(userID)}
+	if k := termtext.NameKey(displayName); k != keys[0] {
+		keys = append(keys, k)
+	}
+	return keys
+}
+
+// holdsAll says whether held has every key of want.
+func holdsAll(held, want []string) bool {
+	for _, k := range want {
+		if !slices.Contains(held, k) {
+			return false
+		}
+	}
+	return true
+}
+
+func confusable(what, v string) error {
+	return wire.Errorf(wire.CodeConfusable, "%s %q reads like another user's id or display name (ignoring case, spaces at the ends and look-alike letters); pick another", what, v)
+}
+
+// ClaimNameKeys gives every account the keys of its id and display name
+// that no other account holds: the accounts made before keys were kept.
+// Each node runs it once at start, in the background; two accounts whose
+// names were already confusable keep both, the first to claim holding the key.
+func (s *Service) ClaimNameKeys(ctx context.Context) error {
+	users, err := s.store.ListUsers(ctx)
+	if err != nil {
+		return fmt.Errorf("list users: %w", err)
+	}
+	for _, u := range users {
+		want := nameKeys(u.ID, u.DisplayName)
+		if holdsAll(u.NameKeys, want) {
+			continue
+		}
+		err := s.store.ClaimNameKeys(ctx, u.ID, want)
+		if errors.Is(err, ErrConfusable) {
+			s.log.Info("an account's name reads like another's; it keeps it", "user", u.ID)
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("claim name keys of %s: %w", u.ID, err)
+		}
 	}
 	return nil
 }
@@ -81,7 +135,8 @@ func (s *Service) Register(ctx context.Context, req wire.RegisterRequest, from s
 		return wire.AuthResponse{}, err
 	}
 	now := s.cfg.Now()
-	u := User{ID: req.UserID, DisplayName: req.DisplayName, PasswordHash: hash, Admin: true, CreatedAt: now}
+	u := User{ID: req.UserID, DisplayName: req.DisplayName, PasswordHash: hash, Admin: true, CreatedAt: now,
+		NameKeys: nameKeys(req.UserID, req.DisplayName)}
 	err = s.store.CreateUser(ctx, u, Claim{First: true, Now: now})
 	if errors.Is(err, ErrNotFirst) {
 		u.Admin = false
@@ -100,6 +155,8 @@ func (s *Service) Register(ctx context.Context, req wire.RegisterRequest, from s
 	switch {
 	case errors.Is(err, ErrExists):
 		return wire.AuthResponse{}, wire.Errorf(wire.CodeConflict, "user_id %q is taken; pick another", req.UserID)
+	case errors.Is(err, ErrConfusable):
+		return wire.AuthResponse{}, wire.Errorf(wire.CodeConfusable, "user_id %q or display_name %q reads like another user's id or display name (ignoring case, spaces at the ends and look-alike letters); pick another", req.UserID, req.DisplayName)
 	case errors.Is(err, ErrBadInvite):
 		return wire.AuthResponse{}, wire.Errorf(wire.CodeForbidden, "invite code is unknown, used or expired")
 	case err != nil:
@@ -269,7 +326,14 @@ func (s *Service) UpdateProfile(ctx context.Context, userID string, upd wire.Pro
 			return wire.Profile{}, err
 		}
 	}
-	u, err := s.store.UpdateProfile(ctx, userID, ProfileChange{DisplayName: upd.DisplayName, Status: upd.Status, HidePresence: upd.HidePresence})
+	ch := ProfileChange{DisplayName: upd.DisplayName, Status: upd.Status, HidePresence: upd.HidePresence}
+	if upd.DisplayName != nil {
+		ch.NameKeys = nameKeys(userID, *upd.DisplayName)
+	}
+	u, err := s.store.UpdateProfile(ctx, userID, ch)
+	if errors.Is(err, ErrConfusable) {
+		return wire.Profile{}, confusable("display_name", *upd.DisplayName)
+	}
 	if err != nil {
 		return wire.Profile{}, s.internal("update profile", err)
 	}

@@ -26,6 +26,11 @@ var (
 	// without it may have been applied: a send is then answered maybe_stored,
 	// and its resend with the same message_id is stored once.
 	ErrNotApplied = errors.New("nothing was written")
+	// ErrRaced: a conditional write found its record changed since it was
+	// read (MediaStore.ReserveMedia); read again and retry.
+	ErrRaced = errors.New("the record changed since it was read")
+	// ErrConfusable: a name key (User.NameKeys) is held by another account.
+	ErrConfusable = errors.New("reads like another user's id or name")
 	// ErrTargetChanged: an event's target is no longer what the Service
 	// checked (another event changed it meanwhile, it was deleted, or it is
 	// not a message); nothing was written. The Service checks again.

@@ -2,10 +2,11 @@ package server
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"mime"
 	"time"
 
-	"errors"
 	"github.com/chatterm/chat/wire"
 )
 
@@ -50,15 +51,179 @@ func (s *Service) CreateMedia(ctx context.Context, userID string, req wire.Media
 	if _, _, err := mime.ParseMediaType(req.ContentType); err != nil || len(req.ContentType) > 100 {
 		return wire.MediaResponse{}, wire.Errorf(wire.CodeInvalid, "content_type %q is not a media type like image/png", req.ContentType)
 	}
+	if req.Size < 1 {
+		return wire.MediaResponse{}, wire.Errorf(wire.CodeInvalid, "size must be the file's length in bytes (1 or more)")
+	}
+	if req.Size > s.cfg.MaxMediaBytes {
+		return wire.MediaResponse{}, wire.Errorf(wire.CodeTooLarge, "the file is %s; the largest upload is %s", wire.SizeLabel(req.Size), wire.SizeLabel(s.cfg.MaxMediaBytes))
+	}
 	if err := s.allowUser(ctx, "media", userID, mediaPerSecond); err != nil {
 		return wire.MediaResponse{}, err
 	}
 	id := wire.NewMediaID(userID)
-	url, err := s.cfg.Blobs.PresignPut(ctx, id, req.ContentType, uploadURLTTL)
+	// The URL is signed before the reservation, so a failed presign costs
+	// the user nothing; a URL whose reservation then fails is never handed out.
+	url, err := s.cfg.Blobs.PresignPut(ctx, id, req.ContentType, req.Size, uploadURLTTL)
 	if err != nil {
 		return wire.MediaResponse{}, s.internal("presign upload", err)
 	}
+	if err := s.reserveMedia(ctx, MediaUpload{MediaID: id, Owner: userID, Size: req.Size}); err != nil {
+		return wire.MediaResponse{}, err
+	}
 	return wire.MediaResponse{MediaID: id, UploadURL: url, ExpiresAt: s.cfg.Now().Add(uploadURLTTL).UTC()}, nil
+}
+
+// mediaBurst is how far ahead of now the byte-rate limiter may run: two of
+// the largest files at once, then MediaRate.
+func (s *Service) mediaBurst() int64 { return 2 * s.cfg.MaxMediaBytes }
+
+// reserveMedia records up against its owner's quota and byte rate in one
+// conditional write of the usage, read again and retried when another
+// reservation or the sweep changed it in between. The byte rate is a
+// generic cell rate algorithm on the usage record (RateAt), so it holds
+// across nodes and restarts with no rate-limiter role, and an upload is
+// counted whole before its URL exists.
+func (s *Service) reserveMedia(ctx context.Context, up MediaUpload) error {
+	for try := 0; ; try++ {
+		was, err := s.store.MediaUsage(ctx, up.Owner)
+		if err != nil {
+			return s.internal("media usage", err)
+		}
+		now := s.cfg.Now()
+		next := was
+		next.Bytes += up.Size
+		next.Uploads++
+		next.Version++
+		if q := s.cfg.MediaQuota; q >= 0 && next.Bytes > q {
+			return wire.Errorf(wire.CodeQuota, "this upload of %s would take your media to %s of your %s quota; uploads no message carries are deleted after %v (GET /v1/media/usage)",
+				wire.SizeLabel(up.Size), wire.SizeLabel(next.Bytes), wire.SizeLabel(q), s.cfg.MediaUnsentTTL)
+		}
+		if r := s.cfg.MediaRate; r > 0 {
+			at := now
+			if was.RateAt.After(now) {
+				at = was.RateAt
+			}
+			at = at.Add(bytesTime(up.Size, r))
+			if ahead := at.Sub(now) - bytesTime(s.mediaBurst(), r); ahead > 0 {
+				return &wire.Error{Code: wire.CodeRateLimited, RetryAfterMs: max(ahead.Milliseconds(), 1),
+					Message: fmt.Sprintf("uploading faster than %s a second; retry after the hint", wire.SizeLabel(r))}
+			}
+			next.RateAt = at
+		}
+		up.CreatedAt = now
+		err = s.store.ReserveMedia(ctx, up, was, next)
+		if errors.Is(err, ErrRaced) && try < 8 {
+			continue
+		}
+		if err != nil {
+			return s.internal("reserve media", err)
+		}
+		return nil
+	}
+}
+
+// bytesTime is how long n bytes take at rate bytes a second.
+func bytesTime(n, rate int64) time.Duration {
+	return time.Duration(float64(n) / float64(rate) * float64(time.Second))
+}
+
+// MediaUsage shows a user's media usage and limits: their own, or, to a
+// server admin, anyone's.
+func (s *Service) MediaUsage(ctx context.Context, userID, of string) (wire.MediaUsage, error) {
+	if of == "" {
+		of = userID
+	}
+	if of != userID {
+		if err := s.requireServerAdmin(ctx, userID); err != nil {
+			return wire.MediaUsage{}, err
+		}
+		if _, err := s.store.GetUser(ctx, of); err != nil {
+			return wire.MediaUsage{}, s.notFoundOr(err, "user", of)
+		}
+	}
+	u, err := s.store.MediaUsage(ctx, of)
+	if err != nil {
+		return wire.MediaUsage{}, s.internal("media usage", err)
+	}
+	out := wire.MediaUsage{UserID: of, Bytes: u.Bytes, Uploads: u.Uploads, QuotaBytes: s.cfg.MediaQuota,
+		RateBytesPerSecond: s.cfg.MediaRate, BurstBytes: s.mediaBurst(), MaxFileBytes: s.cfg.MaxMediaBytes,
+		UnsentTTLSeconds: int64(s.cfg.MediaUnsentTTL / time.Second)}
+	if out.QuotaBytes < 0 {
+		out.QuotaBytes = -1
+	}
+	if out.RateBytesPerSecond < 0 {
+		out.RateBytesPerSecond, out.BurstBytes = -1, -1
+	}
+	return out, nil
+}
+
+// mediaSweepBatch bounds one read of unsent uploads.
+const mediaSweepBatch = 100
+
+// SweepMediaOnce deletes uploads no message carried within MediaUnsentTTL:
+// each is marked expiring first (a send racing the sweep then either links
+// it before, and the sweep leaves it, or is refused after), its blob
+// deleted, then its record, giving its bytes back to the quota. A pass cut
+// short leaves records expiring, which the next pass finishes. It returns
+// how many it deleted.
+func (s *Service) SweepMediaOnce(ctx context.Context) (int, error) {
+	if s.cfg.Blobs == nil {
+		return 0, nil
+	}
+	ups, err := s.store.UnsentMedia(ctx, s.cfg.Now().Add(-s.cfg.MediaUnsentTTL), mediaSweepBatch)
+	if err != nil {
+		return 0, fmt.Errorf("unsent media: %w", err)
+	}
+	n := 0
+	for _, up := range ups {
+		switch err := s.store.ExpireMedia(ctx, up.MediaID); {
+		case errors.Is(err, ErrNotApplied), errors.Is(err, ErrNotFound):
+			continue // sent meanwhile, or dropped by another node
+		case err != nil:
+			return n, fmt.Errorf("expire media %s: %w", up.MediaID, err)
+		}
+		if err := s.cfg.Blobs.Delete(ctx, up.MediaID); err != nil {
+			return n, fmt.Errorf("delete media %s: %w", up.MediaID, err)
+		}
+		if err := s.store.DropMedia(ctx, up); err != nil {
+			return n, fmt.Errorf("drop media %s: %w", up.MediaID, err)
+		}
+		n++
+	}
+	if n > 0 {
+		s.log.Info("unsent uploads deleted", "count", n)
+	}
+	return n, nil
+}
+
+// MediaUnsentTTL is how long an upload waits for its message (the
+// configured grace period, after its default and floor).
+func (s *Service) MediaUnsentTTL() time.Duration { return s.cfg.MediaUnsentTTL }
+
+// RunMediaSweeper runs SweepMediaOnce every interval until ctx ends, and
+// again at once while a pass filled its batch.
+func (s *Service) RunMediaSweeper(ctx context.Context, interval time.Duration) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		for {
+			n, err := s.SweepMediaOnce(ctx)
+			if err != nil {
+				if ctx.Err() != nil {
+					return
+				}
+				s.log.Warn("media sweep", "err", err)
+			}
+			if n < mediaSweepBatch || err != nil {
+				break
+			}
+		}
+	}
 }
 
 // MediaURL returns a presigned download URL for a media_id, to its uploader
@@ -123,6 +288,10 @@ func (s *Service) linkAttachments(ctx context.Context, convID string, reqs []wir
 		if !done {
 			err = s.store.LinkMedia(ctx, a, convID)
 			linked[a] = err
+		}
+		if errors.Is(err, ErrNotFound) {
+			out[k].Err = wire.Errorf(wire.CodeNotFound, "attachment %s is not an upload of yours that is still kept (uploads no message carries are deleted after %v); upload it again", a, s.cfg.MediaUnsentTTL)
+			continue
 		}
 		if err != nil {
 			out[k].Err = s.internal("link attachment", err)

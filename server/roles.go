@@ -175,7 +175,9 @@ type BlobStore interface {
 	// retried after it worked is not a failure).
 	Delete(ctx context.Context, key string) error
 	// PresignPut and PresignGet return URLs a client can use directly for ttl.
-	PresignPut(ctx context.Context, key, contentType string, ttl time.Duration) (string, error)
+	// A PUT URL takes exactly size bytes (size is signed into it), so an
+	// upload is what its reservation counted against the quota.
+	PresignPut(ctx context.Context, key, contentType string, size int64, ttl time.Duration) (string, error)
 	PresignGet(ctx context.Context, key string, ttl time.Duration) (string, error)
 }
 

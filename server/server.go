@@ -34,6 +34,11 @@ type User struct {
 	ResetHash    string
 	ResetExpires time.Time
 	CreatedAt    time.Time
+	// NameKeys, on CreateUser, are the confusable keys the account holds
+	// (termtext.NameKey of its id and of its display name): no other
+	// account may hold one. ListUsers may read them back (DynamoDB does);
+	// GetUser does not.
+	NameKeys []string
 }
 
 // ProfileChange is what UpdateProfile changes: the fields that are not nil.
@@ -47,12 +52,16 @@ type ProfileChange struct {
 	PasswordHash []byte // nil: unchanged
 	ResetHash    *string
 	ResetExpires *time.Time
+	// NameKeys, when not nil, replace the keys the account holds (with a
+	// new display name): ErrConfusable, and nothing changed, when another
+	// account holds one.
+	NameKeys []string
 }
 
 // Empty says whether the change changes nothing (stores answer it with a read).
 func (c ProfileChange) Empty() bool {
 	return c.DisplayName == nil && c.Status == nil && c.HidePresence == nil && c.Admin == nil && c.Disabled == nil &&
-		c.PasswordHash == nil && c.ResetHash == nil && c.ResetExpires == nil
+		c.PasswordHash == nil && c.ResetHash == nil && c.ResetExpires == nil && c.NameKeys == nil
 }
 
 // Token is a login session, stored by the hash of the bearer token.

@@ -68,8 +68,18 @@ type Config struct {
 	// this many cores from sends; default max(1, GOMAXPROCS/2).
 	MaxHashing int
 	// Limits are the per-user limits on reads and writes other than sends.
-	Limits  UserLimits
-	Metrics *Metrics // default: a private registry
+	Limits UserLimits
+	// Media limits per user (docs/security.md): the bytes of recorded
+	// uploads (default 1 GiB), the sustained upload rate in bytes per second
+	// after a burst of two largest files (default 2 MiB/s), the largest
+	// file (default 32 MiB), and how long an upload may wait for the message
+	// that carries it before it is deleted (default 24 h, at least the
+	// upload URL's 15 minutes). MediaQuota or MediaRate < 0 turns it off.
+	MediaQuota     int64
+	MediaRate      int64
+	MaxMediaBytes  int64
+	MediaUnsentTTL time.Duration
+	Metrics        *Metrics // default: a private registry
 }
 
 func (c *Config) setDefaults() error {
@@ -98,6 +108,21 @@ func (c *Config) setDefaults() error {
 	if c.MaxMessageBytes <= 0 {
 		c.MaxMessageBytes = 16 << 10
 	}
+	if c.MediaQuota == 0 {
+		c.MediaQuota = 1 << 30
+	}
+	if c.MediaRate == 0 {
+		c.MediaRate = 2 << 20
+	}
+	if c.MaxMediaBytes <= 0 {
+		c.MaxMediaBytes = 32 << 20
+	}
+	if c.MediaUnsentTTL <= 0 {
+		c.MediaUnsentTTL = 24 * time.Hour
+	}
+	// An upload URL works for uploadURLTTL: an upload swept before then
+	// could still be PUT, and its bytes would be stored with no record.
+	c.MediaUnsentTTL = max(c.MediaUnsentTTL, uploadURLTTL+time.Minute)
 	if c.SendRate == 0 {
 		c.SendRate = 50
 	}

@@ -21,6 +21,7 @@ type Store interface {
 	BoundaryStore
 	InboxStore
 	IdentityStore
+	MediaStore
 	Close() error
 }
 
@@ -49,6 +50,10 @@ type AccountStore interface {
 	// FirstUser returns the id of the account that claimed the server (its
 	// first, made admin); ErrNotFound while there is none.
 	FirstUser(ctx context.Context) (string, error)
+	// ClaimNameKeys gives userID those of keys no account holds yet (the
+	// keys of accounts made before keys were kept); ErrConfusable when
+	// another account holds one (the others are still claimed).
+	ClaimNameKeys(ctx context.Context, userID string, keys []string) error
 	// UpdateProfile changes the non-nil fields and returns the user as stored.
 	UpdateProfile(ctx context.Context, id string, change ProfileChange) (User, error)
 	PutInvite(ctx context.Context, inv Invite) error
@@ -128,7 +133,11 @@ type MessageStore interface {
 	// takes seq_nos, so a resend costs no number and no rate token.
 	SentMessages(ctx context.Context, convID string, messageIDs []string) (map[string]Message, error)
 	// LinkMedia records that mediaID is sent in convID (idempotent); written
-	// before the message, so a stored attachment is always linked.
+	// before the message, so a stored attachment is always linked. It marks
+	// the upload sent (the sweep of unsent uploads never takes it then), and
+	// fails with ErrNotFound when there is no upload record to mark (never
+	// reserved, or expiring) and no earlier link: media sent before uploads
+	// were recorded can still be sent again.
 	LinkMedia(ctx context.Context, mediaID, convID string) error
 	// MediaConversations lists the conversations mediaID was sent in: their
 	// members may fetch it.
@@ -216,4 +225,54 @@ type ColdStore interface {
 	// listed (UpdatedSeq, not deleted): ErrTargetChanged if an edit or delete
 	// came in between, ErrNotFound if there is no such message.
 	MarkArchived(ctx context.Context, m Message, ref string) error
+}
+
+// MediaUpload is the record of one upload: reserved by POST /v1/media (its
+// size declared, and counted against the owner's quota from then on), sent
+// once a message carries it.
+type MediaUpload struct {
+	MediaID   string
+	Owner     string
+	Size      int64
+	CreatedAt time.Time
+	Sent      bool
+}
+
+// MediaUsage is a user's media account: what the quota and the byte rate are
+// checked against.
+type MediaUsage struct {
+	Bytes   int64 // of the user's recorded uploads, sent or not
+	Uploads int64
+	// RateAt is the byte-rate limiter's state (a generic cell rate
+	// algorithm's theoretical arrival time): uploads are allowed while it is
+	// at most the burst ahead of now.
+	RateAt time.Time
+	// Version changes with every ReserveMedia: its condition.
+	Version int64
+}
+
+// MediaStore holds the upload records and each user's usage. Only unsent
+// uploads are read by the sweep, through an index of them: a pass costs the
+// unsent uploads it finds, not the table.
+type MediaStore interface {
+	// MediaUsage returns userID's usage; the zero value for a user who never
+	// uploaded.
+	MediaUsage(ctx context.Context, userID string) (MediaUsage, error)
+	// ReserveMedia records up and sets its owner's usage to next, in one
+	// write, only if the usage is still was (its Version): ErrRaced
+	// otherwise (another reservation or a sweep came in between; read and
+	// try again). ErrExists if up.MediaID is recorded already.
+	ReserveMedia(ctx context.Context, up MediaUpload, was, next MediaUsage) error
+	// UnsentMedia returns up to limit uploads made before `before` and not
+	// sent (expiring ones too, so a sweep cut short is finished by the next),
+	// oldest first.
+	UnsentMedia(ctx context.Context, before time.Time, limit int) ([]MediaUpload, error)
+	// ExpireMedia marks an unsent upload expiring: from then on no send can
+	// carry it. ErrNotApplied if it was sent; ErrNotFound if there is no
+	// record. Marking an expiring upload again is no error.
+	ExpireMedia(ctx context.Context, mediaID string) error
+	// DropMedia deletes an expiring upload's record and gives its bytes back
+	// to the owner's usage, in one write (after its blob was deleted). A
+	// record already gone is no error, and counts nothing twice.
+	DropMedia(ctx context.Context, up MediaUpload) error
 }

@@ -182,6 +182,29 @@ type SendRequest struct {
 // MediaRequest is POST /v1/media: ask for a URL to upload one file to.
 type MediaRequest struct {
 	ContentType string `json:"content_type"`
+	// Size is the file's length in bytes (1 or more): the upload URL takes
+	// exactly that many, and they count against the uploader's quota and
+	// byte rate from the moment of this request.
+	Size int64 `json:"size"`
+}
+
+// MediaUsage answers GET /v1/media/usage (?user=<id> for a server admin):
+// what a user's uploads take of the limits (docs/security.md). A limit of -1
+// is off.
+type MediaUsage struct {
+	UserID  string `json:"user_id"`
+	Bytes   int64  `json:"bytes"`   // of every recorded upload, sent or not yet
+	Uploads int64  `json:"uploads"` // their number
+	// QuotaBytes is the most Bytes may reach.
+	QuotaBytes int64 `json:"quota_bytes"`
+	// RateBytesPerSecond is the sustained upload rate, after a burst of
+	// BurstBytes.
+	RateBytesPerSecond int64 `json:"rate_bytes_per_second"`
+	BurstBytes         int64 `json:"burst_bytes"`
+	MaxFileBytes       int64 `json:"max_file_bytes"` // the largest one upload
+	// UnsentTTLSeconds: an upload no message carries this long after it was
+	// reserved is deleted, and its bytes no longer count.
+	UnsentTTLSeconds int64 `json:"unsent_ttl_seconds"`
 }
 
 // MediaResponse answers it: PUT the bytes to upload_url (with the same

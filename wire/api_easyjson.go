@@ -1467,7 +1467,135 @@ func (v MemberPresence) MarshalEasyJSON(w *jwriter.Writer) {
 func (v *MemberPresence) UnmarshalEasyJSON(l *jlexer.Lexer) {
 	easyjsonC1cedd36DecodeGithubComChattermChatWire14(l, v)
 }
-func easyjsonC1cedd36DecodeGithubComChattermChatWire15(in *jlexer.Lexer, out *MediaResponse) {
+func easyjsonC1cedd36DecodeGithubComChattermChatWire15(in *jlexer.Lexer, out *MediaUsage) {
+	isTopLevel := in.IsStart()
+	if in.IsNull() {
+		if isTopLevel {
+			in.Consumed()
+		}
+		in.Skip()
+		return
+	}
+	in.Delim('{')
+	for !in.IsDelim('}') {
+		key := in.UnsafeFieldName(false)
+		in.WantColon()
+		switch key {
+		case "user_id":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.UserID = string(in.String())
+			}
+		case "bytes":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.Bytes = int64(in.Int64())
+			}
+		case "uploads":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.Uploads = int64(in.Int64())
+			}
+		case "quota_bytes":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.QuotaBytes = int64(in.Int64())
+			}
+		case "rate_bytes_per_second":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.RateBytesPerSecond = int64(in.Int64())
+			}
+		case "burst_bytes":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.BurstBytes = int64(in.Int64())
+			}
+		case "max_file_bytes":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.MaxFileBytes = int64(in.Int64())
+			}
+		case "unsent_ttl_seconds":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.UnsentTTLSeconds = int64(in.Int64())
+			}
+		default:
+			in.SkipRecursive()
+		}
+		in.WantComma()
+	}
+	in.Delim('}')
+	if isTopLevel {
+		in.Consumed()
+	}
+}
+func easyjsonC1cedd36EncodeGithubComChattermChatWire15(out *jwriter.Writer, in MediaUsage) {
+	out.RawByte('{')
+	first := true
+	_ = first
+	{
+		const prefix string = ",\"user_id\":"
+		out.RawString(prefix[1:])
+		out.String(string(in.UserID))
+	}
+	{
+		const prefix string = ",\"bytes\":"
+		out.RawString(prefix)
+		out.Int64(int64(in.Bytes))
+	}
+	{
+		const prefix string = ",\"uploads\":"
+		out.RawString(prefix)
+		out.Int64(int64(in.Uploads))
+	}
+	{
+		const prefix string = ",\"quota_bytes\":"
+		out.RawString(prefix)
+		out.Int64(int64(in.QuotaBytes))
+	}
+	{
+		const prefix string = ",\"rate_bytes_per_second\":"
+		out.RawString(prefix)
+		out.Int64(int64(in.RateBytesPerSecond))
+	}
+	{
+		const prefix string = ",\"burst_bytes\":"
+		out.RawString(prefix)
+		out.Int64(int64(in.BurstBytes))
+	}
+	{
+		const prefix string = ",\"max_file_bytes\":"
+		out.RawString(prefix)
+		out.Int64(int64(in.MaxFileBytes))
+	}
+	{
+		const prefix string = ",\"unsent_ttl_seconds\":"
+		out.RawString(prefix)
+		out.Int64(int64(in.UnsentTTLSeconds))
+	}
+	out.RawByte('}')
+}
+
+// MarshalEasyJSON supports easyjson.Marshaler interface
+func (v MediaUsage) MarshalEasyJSON(w *jwriter.Writer) {
+	easyjsonC1cedd36EncodeGithubComChattermChatWire15(w, v)
+}
+
+// UnmarshalEasyJSON supports easyjson.Unmarshaler interface
+func (v *MediaUsage) UnmarshalEasyJSON(l *jlexer.Lexer) {
+	easyjsonC1cedd36DecodeGithubComChattermChatWire15(l, v)
+}
+func easyjsonC1cedd36DecodeGithubComChattermChatWire16(in *jlexer.Lexer, out *MediaResponse) {
 	isTopLevel := in.IsStart()
 	if in.IsNull() {
 		if isTopLevel {
@@ -1511,7 +1639,7 @@ func easyjsonC1cedd36DecodeGithubComChattermChatWire15(in *jlexer.Lexer, out *Me
 		in.Consumed()
 	}
 }
-func easyjsonC1cedd36EncodeGithubComChattermChatWire15(out *jwriter.Writer, in MediaResponse) {
+func easyjsonC1cedd36EncodeGithubComChattermChatWire16(out *jwriter.Writer, in MediaResponse) {
 	out.RawByte('{')
 	first := true
 	_ = first
@@ -1535,14 +1663,14 @@ func easyjsonC1cedd36EncodeGithubComChattermChatWire15(out *jwriter.Writer, in M
 
 // MarshalEasyJSON supports easyjson.Marshaler interface
 func (v MediaResponse) MarshalEasyJSON(w *jwriter.Writer) {
-	easyjsonC1cedd36EncodeGithubComChattermChatWire15(w, v)
+	easyjsonC1cedd36EncodeGithubComChattermChatWire16(w, v)
 }
 
 // UnmarshalEasyJSON supports easyjson.Unmarshaler interface
 func (v *MediaResponse) UnmarshalEasyJSON(l *jlexer.Lexer) {
-	easyjsonC1cedd36DecodeGithubComChattermChatWire15(l, v)
+	easyjsonC1cedd36DecodeGithubComChattermChatWire16(l, v)
 }
-func easyjsonC1cedd36DecodeGithubComChattermChatWire16(in *jlexer.Lexer, out *MediaRequest) {
+func easyjsonC1cedd36DecodeGithubComChattermChatWire17(in *jlexer.Lexer, out *MediaRequest) {
 	isTopLevel := in.IsStart()
 	if in.IsNull() {
 		if isTopLevel {
@@ -1562,6 +1690,12 @@ func easyjsonC1cedd36DecodeGithubComChattermChatWire16(in *jlexer.Lexer, out *Me
 			} else {
 				out.ContentType = string(in.String())
 			}
+		case "size":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.Size = int64(in.Int64())
+			}
 		default:
 			in.SkipRecursive()
 		}
@@ -1572,7 +1706,7 @@ func easyjsonC1cedd36DecodeGithubComChattermChatWire16(in *jlexer.Lexer, out *Me
 		in.Consumed()
 	}
 }
-func easyjsonC1cedd36EncodeGithubComChattermChatWire16(out *jwriter.Writer, in MediaRequest) {
+func easyjsonC1cedd36EncodeGithubComChattermChatWire17(out *jwriter.Writer, in MediaRequest) {
 	out.RawByte('{')
 	first := true
 	_ = first
@@ -1581,19 +1715,24 @@ func easyjsonC1cedd36EncodeGithubComChattermChatWire16(out *jwriter.Writer, in M
 		out.RawString(prefix[1:])
 		out.String(string(in.ContentType))
 	}
+	{
+		const prefix string = ",\"size\":"
+		out.RawString(prefix)
+		out.Int64(int64(in.Size))
+	}
 	out.RawByte('}')
 }
 
 // MarshalEasyJSON supports easyjson.Marshaler interface
 func (v MediaRequest) MarshalEasyJSON(w *jwriter.Writer) {
-	easyjsonC1cedd36EncodeGithubComChattermChatWire16(w, v)
+	easyjsonC1cedd36EncodeGithubComChattermChatWire17(w, v)
 }
 
 // UnmarshalEasyJSON supports easyjson.Unmarshaler interface
 func (v *MediaRequest) UnmarshalEasyJSON(l *jlexer.Lexer) {
-	easyjsonC1cedd36DecodeGithubComChattermChatWire16(l, v)
+	easyjsonC1cedd36DecodeGithubComChattermChatWire17(l, v)
 }
-func easyjsonC1cedd36DecodeGithubComChattermChatWire17(in *jlexer.Lexer, out *LoginRequest) {
+func easyjsonC1cedd36DecodeGithubComChattermChatWire18(in *jlexer.Lexer, out *LoginRequest) {
 	isTopLevel := in.IsStart()
 	if in.IsNull() {
 		if isTopLevel {
@@ -1629,7 +1768,7 @@ func easyjsonC1cedd36DecodeGithubComChattermChatWire17(in *jlexer.Lexer, out *Lo
 		in.Consumed()
 	}
 }
-func easyjsonC1cedd36EncodeGithubComChattermChatWire17(out *jwriter.Writer, in LoginRequest) {
+func easyjsonC1cedd36EncodeGithubComChattermChatWire18(out *jwriter.Writer, in LoginRequest) {
 	out.RawByte('{')
 	first := true
 	_ = first
@@ -1648,14 +1787,14 @@ func easyjsonC1cedd36EncodeGithubComChattermChatWire17(out *jwriter.Writer, in L
 
 // MarshalEasyJSON supports easyjson.Marshaler interface
 func (v LoginRequest) MarshalEasyJSON(w *jwriter.Writer) {
-	easyjsonC1cedd36EncodeGithubComChattermChatWire17(w, v)
+	easyjsonC1cedd36EncodeGithubComChattermChatWire18(w, v)
 }
 
 // UnmarshalEasyJSON supports easyjson.Unmarshaler interface
 func (v *LoginRequest) UnmarshalEasyJSON(l *jlexer.Lexer) {
-	easyjsonC1cedd36DecodeGithubComChattermChatWire17(l, v)
+	easyjsonC1cedd36DecodeGithubComChattermChatWire18(l, v)
 }
-func easyjsonC1cedd36DecodeGithubComChattermChatWire18(in *jlexer.Lexer, out *InvitesResponse) {
+func easyjsonC1cedd36DecodeGithubComChattermChatWire19(in *jlexer.Lexer, out *InvitesResponse) {
 	isTopLevel := in.IsStart()
 	if in.IsNull() {
 		if isTopLevel {
@@ -1706,7 +1845,7 @@ func easyjsonC1cedd36DecodeGithubComChattermChatWire18(in *jlexer.Lexer, out *In
 		in.Consumed()
 	}
 }
-func easyjsonC1cedd36EncodeGithubComChattermChatWire18(out *jwriter.Writer, in InvitesResponse) {
+func easyjsonC1cedd36EncodeGithubComChattermChatWire19(out *jwriter.Writer, in InvitesResponse) {
 	out.RawByte('{')
 	first := true
 	_ = first
@@ -1731,14 +1870,14 @@ func easyjsonC1cedd36EncodeGithubComChattermChatWire18(out *jwriter.Writer, in I
 
 // MarshalEasyJSON supports easyjson.Marshaler interface
 func (v InvitesResponse) MarshalEasyJSON(w *jwriter.Writer) {
-	easyjsonC1cedd36EncodeGithubComChattermChatWire18(w, v)
+	easyjsonC1cedd36EncodeGithubComChattermChatWire19(w, v)
 }
 
 // UnmarshalEasyJSON supports easyjson.Unmarshaler interface
 func (v *InvitesResponse) UnmarshalEasyJSON(l *jlexer.Lexer) {
-	easyjsonC1cedd36DecodeGithubComChattermChatWire18(l, v)
+	easyjsonC1cedd36DecodeGithubComChattermChatWire19(l, v)
 }
-func easyjsonC1cedd36DecodeGithubComChattermChatWire19(in *jlexer.Lexer, out *InviteResponse) {
+func easyjsonC1cedd36DecodeGithubComChattermChatWire20(in *jlexer.Lexer, out *InviteResponse) {
 	isTopLevel := in.IsStart()
 	if in.IsNull() {
 		if isTopLevel {
@@ -1776,7 +1915,7 @@ func easyjsonC1cedd36DecodeGithubComChattermChatWire19(in *jlexer.Lexer, out *In
 		in.Consumed()
 	}
 }
-func easyjsonC1cedd36EncodeGithubComChattermChatWire19(out *jwriter.Writer, in InviteResponse) {
+func easyjsonC1cedd36EncodeGithubComChattermChatWire20(out *jwriter.Writer, in InviteResponse) {
 	out.RawByte('{')
 	first := true
 	_ = first
@@ -1795,14 +1934,14 @@ func easyjsonC1cedd36EncodeGithubComChattermChatWire19(out *jwriter.Writer, in I
 
 // MarshalEasyJSON supports easyjson.Marshaler interface
 func (v InviteResponse) MarshalEasyJSON(w *jwriter.Writer) {
-	easyjsonC1cedd36EncodeGithubComChattermChatWire19(w, v)
+	easyjsonC1cedd36EncodeGithubComChattermChatWire20(w, v)
 }
 
 // UnmarshalEasyJSON supports easyjson.Unmarshaler interface
 func (v *InviteResponse) UnmarshalEasyJSON(l *jlexer.Lexer) {
-	easyjsonC1cedd36DecodeGithubComChattermChatWire19(l, v)
+	easyjsonC1cedd36DecodeGithubComChattermChatWire20(l, v)
 }
-func easyjsonC1cedd36DecodeGithubComChattermChatWire20(in *jlexer.Lexer, out *InviteInfo) {
+func easyjsonC1cedd36DecodeGithubComChattermChatWire21(in *jlexer.Lexer, out *InviteInfo) {
 	isTopLevel := in.IsStart()
 	if in.IsNull() {
 		if isTopLevel {
@@ -1846,7 +1985,7 @@ func easyjsonC1cedd36DecodeGithubComChattermChatWire20(in *jlexer.Lexer, out *In
 		in.Consumed()
 	}
 }
-func easyjsonC1cedd36EncodeGithubComChattermChatWire20(out *jwriter.Writer, in InviteInfo) {
+func easyjsonC1cedd36EncodeGithubComChattermChatWire21(out *jwriter.Writer, in InviteInfo) {
 	out.RawByte('{')
 	first := true
 	_ = first
@@ -1870,14 +2009,14 @@ func easyjsonC1cedd36EncodeGithubComChattermChatWire20(out *jwriter.Writer, in I
 
 // MarshalEasyJSON supports easyjson.Marshaler interface
 func (v InviteInfo) MarshalEasyJSON(w *jwriter.Writer) {
-	easyjsonC1cedd36EncodeGithubComChattermChatWire20(w, v)
+	easyjsonC1cedd36EncodeGithubComChattermChatWire21(w, v)
 }
 
 // UnmarshalEasyJSON supports easyjson.Unmarshaler interface
 func (v *InviteInfo) UnmarshalEasyJSON(l *jlexer.Lexer) {
-	easyjsonC1cedd36DecodeGithubComChattermChatWire20(l, v)
+	easyjsonC1cedd36DecodeGithubComChattermChatWire21(l, v)
 }
-func easyjsonC1cedd36DecodeGithubComChattermChatWire21(in *jlexer.Lexer, out *InboxResponse) {
+func easyjsonC1cedd36DecodeGithubComChattermChatWire22(in *jlexer.Lexer, out *InboxResponse) {
 	isTopLevel := in.IsStart()
 	if in.IsNull() {
 		if isTopLevel {
@@ -1928,7 +2067,7 @@ func easyjsonC1cedd36DecodeGithubComChattermChatWire21(in *jlexer.Lexer, out *In
 		in.Consumed()
 	}
 }
-func easyjsonC1cedd36EncodeGithubComChattermChatWire21(out *jwriter.Writer, in InboxResponse) {
+func easyjsonC1cedd36EncodeGithubComChattermChatWire22(out *jwriter.Writer, in InboxResponse) {
 	out.RawByte('{')
 	first := true
 	_ = first
@@ -1953,14 +2092,14 @@ func easyjsonC1cedd36EncodeGithubComChattermChatWire21(out *jwriter.Writer, in I
 
 // MarshalEasyJSON supports easyjson.Marshaler interface
 func (v InboxResponse) MarshalEasyJSON(w *jwriter.Writer) {
-	easyjsonC1cedd36EncodeGithubComChattermChatWire21(w, v)
+	easyjsonC1cedd36EncodeGithubComChattermChatWire22(w, v)
 }
 
 // UnmarshalEasyJSON supports easyjson.Unmarshaler interface
 func (v *InboxResponse) UnmarshalEasyJSON(l *jlexer.Lexer) {
-	easyjsonC1cedd36DecodeGithubComChattermChatWire21(l, v)
+	easyjsonC1cedd36DecodeGithubComChattermChatWire22(l, v)
 }
-func easyjsonC1cedd36DecodeGithubComChattermChatWire22(in *jlexer.Lexer, out *InboxEntry) {
+func easyjsonC1cedd36DecodeGithubComChattermChatWire23(in *jlexer.Lexer, out *InboxEntry) {
 	isTopLevel := in.IsStart()
 	if in.IsNull() {
 		if isTopLevel {
@@ -2052,7 +2191,7 @@ func easyjsonC1cedd36DecodeGithubComChattermChatWire22(in *jlexer.Lexer, out *In
 		in.Consumed()
 	}
 }
-func easyjsonC1cedd36EncodeGithubComChattermChatWire22(out *jwriter.Writer, in InboxEntry) {
+func easyjsonC1cedd36EncodeGithubComChattermChatWire23(out *jwriter.Writer, in InboxEntry) {
 	out.RawByte('{')
 	first := true
 	_ = first
@@ -2116,14 +2255,14 @@ func easyjsonC1cedd36EncodeGithubComChattermChatWire22(out *jwriter.Writer, in I
 
 // MarshalEasyJSON supports easyjson.Marshaler interface
 func (v InboxEntry) MarshalEasyJSON(w *jwriter.Writer) {
-	easyjsonC1cedd36EncodeGithubComChattermChatWire22(w, v)
+	easyjsonC1cedd36EncodeGithubComChattermChatWire23(w, v)
 }
 
 // UnmarshalEasyJSON supports easyjson.Unmarshaler interface
 func (v *InboxEntry) UnmarshalEasyJSON(l *jlexer.Lexer) {
-	easyjsonC1cedd36DecodeGithubComChattermChatWire22(l, v)
+	easyjsonC1cedd36DecodeGithubComChattermChatWire23(l, v)
 }
-func easyjsonC1cedd36DecodeGithubComChattermChatWire23(in *jlexer.Lexer, out *HistoryResponse) {
+func easyjsonC1cedd36DecodeGithubComChattermChatWire24(in *jlexer.Lexer, out *HistoryResponse) {
 	isTopLevel := in.IsStart()
 	if in.IsNull() {
 		if isTopLevel {
@@ -2186,7 +2325,7 @@ func easyjsonC1cedd36DecodeGithubComChattermChatWire23(in *jlexer.Lexer, out *Hi
 		in.Consumed()
 	}
 }
-func easyjsonC1cedd36EncodeGithubComChattermChatWire23(out *jwriter.Writer, in HistoryResponse) {
+func easyjsonC1cedd36EncodeGithubComChattermChatWire24(out *jwriter.Writer, in HistoryResponse) {
 	out.RawByte('{')
 	first := true
 	_ = first
@@ -2221,14 +2360,14 @@ func easyjsonC1cedd36EncodeGithubComChattermChatWire23(out *jwriter.Writer, in H
 
 // MarshalEasyJSON supports easyjson.Marshaler interface
 func (v HistoryResponse) MarshalEasyJSON(w *jwriter.Writer) {
-	easyjsonC1cedd36EncodeGithubComChattermChatWire23(w, v)
+	easyjsonC1cedd36EncodeGithubComChattermChatWire24(w, v)
 }
 
 // UnmarshalEasyJSON supports easyjson.Unmarshaler interface
 func (v *HistoryResponse) UnmarshalEasyJSON(l *jlexer.Lexer) {
-	easyjsonC1cedd36DecodeGithubComChattermChatWire23(l, v)
+	easyjsonC1cedd36DecodeGithubComChattermChatWire24(l, v)
 }
-func easyjsonC1cedd36DecodeGithubComChattermChatWire24(in *jlexer.Lexer, out *CreateConversationRequest) {
+func easyjsonC1cedd36DecodeGithubComChattermChatWire25(in *jlexer.Lexer, out *CreateConversationRequest) {
 	isTopLevel := in.IsStart()
 	if in.IsNull() {
 		if isTopLevel {
@@ -2291,7 +2430,7 @@ func easyjsonC1cedd36DecodeGithubComChattermChatWire24(in *jlexer.Lexer, out *Cr
 		in.Consumed()
 	}
 }
-func easyjsonC1cedd36EncodeGithubComChattermChatWire24(out *jwriter.Writer, in CreateConversationRequest) {
+func easyjsonC1cedd36EncodeGithubComChattermChatWire25(out *jwriter.Writer, in CreateConversationRequest) {
 	out.RawByte('{')
 	first := true
 	_ = first
@@ -2326,14 +2465,14 @@ func easyjsonC1cedd36EncodeGithubComChattermChatWire24(out *jwriter.Writer, in C
 
 // MarshalEasyJSON supports easyjson.Marshaler interface
 func (v CreateConversationRequest) MarshalEasyJSON(w *jwriter.Writer) {
-	easyjsonC1cedd36EncodeGithubComChattermChatWire24(w, v)
+	easyjsonC1cedd36EncodeGithubComChattermChatWire25(w, v)
 }
 
 // UnmarshalEasyJSON supports easyjson.Unmarshaler interface
 func (v *CreateConversationRequest) UnmarshalEasyJSON(l *jlexer.Lexer) {
-	easyjsonC1cedd36DecodeGithubComChattermChatWire24(l, v)
+	easyjsonC1cedd36DecodeGithubComChattermChatWire25(l, v)
 }
-func easyjsonC1cedd36DecodeGithubComChattermChatWire25(in *jlexer.Lexer, out *Conversation) {
+func easyjsonC1cedd36DecodeGithubComChattermChatWire26(in *jlexer.Lexer, out *Conversation) {
 	isTopLevel := in.IsStart()
 	if in.IsNull() {
 		if isTopLevel {
@@ -2436,7 +2575,7 @@ func easyjsonC1cedd36DecodeGithubComChattermChatWire25(in *jlexer.Lexer, out *Co
 		in.Consumed()
 	}
 }
-func easyjsonC1cedd36EncodeGithubComChattermChatWire25(out *jwriter.Writer, in Conversation) {
+func easyjsonC1cedd36EncodeGithubComChattermChatWire26(out *jwriter.Writer, in Conversation) {
 	out.RawByte('{')
 	first := true
 	_ = first
@@ -2499,14 +2638,14 @@ func easyjsonC1cedd36EncodeGithubComChattermChatWire25(out *jwriter.Writer, in C
 
 // MarshalEasyJSON supports easyjson.Marshaler interface
 func (v Conversation) MarshalEasyJSON(w *jwriter.Writer) {
-	easyjsonC1cedd36EncodeGithubComChattermChatWire25(w, v)
+	easyjsonC1cedd36EncodeGithubComChattermChatWire26(w, v)
 }
 
 // UnmarshalEasyJSON supports easyjson.Unmarshaler interface
 func (v *Conversation) UnmarshalEasyJSON(l *jlexer.Lexer) {
-	easyjsonC1cedd36DecodeGithubComChattermChatWire25(l, v)
+	easyjsonC1cedd36DecodeGithubComChattermChatWire26(l, v)
 }
-func easyjsonC1cedd36DecodeGithubComChattermChatWire26(in *jlexer.Lexer, out *AuthResponse) {
+func easyjsonC1cedd36DecodeGithubComChattermChatWire27(in *jlexer.Lexer, out *AuthResponse) {
 	isTopLevel := in.IsStart()
 	if in.IsNull() {
 		if isTopLevel {
@@ -2556,7 +2695,7 @@ func easyjsonC1cedd36DecodeGithubComChattermChatWire26(in *jlexer.Lexer, out *Au
 		in.Consumed()
 	}
 }
-func easyjsonC1cedd36EncodeGithubComChattermChatWire26(out *jwriter.Writer, in AuthResponse) {
+func easyjsonC1cedd36EncodeGithubComChattermChatWire27(out *jwriter.Writer, in AuthResponse) {
 	out.RawByte('{')
 	first := true
 	_ = first
@@ -2585,14 +2724,14 @@ func easyjsonC1cedd36EncodeGithubComChattermChatWire26(out *jwriter.Writer, in A
 
 // MarshalEasyJSON supports easyjson.Marshaler interface
 func (v AuthResponse) MarshalEasyJSON(w *jwriter.Writer) {
-	easyjsonC1cedd36EncodeGithubComChattermChatWire26(w, v)
+	easyjsonC1cedd36EncodeGithubComChattermChatWire27(w, v)
 }
 
 // UnmarshalEasyJSON supports easyjson.Unmarshaler interface
 func (v *AuthResponse) UnmarshalEasyJSON(l *jlexer.Lexer) {
-	easyjsonC1cedd36DecodeGithubComChattermChatWire26(l, v)
+	easyjsonC1cedd36DecodeGithubComChattermChatWire27(l, v)
 }
-func easyjsonC1cedd36DecodeGithubComChattermChatWire27(in *jlexer.Lexer, out *AttachmentInfo) {
+func easyjsonC1cedd36DecodeGithubComChattermChatWire28(in *jlexer.Lexer, out *AttachmentInfo) {
 	isTopLevel := in.IsStart()
 	if in.IsNull() {
 		if isTopLevel {
@@ -2634,7 +2773,7 @@ func easyjsonC1cedd36DecodeGithubComChattermChatWire27(in *jlexer.Lexer, out *At
 		in.Consumed()
 	}
 }
-func easyjsonC1cedd36EncodeGithubComChattermChatWire27(out *jwriter.Writer, in AttachmentInfo) {
+func easyjsonC1cedd36EncodeGithubComChattermChatWire28(out *jwriter.Writer, in AttachmentInfo) {
 	out.RawByte('{')
 	first := true
 	_ = first
@@ -2669,14 +2808,14 @@ func easyjsonC1cedd36EncodeGithubComChattermChatWire27(out *jwriter.Writer, in A
 
 // MarshalEasyJSON supports easyjson.Marshaler interface
 func (v AttachmentInfo) MarshalEasyJSON(w *jwriter.Writer) {
-	easyjsonC1cedd36EncodeGithubComChattermChatWire27(w, v)
+	easyjsonC1cedd36EncodeGithubComChattermChatWire28(w, v)
 }
 
 // UnmarshalEasyJSON supports easyjson.Unmarshaler interface
 func (v *AttachmentInfo) UnmarshalEasyJSON(l *jlexer.Lexer) {
-	easyjsonC1cedd36DecodeGithubComChattermChatWire27(l, v)
+	easyjsonC1cedd36DecodeGithubComChattermChatWire28(l, v)
 }
-func easyjsonC1cedd36DecodeGithubComChattermChatWire28(in *jlexer.Lexer, out *AdminUsersResponse) {
+func easyjsonC1cedd36DecodeGithubComChattermChatWire29(in *jlexer.Lexer, out *AdminUsersResponse) {
 	isTopLevel := in.IsStart()
 	if in.IsNull() {
 		if isTopLevel {
@@ -2727,7 +2866,7 @@ func easyjsonC1cedd36DecodeGithubComChattermChatWire28(in *jlexer.Lexer, out *Ad
 		in.Consumed()
 	}
 }
-func easyjsonC1cedd36EncodeGithubComChattermChatWire28(out *jwriter.Writer, in AdminUsersResponse) {
+func easyjsonC1cedd36EncodeGithubComChattermChatWire29(out *jwriter.Writer, in AdminUsersResponse) {
 	out.RawByte('{')
 	first := true
 	_ = first
@@ -2752,14 +2891,14 @@ func easyjsonC1cedd36EncodeGithubComChattermChatWire28(out *jwriter.Writer, in A
 
 // MarshalEasyJSON supports easyjson.Marshaler interface
 func (v AdminUsersResponse) MarshalEasyJSON(w *jwriter.Writer) {
-	easyjsonC1cedd36EncodeGithubComChattermChatWire28(w, v)
+	easyjsonC1cedd36EncodeGithubComChattermChatWire29(w, v)
 }
 
 // UnmarshalEasyJSON supports easyjson.Unmarshaler interface
 func (v *AdminUsersResponse) UnmarshalEasyJSON(l *jlexer.Lexer) {
-	easyjsonC1cedd36DecodeGithubComChattermChatWire28(l, v)
+	easyjsonC1cedd36DecodeGithubComChattermChatWire29(l, v)
 }
-func easyjsonC1cedd36DecodeGithubComChattermChatWire29(in *jlexer.Lexer, out *AdminUserChange) {
+func easyjsonC1cedd36DecodeGithubComChattermChatWire30(in *jlexer.Lexer, out *AdminUserChange) {
 	isTopLevel := in.IsStart()
 	if in.IsNull() {
 		if isTopLevel {
@@ -2811,7 +2950,7 @@ func easyjsonC1cedd36DecodeGithubComChattermChatWire29(in *jlexer.Lexer, out *Ad
 		in.Consumed()
 	}
 }
-func easyjsonC1cedd36EncodeGithubComChattermChatWire29(out *jwriter.Writer, in AdminUserChange) {
+func easyjsonC1cedd36EncodeGithubComChattermChatWire30(out *jwriter.Writer, in AdminUserChange) {
 	out.RawByte('{')
 	first := true
 	_ = first
@@ -2836,14 +2975,14 @@ func easyjsonC1cedd36EncodeGithubComChattermChatWire29(out *jwriter.Writer, in A
 
 // MarshalEasyJSON supports easyjson.Marshaler interface
 func (v AdminUserChange) MarshalEasyJSON(w *jwriter.Writer) {
-	easyjsonC1cedd36EncodeGithubComChattermChatWire29(w, v)
+	easyjsonC1cedd36EncodeGithubComChattermChatWire30(w, v)
 }
 
 // UnmarshalEasyJSON supports easyjson.Unmarshaler interface
 func (v *AdminUserChange) UnmarshalEasyJSON(l *jlexer.Lexer) {
-	easyjsonC1cedd36DecodeGithubComChattermChatWire29(l, v)
+	easyjsonC1cedd36DecodeGithubComChattermChatWire30(l, v)
 }
-func easyjsonC1cedd36DecodeGithubComChattermChatWire30(in *jlexer.Lexer, out *AdminUser) {
+func easyjsonC1cedd36DecodeGithubComChattermChatWire31(in *jlexer.Lexer, out *AdminUser) {
 	isTopLevel := in.IsStart()
 	if in.IsNull() {
 		if isTopLevel {
@@ -2905,7 +3044,7 @@ func easyjsonC1cedd36DecodeGithubComChattermChatWire30(in *jlexer.Lexer, out *Ad
 		in.Consumed()
 	}
 }
-func easyjsonC1cedd36EncodeGithubComChattermChatWire30(out *jwriter.Writer, in AdminUser) {
+func easyjsonC1cedd36EncodeGithubComChattermChatWire31(out *jwriter.Writer, in AdminUser) {
 	out.RawByte('{')
 	first := true
 	_ = first
@@ -2944,10 +3083,10 @@ func easyjsonC1cedd36EncodeGithubComChattermChatWire30(out *jwriter.Writer, in A
 
 // MarshalEasyJSON supports easyjson.Marshaler interface
 func (v AdminUser) MarshalEasyJSON(w *jwriter.Writer) {
-	easyjsonC1cedd36EncodeGithubComChattermChatWire30(w, v)
+	easyjsonC1cedd36EncodeGithubComChattermChatWire31(w, v)
 }
 
 // UnmarshalEasyJSON supports easyjson.Unmarshaler interface
 func (v *AdminUser) UnmarshalEasyJSON(l *jlexer.Lexer) {
-	easyjsonC1cedd36DecodeGithubComChattermChatWire30(l, v)
+	easyjsonC1cedd36DecodeGithubComChattermChatWire31(l, v)
 }

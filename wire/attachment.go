@@ -2,6 +2,7 @@ package wire
 
 import (
 	"fmt"
+	"github.com/chatterm/chat/internal/termtext"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -19,6 +20,12 @@ func (a AttachmentInfo) Validate() error {
 	if len(a.Name) > MaxAttachmentName || !utf8.ValidString(a.Name) || strings.ContainsAny(a.Name, `/\`) ||
 		strings.IndexFunc(a.Name, unicode.IsControl) >= 0 {
 		return Errorf(CodeInvalid, "attachment_info.name must be a file's base name (at most %d bytes, no slashes or control characters)", MaxAttachmentName)
+	}
+	// A name is saved to disk by the receivers: it must read as what it is
+	// (no bidi or zero-width characters) and be safe as a file name (no
+	// leading dot or dash). Clients send termtext.FileName of the base name.
+	if clean := termtext.FileName(a.Name); a.Name != "" && clean != a.Name {
+		return Errorf(CodeInvalid, "attachment_info.name %q must be a plain file name, without bidi or zero-width characters, separators or a leading dot or dash: %q would do", truncate(a.Name, 80), clean)
 	}
 	if len(a.Type) > MaxAttachmentType || strings.IndexFunc(a.Type, func(r rune) bool { return r <= ' ' || r > '~' }) >= 0 ||
 		a.Type != "" && !strings.Contains(a.Type, "/") {

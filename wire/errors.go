@@ -29,6 +29,17 @@ const (
 	// answering with the other member's message would report as stored a
 	// send that never was.
 	CodeMessageIDTaken Code = "message_id_taken"
+
+	// CodeQuota: the user's media storage quota is used up (HTTP 413); GET
+	// /v1/media/usage shows it.
+	CodeQuota Code = "quota_exceeded"
+
+	// CodeBlank: a name, status, text or reaction that would show as
+	// nothing (HTTP 400).
+	CodeBlank Code = "blank_text"
+	// CodeConfusable: a display name or user id that reads like another
+	// user's (HTTP 409).
+	CodeConfusable Code = "confusable_name"
 )
 
 // codeInfo is the one table mapping codes to HTTP statuses.
@@ -46,6 +57,9 @@ var codeInfo = map[Code]int{
 	CodeInternal:     http.StatusInternalServerError,
 
 	CodeMessageIDTaken: http.StatusConflict,
+	CodeQuota:          http.StatusRequestEntityTooLarge,
+	CodeBlank:          http.StatusBadRequest,
+	CodeConfusable:     http.StatusConflict,
 }
 
 // HTTPStatus returns the HTTP status for a code; unknown codes are 500.

@@ -1,6 +1,8 @@
 package wire
 
 import (
+	"github.com/chatterm/chat/internal/termtext"
+	"github.com/rivo/uniseg"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -53,6 +55,9 @@ func (r SendRequest) Validate() error {
 		if r.Content == "" && r.Attachment == "" {
 			return Errorf(CodeInvalid, "send: content is empty")
 		}
+		if err := ValidateNotBlank("content", r.Content); err != nil {
+			return err
+		}
 		if r.TargetSeq != 0 {
 			return Errorf(CodeInvalid, "send: target_seq is for events (kind); a reply quotes with reply_to")
 		}
@@ -68,8 +73,11 @@ func (r SendRequest) Validate() error {
 	case KindReaction:
 		return ValidateReaction(r.Content)
 	case KindEdit:
-		if strings.TrimSpace(r.Content) == "" {
+		if r.Content == "" {
 			return Errorf(CodeInvalid, "send: an edit needs the new content; to remove a message, delete it")
+		}
+		if err := ValidateNotBlank("content", r.Content); err != nil {
+			return err
 		}
 	case KindDelete:
 		if r.Content != "" {
@@ -81,14 +89,29 @@ func (r SendRequest) Validate() error {
 	return nil
 }
 
-// ValidateReaction checks a reaction: one short symbol (an emoji and its
-// modifiers), no spaces or control characters; "" takes a reaction away.
+// ValidateReaction checks a reaction: one emoji, that is one grapheme
+// cluster (an emoji with its modifiers, joiners and variation selectors is
+// one) whose first character is a symbol (Unicode's So, as emoji are, the
+// blank Braille pattern excepted), a regional indicator pair (a flag) or a
+// keycap (0-9, # or * with U+20E3); "" takes a reaction away. Letters ("hi"),
+// spaces and zero-width strings are refused.
 func ValidateReaction(s string) error {
 	if s == "" {
 		return nil
 	}
 	if len(s) > MaxReactionBytes || !utf8.ValidString(s) {
 		return Errorf(CodeInvalid, "a reaction is one emoji (at most %d bytes)", MaxReactionBytes)
+	}
+	if termtext.Blank(s) {
+		return Errorf(CodeBlank, "a reaction is one emoji; this one shows as blank")
+	}
+	if uniseg.GraphemeClusterCount(s) != 1 {
+		return Errorf(CodeInvalid, "a reaction is one emoji, not %q", truncate(s, 32))
+	}
+	first, _ := utf8.DecodeRuneInString(s)
+	keycap := strings.ContainsRune("0123456789#*", first) && strings.HasSuffix(s, "\u20e3")
+	if !keycap && (!unicode.Is(unicode.So, first) || first == '\u2800') {
+		return Errorf(CodeInvalid, "a reaction is one emoji, not %q", truncate(s, 32))
 	}
 	for _, r := range s {
 		if unicode.IsSpace(r) || unicode.IsControl(r) {

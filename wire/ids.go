@@ -2,6 +2,7 @@ package wire
 
 import (
 	"crypto/rand"
+	"github.com/chatterm/chat/internal/termtext"
 	"strconv"
 	"strings"
 	"time"
@@ -188,6 +189,16 @@ func ValidateName(field, v string, maxLen int) error {
 		case unicode.Is(unicode.Cf, r):
 			return Errorf(CodeInvalid, "%s must not hold invisible formatting characters such as bidi controls (found %U)", field, r)
 		}
+	}
+	return ValidateNotBlank(field, v)
+}
+
+// ValidateNotBlank refuses text that is not empty but shows nothing: only
+// spaces, fillers such as U+3164, zero-width characters or combining marks
+// (termtext.Blank). Empty text is for the caller to allow or not.
+func ValidateNotBlank(field, v string) error {
+	if v != "" && termtext.Blank(v) {
+		return Errorf(CodeBlank, "%s shows as blank: it needs a visible character, not only spaces, fillers such as U+3164 or zero-width characters", field)
 	}
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net"
 	"strconv"
 	"strings"
@@ -79,6 +80,16 @@ func (m *Main) ParseFlags(args []string, getenv func(string) string) error {
 			return nil
 		}
 	}
+	byteSize := func(p *int64) func(string) error {
+		return func(v string) error {
+			n, err := parseBytes(v)
+			if err != nil {
+				return err
+			}
+			*p = n
+			return nil
+		}
+	}
 	list := func(p *[]string) func(string) error {
 		return func(v string) error {
 			*p = nil
@@ -116,6 +127,10 @@ func (m *Main) ParseFlags(args []string, getenv func(string) string) error {
 		{"body-timeout", "CHATSERVER_BODY_TIMEOUT", "time to read one HTTP request, headers and body (not WebSockets, nor media uploads to the embedded blob store, which get 4m)", duration(&c.BodyTimeout), "30s"},
 		{"metrics-addr", "CHATSERVER_METRICS_ADDR", "serve /metrics without a token on a listener of its own at this address, e.g. 127.0.0.1:9090 (empty: none)", str(&c.MetricsAddr), ""},
 		{"metrics-token", "CHATSERVER_METRICS_TOKEN", "serve /metrics on the API address to requests with Authorization: Bearer <token> (empty: not served there; prefer the environment variable)", str(&c.MetricsToken), ""},
+		{"media-quota", "CHATSERVER_MEDIA_QUOTA", "media one user may store, sent or not yet (bytes, or with KiB, MiB, GiB; -1: no quota)", byteSize(&c.MediaQuota), "1GiB"},
+		{"media-rate", "CHATSERVER_MEDIA_RATE", "media one user may upload per second, after a burst of two largest files (bytes, or with KiB, MiB, GiB; -1: no limit)", byteSize(&c.MediaRate), "2MiB"},
+		{"max-media-bytes", "CHATSERVER_MAX_MEDIA_BYTES", "largest upload (bytes, or with KiB, MiB, GiB)", byteSize(&c.MaxMediaBytes), "32MiB"},
+		{"media-unsent-ttl", "CHATSERVER_MEDIA_UNSENT_TTL", "an upload no message carries this long after it was requested is deleted, and stops counting against the quota (at least 16m)", duration(&c.MediaUnsentTTL), "24h"},
 		{"redeliver-after", "CHATSERVER_REDELIVER_AFTER", "delivery worker: a message still unacked by a connected recipient this long after it was stored is sent again; one for a recipient with no connection anywhere is pushed after a second check", duration(&c.RedeliverAfter), "3s"},
 		{"no-sync", "CHATSERVER_NO_SYNC", "embedded: do not fsync every commit (faster; a power loss may lose acknowledged messages)", boolean(&c.NoSync), "false"},
 		{"archive-after", "CHATSERVER_ARCHIVE_AFTER", "move messages older than this to blob storage (cold tier; e.g. 720h; -1s keeps all hot)", duration(&c.ArchiveAfter), "720h"},
@@ -303,4 +318,24 @@ func checkListenAddr(addr string) error {
 		return fmt.Errorf("port %q is neither a number nor a known service", port)
 	}
 	return nil
+}
+
+// parseBytes reads a size: a number of bytes, or one with a KiB, MiB or GiB
+// suffix ("32MiB"); -1 means off.
+func parseBytes(v string) (int64, error) {
+	num, mult := v, int64(1)
+	for _, u := range []struct {
+		suffix string
+		mult   int64
+	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}} {
+		if s, ok := strings.CutSuffix(v, u.suffix); ok {
+			num, mult = s, u.mult
+			break
+		}
+	}
+	n, err := strconv.ParseInt(strings.TrimSpace(num), 10, 64)
+	if err != nil || n < -1 || n == -1 && mult != 1 || n > math.MaxInt64/mult {
+		return 0, fmt.Errorf("not a size like 1GiB, 512KiB or 1048576 (or -1): %q", v)
+	}
+	return n * mult, nil
 }

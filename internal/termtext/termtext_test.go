@@ -29,12 +29,73 @@ func TestClean(t *testing.T) {
 		{"CRLF", "a\r\nb", "a\nb", true},
 		{"CRLF one line", "a\r\nb", "a b", false},
 		{"DEL and NUL", "a\x7f\x00b", "ab", false},
+		{"accents kept", "Việt ễ", "Việt ễ", false},
+		{"zalgo capped", "z" + strings.Repeat("\u0301", 6000) + "a", "z" + strings.Repeat("\u0301", MaxMarks) + "a", false},
+		{"zalgo through joiners", "z" + strings.Repeat("\u0301\u200d", 10), "z" + strings.Repeat("\u0301\u200d", MaxMarks) + strings.Repeat("\u200d", 10-MaxMarks), false},
+		{"zalgo through dropped", "z" + strings.Repeat("\u0301\u202e", 10), "z" + strings.Repeat("\u0301", MaxMarks), false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := Clean(tc.in, tc.multiline); got != tc.out {
 				t.Errorf("Clean(%q) = %q, want %q", tc.in, got, tc.out)
 			}
 		})
+	}
+}
+
+func TestBlank(t *testing.T) {
+	for _, s := range []string{"", " ", "\u3164", "\u3164\u3164", "\u115f\u1160", "\uffa0", "\u200b", "\u200d\u200c", "\u2800", "\u3000\u00a0", "\u0301\u0302", "\ufe0f", "\u202e \u2066"} {
+		if !Blank(s) {
+			t.Errorf("Blank(%q) = false", s)
+		}
+	}
+	for _, s := range []string{"a", "\u3164a", "👍", "世", ".", "\u05d0", "👩‍💻"} {
+		if Blank(s) {
+			t.Errorf("Blank(%q) = true", s)
+		}
+	}
+}
+
+func TestFileName(t *testing.T) {
+	for _, tc := range []struct{ in, out string }{
+		{"report.pdf", "report.pdf"},
+		{"invoice\u202efdp.sh", "invoicefdp.sh"},
+		{"a\u200bb\u200d.txt", "ab.txt"},
+		{"../../etc/passwd", "_.._etc_passwd"},
+		{`..\..\win.ini`, `_.._win.ini`},
+		{".bashrc", "bashrc"},
+		{"-rf", "rf"},
+		{" - .x", "x"},
+		{"name. ", "name"},
+		{"C:evil", "C_evil"},
+		{"\u3164", "attachment"},
+		{"...", "attachment"},
+		{"", "attachment"},
+		{"e" + strings.Repeat("\u0301", 50) + ".txt", "e" + strings.Repeat("\u0301", MaxMarks) + ".txt"},
+		{"photo\x1b[2J.png", "photo[2J.png"},
+	} {
+		if got := FileName(tc.in); got != tc.out {
+			t.Errorf("FileName(%q) = %q, want %q", tc.in, got, tc.out)
+		}
+	}
+	if got := FileName(strings.Repeat("é", 200)); len(got) > 255 || !utf8.ValidString(got) {
+		t.Errorf("a long name: %d bytes, valid %v", len(got), utf8.ValidString(got))
+	}
+}
+
+func TestNameKey(t *testing.T) {
+	key := NameKey("alice")
+	for _, s := range []string{"Alice", "alice ", " ALICE", "\u0430lice", "al\u0456ce"} {
+		if NameKey(s) != key {
+			t.Errorf("NameKey(%q) = %q, want alice's %q", s, NameKey(s), key)
+		}
+	}
+	for _, s := range []string{"alicia", "bob", "al ice"} {
+		if NameKey(s) == key {
+			t.Errorf("NameKey(%q) is alice's", s)
+		}
+	}
+	if NameKey("Ann  Lee") != NameKey("ann lee") {
+		t.Error("runs of spaces make another key")
 	}
 }
 
@@ -75,6 +136,49 @@ func FuzzClean(f *testing.F) {
 		}
 		if Clean(out, multiline) != out {
 			t.Fatalf("Clean is not idempotent on %q", s)
+		}
+		if n := longestMarks(out); n > MaxMarks {
+			t.Fatalf("Clean(%q) = %q keeps %d combining marks in a row", s, out, n)
+		}
+	})
+}
+
+// longestMarks is the longest run of combining marks in s, the joiners
+// (which are no base) not ending a run.
+func longestMarks(s string) int {
+	longest, n := 0, 0
+	for _, r := range s {
+		switch {
+		case isMark(r):
+			n++
+			longest = max(longest, n)
+		case r != '\u200c' && r != '\u200d':
+			n = 0
+		}
+	}
+	return longest
+}
+
+func FuzzFileName(f *testing.F) {
+	for _, s := range []string{"a.txt", "invoice\u202efdp.sh", "../x", ".env", "-x", "\u3164", "z\u0301\u0301\u0301\u0301\u0301\u0301"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		out := FileName(s)
+		if out == "" || len(out) > 255 || !utf8.ValidString(out) || strings.ContainsAny(out, "/\\:") ||
+			strings.HasPrefix(out, ".") || strings.HasPrefix(out, "-") || Blank(out) {
+			t.Fatalf("FileName(%q) = %q", s, out)
+		}
+		for _, r := range out {
+			if dropped(r) || r == '\u200c' || r == '\u200d' {
+				t.Fatalf("FileName(%q) = %q keeps %U", s, out, r)
+			}
+		}
+		if longestMarks(out) > MaxMarks {
+			t.Fatalf("FileName(%q) = %q keeps a run of marks", s, out)
+		}
+		if FileName(out) != out {
+			t.Fatalf("FileName is not idempotent on %q: %q then %q", s, out, FileName(out))
 		}
 	})
 }

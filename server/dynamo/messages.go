@@ -909,37 +909,3 @@ func (s *Store) ListPending(ctx context.Context, userID string) ([]server.Pendin
 	})
 	return out, err
 }
-
-// LinkMedia is one PutItem (1 WCU); a repeat overwrites the same item.
-func (s *Store) LinkMedia(ctx context.Context, mediaID, convID string) error {
-	return s.do(ctx, "link media", func(ctx context.Context) error {
-		_, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(s.t.media),
-			Item: item{"media_id": sv(mediaID), "conversation_id": sv(convID)}})
-		return err
-	})
-}
-
-// MediaConversations is one Query on the media_id key.
-func (s *Store) MediaConversations(ctx context.Context, mediaID string) ([]string, error) {
-	var out []string
-	err := s.do(ctx, "media conversations", func(ctx context.Context) error {
-		out = out[:0]
-		q := &dynamodb.QueryInput{TableName: aws.String(s.t.media), ConsistentRead: aws.Bool(true),
-			KeyConditionExpression:    aws.String("media_id = :m"),
-			ExpressionAttributeValues: item{":m": sv(mediaID)}}
-		for {
-			page, err := s.db.Query(ctx, q)
-			if err != nil {
-				return err
-			}
-			for _, it := range page.Items {
-				out = append(out, getS(it, "conversation_id"))
-			}
-			if page.LastEvaluatedKey == nil {
-				return nil
-			}
-			q.ExclusiveStartKey = page.LastEvaluatedKey
-		}
-	})
-	return out, err
-}

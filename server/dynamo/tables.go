@@ -25,6 +25,9 @@ const (
 	// storeKey is the users-table item holding the store's identity and
 	// the schema version that last wrote it (identity.go).
 	storeKey = "#store"
+	// unsentIndex is the uploads table's sparse GSI of the uploads no message
+	// carries yet: (unsent_shard, created_at), only on items with unsent_shard.
+	unsentIndex = "unsent"
 )
 
 // isMarker says whether a users-table key is one of the marker items rather
@@ -32,7 +35,7 @@ const (
 func isMarker(id string) bool { return strings.HasPrefix(id, "#") }
 
 type tables struct {
-	users, tokens, invites, conversations, participants, messages, messageIDs, status, pending, media string
+	users, tokens, invites, conversations, participants, messages, messageIDs, status, pending, media, uploads string
 }
 
 func newTables(prefix string) tables {
@@ -47,15 +50,17 @@ func newTables(prefix string) tables {
 		status:        prefix + "message_status",
 		pending:       prefix + "pending_deliveries",
 		media:         prefix + "media_links",
+		uploads:       prefix + "media_uploads",
 	}
 }
 
 type tableDef struct {
-	name     string
-	pk, sk   string
-	skType   types.ScalarAttributeType
-	ttl      bool
-	extraGSI bool // participants' by_user_activity
+	name      string
+	pk, sk    string
+	skType    types.ScalarAttributeType
+	ttl       bool
+	extraGSI  bool // participants' by_user_activity
+	unsentGSI bool // media_uploads' unsent
 }
 
 func (s *Store) tableDefs() []tableDef {
@@ -71,6 +76,7 @@ func (s *Store) tableDefs() []tableDef {
 		{name: t.status, pk: "user_id", sk: "conversation_id", skType: types.ScalarAttributeTypeS},
 		{name: t.pending, pk: "receiver_id", sk: "conversation_id", skType: types.ScalarAttributeTypeS},
 		{name: t.media, pk: "media_id", sk: "conversation_id", skType: types.ScalarAttributeTypeS},
+		{name: t.uploads, pk: "media_id", unsentGSI: true},
 	}
 }
 
@@ -120,6 +126,20 @@ func (s *Store) createTable(ctx context.Context, d tableDef) error {
 			// The inbox reads the conversations and statuses by key afterwards:
 			// keys are all the index needs, and keep its writes small.
 			Projection: &types.Projection{ProjectionType: types.ProjectionTypeKeysOnly},
+		}}
+	}
+	if d.unsentGSI {
+		in.AttributeDefinitions = append(in.AttributeDefinitions,
+			types.AttributeDefinition{AttributeName: aws.String("unsent_shard"), AttributeType: types.ScalarAttributeTypeS},
+			types.AttributeDefinition{AttributeName: aws.String("created_at"), AttributeType: types.ScalarAttributeTypeN})
+		in.GlobalSecondaryIndexes = []types.GlobalSecondaryIndex{{
+			IndexName: aws.String(unsentIndex),
+			KeySchema: []types.KeySchemaElement{
+				{AttributeName: aws.String("unsent_shard"), KeyType: types.KeyTypeHash},
+				{AttributeName: aws.String("created_at"), KeyType: types.KeyTypeRange},
+			},
+			// The sweep needs the owner and size to give the bytes back.
+			Projection: &types.Projection{ProjectionType: types.ProjectionTypeAll},
 		}}
 	}
 	_, err := s.db.CreateTable(ctx, in)

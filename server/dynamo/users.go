@@ -45,6 +45,20 @@ func (s *Store) CreateUser(ctx context.Context, u server.User, claim server.Clai
 			ConditionExpression: aws.String("attribute_not_exists(user_id)"),
 		}})
 	}
+	// Each name key is an item of the users table ("#key#" + key, user ids
+	// cannot contain '#') owned by one account: the check against every
+	// other account is this condition, not a scan.
+	keysAt := len(items)
+	for _, k := range u.NameKeys {
+		items = append(items, types.TransactWriteItem{Put: &types.Put{
+			TableName:           aws.String(s.t.users),
+			Item:                item{"user_id": sv(nameKeyItem(k)), "owner": sv(u.ID)},
+			ConditionExpression: aws.String("attribute_not_exists(user_id)"),
+		}})
+	}
+	if len(u.NameKeys) > 0 {
+		userItem["name_keys"] = &types.AttributeValueMemberSS{Value: u.NameKeys}
+	}
 	if claim.InviteHash != "" {
 		inviteAt = len(items)
 		items = append(items, types.TransactWriteItem{Delete: &types.Delete{
@@ -70,6 +84,11 @@ func (s *Store) CreateUser(ctx context.Context, u server.User, claim server.Clai
 			return server.ErrBadInvite
 		case failed(0):
 			return server.ErrExists
+		}
+		for i := range u.NameKeys {
+			if failed(keysAt + i) {
+				return server.ErrConfusable
+			}
 		}
 		return err
 	})
@@ -131,6 +150,123 @@ func userFrom(it item) server.User {
 }
 
 // UpdateProfile is one conditional UpdateItem returning the new item.
+func nameKeyItem(key string) string { return "#key#" + key }
+
+// ClaimNameKeys is a conditional PutItem per key, and an UpdateItem adding
+// the claimed ones to the user's name_keys.
+func (s *Store) ClaimNameKeys(ctx context.Context, userID string, keys []string) error {
+	var claimed []string
+	confusable := false
+	err := s.do(ctx, "claim name keys", func(ctx context.Context) error {
+		claimed, confusable = claimed[:0], false
+		for _, k := range keys {
+			_, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(s.t.users),
+				Item:                      item{"user_id": sv(nameKeyItem(k)), "owner": sv(userID)},
+				ConditionExpression:       aws.String("attribute_not_exists(user_id) OR #o = :me"),
+				ExpressionAttributeNames:  map[string]string{"#o": "owner"},
+				ExpressionAttributeValues: item{":me": sv(userID)}})
+			if isCondFailed(err) {
+				confusable = true
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			claimed = append(claimed, k)
+		}
+		if len(claimed) == 0 {
+			return nil
+		}
+		_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: aws.String(s.t.users), Key: item{"user_id": sv(userID)},
+			UpdateExpression:          aws.String("ADD name_keys :k"),
+			ConditionExpression:       aws.String("attribute_exists(user_id)"),
+			ExpressionAttributeValues: item{":k": &types.AttributeValueMemberSS{Value: claimed}}})
+		if isCondFailed(err) {
+			return server.ErrNotFound
+		}
+		return err
+	})
+	if err == nil && confusable {
+		return server.ErrConfusable
+	}
+	return err
+}
+
+// updateNameKeys is UpdateProfile with new name keys: a read of the keys
+// held, then one transaction of the update (on the condition that they are
+// still those), a conditional put of each new key and a delete of each
+// dropped one.
+func (s *Store) updateNameKeys(ctx context.Context, id string, ch server.ProfileChange, sets []string, vals item, names map[string]string) (server.User, error) {
+	err := s.do(ctx, "update profile", func(ctx context.Context) error {
+		out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(s.t.users), Key: item{"user_id": sv(id)}, ConsistentRead: aws.Bool(true)})
+		if err != nil {
+			return err
+		}
+		if out.Item == nil || isMarker(id) {
+			return server.ErrNotFound
+		}
+		var old []string
+		if v, ok := out.Item["name_keys"].(*types.AttributeValueMemberSS); ok {
+			old = v.Value
+		}
+		upd := &types.Update{TableName: aws.String(s.t.users), Key: item{"user_id": sv(id)},
+			ExpressionAttributeNames: names, ExpressionAttributeValues: vals}
+		vals[":nk"] = &types.AttributeValueMemberSS{Value: ch.NameKeys}
+		expr := "SET " + strings.Join(append(slices.Clone(sets), "name_keys = :nk"), ", ")
+		if len(ch.NameKeys) == 0 {
+			delete(vals, ":nk")
+			expr = "SET " + strings.Join(sets, ", ") + " REMOVE name_keys"
+		}
+		upd.UpdateExpression = aws.String(expr)
+		if len(old) == 0 {
+			upd.ConditionExpression = aws.String("attribute_exists(user_id) AND attribute_not_exists(name_keys)")
+		} else {
+			vals[":old"] = &types.AttributeValueMemberSS{Value: old}
+			upd.ConditionExpression = aws.String("attribute_exists(user_id) AND name_keys = :old")
+		}
+		items := []types.TransactWriteItem{{Update: upd}}
+		keysAt := len(items)
+		var added []string
+		for _, k := range ch.NameKeys {
+			if !slices.Contains(old, k) {
+				added = append(added, k)
+				items = append(items, types.TransactWriteItem{Put: &types.Put{TableName: aws.String(s.t.users),
+					Item:                      item{"user_id": sv(nameKeyItem(k)), "owner": sv(id)},
+					ConditionExpression:       aws.String("attribute_not_exists(user_id) OR #o = :me"),
+					ExpressionAttributeNames:  map[string]string{"#o": "owner"},
+					ExpressionAttributeValues: item{":me": sv(id)}}})
+			}
+		}
+		for _, k := range old {
+			if !slices.Contains(ch.NameKeys, k) {
+				items = append(items, types.TransactWriteItem{Delete: &types.Delete{TableName: aws.String(s.t.users),
+					Key:                       item{"user_id": sv(nameKeyItem(k))},
+					ConditionExpression:       aws.String("attribute_not_exists(user_id) OR #o = :me"),
+					ExpressionAttributeNames:  map[string]string{"#o": "owner"},
+					ExpressionAttributeValues: item{":me": sv(id)}}})
+			}
+		}
+		_, err = s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: items})
+		reasons := cancelReasons(err)
+		if reasons == nil {
+			return err
+		}
+		for i := range added {
+			if reasons[min(keysAt+i, len(reasons)-1)] == "ConditionalCheckFailed" {
+				return server.ErrConfusable
+			}
+		}
+		if reasons[0] == "ConditionalCheckFailed" {
+			return server.ErrRaced // renamed meanwhile: the caller may try again
+		}
+		return err
+	})
+	if err != nil {
+		return server.User{}, err
+	}
+	return s.GetUser(ctx, id)
+}
+
 func (s *Store) UpdateProfile(ctx context.Context, id string, ch server.ProfileChange) (server.User, error) {
 	if ch.Empty() {
 		return s.GetUser(ctx, id)
@@ -166,6 +302,9 @@ func (s *Store) UpdateProfile(ctx context.Context, id string, ch server.ProfileC
 	}
 	if ch.ResetExpires != nil {
 		set("reset_expires", tv(*ch.ResetExpires))
+	}
+	if ch.NameKeys != nil {
+		return s.updateNameKeys(ctx, id, ch, sets, vals, names)
 	}
 	var u server.User
 	err := s.do(ctx, "update profile", func(ctx context.Context) error {
@@ -216,8 +355,15 @@ func (s *Store) scanAll(ctx context.Context, op, table string, fn func(item)) er
 func (s *Store) ListUsers(ctx context.Context) ([]server.User, error) {
 	var out []server.User
 	err := s.scanAll(ctx, "list users", s.t.users, func(it item) {
-		if !isMarker(getS(it, "user_id")) {
-			out = append(out, userFrom(it))
+		if !isMarker(getS(it, "user_id")) { // not a marker or a name key
+			u := userFrom(it)
+			// The keys held: Service.ClaimNameKeys skips the accounts that
+			// hold theirs, so a node's start costs this scan, not a write
+			// per account.
+			if v, ok := it["name_keys"].(*types.AttributeValueMemberSS); ok {
+				u.NameKeys = v.Value
+			}
+			out = append(out, u)
 		}
 	})
 	slices.SortFunc(out, func(a, b server.User) int { return strings.Compare(a.ID, b.ID) })

@@ -17,10 +17,10 @@ func TestMediaByPresignedURL(t *testing.T) {
 	bws := dial(t, bob)
 
 	var up wire.MediaResponse
-	if st := alice.do("POST", "/v1/media", wire.MediaRequest{ContentType: "image/png"}, &up); st != 201 || up.UploadURL == "" {
+	png := []byte("\x89PNG\r\n\x1a\n pretend picture")
+	if st := alice.do("POST", "/v1/media", wire.MediaRequest{ContentType: "image/png", Size: int64(len(png))}, &up); st != 201 || up.UploadURL == "" {
 		t.Fatalf("create media: %d %+v", st, up)
 	}
-	png := []byte("\x89PNG\r\n\x1a\n pretend picture")
 	req, _ := http.NewRequest("PUT", up.UploadURL, bytes.NewReader(png))
 	req.Header.Set("Content-Type", "image/png")
 	resp, err := http.DefaultClient.Do(req)
@@ -64,7 +64,7 @@ func TestMediaByPresignedURL(t *testing.T) {
 	if st := bob.do("POST", "/v1/conversations/"+conv+"/messages", wire.SendRequest{MessageID: "bad", Attachment: "media/bob/../../x"}, &e); st != 400 {
 		t.Fatalf("malformed media id: %d", st)
 	}
-	if st := alice.do("POST", "/v1/media", wire.MediaRequest{ContentType: "not a type"}, &e); st != 400 {
+	if st := alice.do("POST", "/v1/media", wire.MediaRequest{ContentType: "not a type", Size: 1}, &e); st != 400 {
 		t.Fatalf("bad content type: %d", st)
 	}
 }
@@ -74,7 +74,7 @@ func TestAttachmentOverWebSocket(t *testing.T) {
 	alice, bob := register(t, srv, "alice"), register(t, srv, "bob")
 	conv := alice.direct("bob")
 	var up wire.MediaResponse
-	alice.do("POST", "/v1/media", wire.MediaRequest{ContentType: "text/plain"}, &up)
+	alice.do("POST", "/v1/media", wire.MediaRequest{ContentType: "text/plain", Size: 1}, &up)
 	aws, bws := dial(t, alice), dial(t, bob)
 	id := aws.id()
 	aws.write(wire.Frame{Type: wire.TypeSend, ID: id, ConversationID: conv, MessageID: "att", Attachment: up.MediaID})

@@ -205,18 +205,22 @@ func isDirErr(err error) bool {
 	return errors.As(err, &pe) && strings.Contains(pe.Err.Error(), "is a directory")
 }
 
-// PresignPut returns a URL accepting one PUT of key with Content-Type contentType
-// until ttl from now.
-func (s *Store) PresignPut(_ context.Context, key, contentType string, ttl time.Duration) (string, error) {
-	return s.presign("PUT", key, contentType, ttl)
+// PresignPut returns a URL accepting one PUT of exactly size bytes to key with
+// Content-Type contentType until ttl from now.
+func (s *Store) PresignPut(_ context.Context, key, contentType string, size int64, ttl time.Duration) (string, error) {
+	if size < 0 || size > s.maxSize {
+		return "", fmt.Errorf("files: presign %s: size %d not in [0, %d]", key, size, s.maxSize)
+	}
+	return s.presign("PUT", key, contentType, size, ttl)
 }
 
 // PresignGet returns a URL serving key until ttl from now.
 func (s *Store) PresignGet(_ context.Context, key string, ttl time.Duration) (string, error) {
-	return s.presign("GET", key, "", ttl)
+	return s.presign("GET", key, "", -1, ttl)
 }
 
-func (s *Store) presign(method, key, contentType string, ttl time.Duration) (string, error) {
+// presign signs a URL; size < 0 (a GET) leaves it out.
+func (s *Store) presign(method, key, contentType string, size int64, ttl time.Duration) (string, error) {
 	if err := CheckKey(key); err != nil {
 		return "", err
 	}
@@ -224,7 +228,10 @@ func (s *Store) presign(method, key, contentType string, ttl time.Duration) (str
 		return "", fmt.Errorf("files: presign %s: ttl %v must be positive", key, ttl)
 	}
 	exp := s.now().Add(ttl).Unix()
-	q := url.Values{"exp": {strconv.FormatInt(exp, 10)}, "sig": {s.sign(method, key, contentType, exp)}}
+	q := url.Values{"exp": {strconv.FormatInt(exp, 10)}, "sig": {s.sign(method, key, contentType, size, exp)}}
+	if size >= 0 {
+		q.Set("size", strconv.FormatInt(size, 10))
+	}
 	return s.base + escapeKey(key) + "?" + q.Encode(), nil
 }
 
@@ -238,10 +245,14 @@ func escapeKey(key string) string {
 }
 
 // sign is the HMAC of everything the URL grants: the method (a GET URL cannot
-// upload), the key, the content type of a PUT and the expiry.
-func (s *Store) sign(method, key, contentType string, exp int64) string {
+// upload), the key, the content type and size of a PUT and the expiry. A GET
+// (size < 0) is signed as before sizes were, so its URLs stay valid.
+func (s *Store) sign(method, key, contentType string, size, exp int64) string {
 	m := hmac.New(sha256.New, s.secret)
 	fmt.Fprintf(m, "%s\n%s\n%s\n%d", method, key, contentType, exp)
+	if size >= 0 {
+		fmt.Fprintf(m, "\n%d", size)
+	}
 	return hex.EncodeToString(m.Sum(nil))
 }
 
@@ -251,21 +262,28 @@ var (
 	ErrBadSig  = errors.New("files: presigned URL signature does not match")
 )
 
-// Verify checks a presigned request: method and key as requested, exp and sig from
-// the URL's query, contentType the request's Content-Type for a PUT ("" for GET).
-func (s *Store) Verify(method, key, contentType, exp, sig string) error {
+// Verify checks a presigned request: method and key as requested, exp, size
+// and sig from the URL's query, contentType the request's Content-Type for a
+// PUT ("" for GET). It returns the size a PUT URL was signed for (-1 for a GET).
+func (s *Store) Verify(method, key, contentType, exp, size, sig string) (int64, error) {
 	e, err := strconv.ParseInt(exp, 10, 64)
 	if err != nil {
-		return fmt.Errorf("%w: exp %q", ErrBadSig, exp)
+		return 0, fmt.Errorf("%w: exp %q", ErrBadSig, exp)
 	}
 	if method == "HEAD" {
 		method = "GET"
 	}
-	if !hmac.Equal([]byte(sig), []byte(s.sign(method, key, contentType, e))) {
-		return ErrBadSig
+	n := int64(-1)
+	if method == "PUT" {
+		if n, err = strconv.ParseInt(size, 10, 64); err != nil || n < 0 {
+			return 0, fmt.Errorf("%w: size %q", ErrBadSig, size)
+		}
+	}
+	if !hmac.Equal([]byte(sig), []byte(s.sign(method, key, contentType, n, e))) {
+		return 0, ErrBadSig
 	}
 	if s.now().Unix() >= e {
-		return ErrExpired
+		return 0, ErrExpired
 	}
-	return nil
+	return n, nil
 }

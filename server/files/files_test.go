@@ -69,7 +69,7 @@ func TestPresignedRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	getURL, _ := s.PresignGet(ctx, "k", time.Minute)
-	putURL, _ := s.PresignPut(ctx, "k", "text/plain", time.Minute)
+	putURL, _ := s.PresignPut(ctx, "k", "text/plain", 1, time.Minute)
 
 	for _, tc := range []struct {
 		name, method, url, ct string
@@ -82,6 +82,9 @@ func TestPresignedRefused(t *testing.T) {
 		{"ErrOtherContentType", "PUT", putURL, "text/html", []byte("x"), 403},
 		{"ErrNoSig", "GET", strings.Split(getURL, "?")[0], "", nil, 403},
 		{"ErrTooLarge", "PUT", putURL, "text/plain", []byte("more than ten bytes"), 413},
+		{"ErrLongerThanSigned", "PUT", putURL, "text/plain", []byte("xy"), 413},
+		{"ErrShorterThanSigned", "PUT", putURL, "text/plain", nil, 400},
+		{"ErrOtherSize", "PUT", strings.Replace(putURL, "size=1", "size=5", 1), "text/plain", []byte("xxxxx"), 403},
 		{"ErrTraversal", "GET", strings.Replace(getURL, "/k?", "/a/..%2f..%2fsecret?", 1), "", nil, 400},
 		{"ErrMethod", "DELETE", getURL, "", nil, 403},
 	} {
@@ -146,7 +149,7 @@ func TestSecretSurvivesReopen(t *testing.T) {
 	q := strings.Split(u, "?")[1]
 	exp := strings.TrimPrefix(strings.Split(q, "&")[0], "exp=")
 	sig := strings.TrimPrefix(strings.Split(q, "&")[1], "sig=")
-	if err := s2.Verify("GET", "k", "", exp, sig); err != nil {
+	if _, err := s2.Verify("GET", "k", "", exp, "", sig); err != nil {
 		t.Fatalf("URL signed before a restart: %v", err)
 	}
 	if _, err := files.Open(t.TempDir(), files.Options{}); err == nil {

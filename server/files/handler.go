@@ -31,7 +31,8 @@ func (s *Store) Handler() http.Handler {
 			ct = r.Header.Get("Content-Type")
 		}
 		q := r.URL.Query()
-		switch err := s.Verify(r.Method, key, ct, q.Get("exp"), q.Get("sig")); {
+		size, err := s.Verify(r.Method, key, ct, q.Get("exp"), q.Get("size"), q.Get("sig"))
+		switch {
 		case errors.Is(err, ErrExpired):
 			writeError(w, wire.Errorf(wire.CodeForbidden, "presigned URL expired"))
 			return
@@ -68,14 +69,20 @@ func (s *Store) Handler() http.Handler {
 			// JSON bodies, not a file of up to maxSize on a slow uplink. Only
 			// the holder of a signed upload URL gets this far.
 			_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(UploadTimeout))
-			data, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.maxSize))
+			// The URL is for exactly size bytes: what the reservation counted
+			// against the uploader's quota (POST /v1/media).
+			data, err := io.ReadAll(http.MaxBytesReader(w, r.Body, min(size, s.maxSize)))
 			var tooBig *http.MaxBytesError
 			if errors.As(err, &tooBig) {
-				writeError(w, wire.Errorf(wire.CodeTooLarge, "object over %d bytes", s.maxSize))
+				writeError(w, wire.Errorf(wire.CodeTooLarge, "object over the %d bytes this upload URL is for", min(size, s.maxSize)))
 				return
 			}
 			if err != nil {
 				writeError(w, wire.Errorf(wire.CodeInvalid, "reading body: %v", err))
+				return
+			}
+			if int64(len(data)) != size {
+				writeError(w, wire.Errorf(wire.CodeInvalid, "object is %d bytes; this upload URL is for %d", len(data), size))
 				return
 			}
 			// An upload URL is single-use: once the object exists (it may

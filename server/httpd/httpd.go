@@ -92,6 +92,7 @@ func New(svc *server.Service, engine *protocol.Engine, log *slog.Logger, opts Op
 	m.HandleFunc("GET /v1/conversations/{id}/presence", h.authed(h.presence))
 	m.HandleFunc("GET /v1/inbox", h.authed(h.inbox))
 	m.HandleFunc("POST /v1/media", h.authed(h.createMedia))
+	m.HandleFunc("GET /v1/media/usage", h.authed(h.mediaUsage))
 	m.HandleFunc("GET /v1/media/{id...}", h.authed(h.media))
 	m.HandleFunc("GET /v1/ws", h.ws)
 	m.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {

@@ -193,6 +193,12 @@ func (h *Handler) createMedia(w http.ResponseWriter, r *http.Request, user strin
 	})(w, r, user)
 }
 
+// mediaUsage shows the user's media usage and limits (?user= for an admin).
+func (h *Handler) mediaUsage(w http.ResponseWriter, r *http.Request, user string) {
+	resp, err := h.svc.MediaUsage(r.Context(), user, r.URL.Query().Get("user"))
+	h.answer(w, r, http.StatusOK, resp, err)
+}
+
 // media redirects to a short-lived download URL (curl -L follows it).
 func (h *Handler) media(w http.ResponseWriter, r *http.Request, user string) {
 	url, err := h.svc.MediaURL(r.Context(), user, r.PathValue("id"))

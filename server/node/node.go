@@ -50,6 +50,13 @@ type Config struct {
 	ShutdownTimeout time.Duration // default 10 s
 	ArchiveAfter    time.Duration // messages older than this move to blob storage; default 30 days; <0 keeps all hot
 	ArchiveInterval time.Duration // how often the archiver runs; default 1 h
+	// Media limits per user (docs/security.md; server.Config has the
+	// defaults): storage quota and upload rate in bytes (-1: off), the
+	// largest file, and how long an upload waits for its message.
+	MediaQuota     int64
+	MediaRate      int64
+	MaxMediaBytes  int64
+	MediaUnsentTTL time.Duration
 
 	// FallbackWarnAfter: fallbacks (chat_fallbacks_total) taken in every check
 	// (a sixth of this) for this long are logged at WARN, once, with the counts
@@ -210,6 +217,7 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 		Backends: b, NodeID: cfg.NodeID, Logger: cfg.Logger, Registration: cfg.Registration,
 		MaxMessageBytes: cfg.MaxMessageBytes, SendRate: cfg.SendRate, PasswordCost: cfg.PasswordCost, MaxInFlight: cfg.MaxInFlight,
 		AuthRate: cfg.AuthRate, Limits: cfg.Limits, MaxHashing: cfg.MaxHashing, RedeliverAfter: cfg.RedeliverAfter,
+		MediaQuota: cfg.MediaQuota, MediaRate: cfg.MediaRate, MaxMediaBytes: cfg.MaxMediaBytes, MediaUnsentTTL: cfg.MediaUnsentTTL,
 		Metrics: metrics,
 	})
 	if err != nil {
@@ -257,6 +265,18 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 			cfg.ArchiveInterval = time.Hour
 		}
 		n.jobs.Go(func() { n.svc.RunArchiver(jobCtx, cfg.ArchiveAfter, cfg.ArchiveInterval) })
+	}
+	n.jobs.Go(func() {
+		if err := n.svc.ClaimNameKeys(jobCtx); err != nil && jobCtx.Err() == nil {
+			cfg.Logger.Warn("claiming the name keys of older accounts", "err", err)
+		}
+	})
+	if b.Blobs != nil {
+		// A few passes per grace period: an unsent upload is deleted within
+		// a quarter of it after it expires (each node sweeps; the records'
+		// conditions make a second node's pass over the same upload a no-op).
+		every := min(max(n.svc.MediaUnsentTTL()/4, time.Minute), time.Hour)
+		n.jobs.Go(func() { n.svc.RunMediaSweeper(jobCtx, every) })
 	}
 	// Every connection is bounded in time as well as in number: a request's
 	// headers in 10 s, the whole request in BodyTimeout (a body that never

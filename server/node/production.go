@@ -123,7 +123,7 @@ func (n *Node) openBackends(ctx context.Context, reg prometheus.Registerer) (ser
 		if err := privateDir(n.cfg.DataDir, log); err != nil {
 			return b, err
 		}
-		bs, err := files.Open(filepath.Join(n.cfg.DataDir, "blobs"), files.Options{BaseURL: n.cfg.PublicURL + "/v1/blobs/"})
+		bs, err := files.Open(filepath.Join(n.cfg.DataDir, "blobs"), files.Options{BaseURL: n.cfg.PublicURL + "/v1/blobs/", MaxSize: n.cfg.MaxMediaBytes})
 		if err != nil {
 			return b, err
 		}

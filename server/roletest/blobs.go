@@ -66,7 +66,7 @@ func BlobStore(t *testing.T, newStore func(t *testing.T) server.BlobStore) {
 		b, c := newStore(t), ctx(t)
 		key := "media/" + id(t, "up") + "/a b.txt" // a space, escaped in the URL
 		data := []byte("uploaded through a presigned URL")
-		putURL, err := b.PresignPut(c, key, "text/plain", time.Minute)
+		putURL, err := b.PresignPut(c, key, "text/plain", int64(len(data)), time.Minute)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -274,11 +274,14 @@ func (s *Store) Get(ctx context.Context, key string) ([]byte, error) {
 	return data, nil
 }
 
-// PresignPut returns a URL for one PUT of key with Content-Type contentType
+// PresignPut returns a URL for one PUT of size bytes to key with Content-Type contentType
 // (the signature covers it: the client must send the same header).
-func (s *Store) PresignPut(ctx context.Context, key, contentType string, ttl time.Duration) (string, error) {
+func (s *Store) PresignPut(ctx context.Context, key, contentType string, size int64, ttl time.Duration) (string, error) {
 	if err := checkKey(key); err != nil {
 		return "", err
+	}
+	if size < 0 {
+		return "", fmt.Errorf("s3: presign put %s: size %d is negative", key, size)
 	}
 	if ttl <= 0 || ttl > 7*24*time.Hour {
 		return "", fmt.Errorf("s3: presign put %s: ttl %v not in (0, 7 days]", key, ttl)
@@ -288,8 +291,10 @@ func (s *Store) PresignPut(ctx context.Context, key, contentType string, ttl tim
 	// uploader must send "If-None-Match: *" and "Content-Disposition: attachment".
 	// Content-Disposition is stored with the object, so every GET of it says
 	// "download" (the presigned GET asks for it too).
+	// Content-Length is signed too: S3 refuses a body of any other size, so
+	// an upload is no bigger than its reservation counted against the quota.
 	in := &awss3.PutObjectInput{Bucket: aws.String(s.o.Bucket), Key: aws.String(s.key(key)), IfNoneMatch: aws.String("*"),
-		ContentDisposition: aws.String("attachment")}
+		ContentDisposition: aws.String("attachment"), ContentLength: aws.Int64(size)}
 	if contentType != "" {
 		in.ContentType = aws.String(contentType)
 	}

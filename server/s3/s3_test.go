@@ -79,7 +79,7 @@ func TestBlobStore(t *testing.T) {
 func TestPresignedURLs(t *testing.T) {
 	s := open(t)
 	ctx := t.Context()
-	put, err := s.PresignPut(ctx, "media/a.png", "image/png", 15*time.Minute)
+	put, err := s.PresignPut(ctx, "media/a.png", "image/png", 1234, 15*time.Minute)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,6 +90,11 @@ func TestPresignedURLs(t *testing.T) {
 	q := u.Query()
 	if q.Get("X-Amz-Expires") != "900" || q.Get("X-Amz-Signature") == "" || !strings.Contains(q.Get("X-Amz-SignedHeaders"), "content-type") {
 		t.Fatalf("presigned PUT %s lacks expiry, signature or signed content type", put)
+	}
+	// The size is signed: S3 refuses a body of another length, so an upload
+	// is what its reservation counted against the quota.
+	if !strings.Contains(q.Get("X-Amz-SignedHeaders"), "content-length") {
+		t.Fatalf("presigned PUT %s does not sign content-length", put)
 	}
 	if !strings.HasSuffix(u.Path, "/p/media/a.png") {
 		t.Fatalf("presigned PUT path %s, want the key under the prefix", u.Path)

@@ -488,30 +488,3 @@ func (s *Store) MarkArchived(ctx context.Context, m server.Message, ref string) 
 		return nil
 	})
 }
-
-func (s *Store) LinkMedia(ctx context.Context, mediaID, convID string) error {
-	return s.write(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO media_links (media_id, conversation_id) VALUES (?, ?)`, mediaID, convID)
-		if err != nil {
-			return fmt.Errorf("link media: %w", err)
-		}
-		return nil
-	})
-}
-
-func (s *Store) MediaConversations(ctx context.Context, mediaID string) ([]string, error) {
-	rows, err := s.r.QueryContext(ctx, `SELECT conversation_id FROM media_links WHERE media_id = ? ORDER BY conversation_id`, mediaID)
-	if err != nil {
-		return nil, fmt.Errorf("media conversations: %w", err)
-	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var c string
-		if err := rows.Scan(&c); err != nil {
-			return nil, fmt.Errorf("media conversations: %w", err)
-		}
-		out = append(out, c)
-	}
-	return out, rows.Err()
-}

@@ -37,8 +37,47 @@ func (s *Store) CreateUser(ctx context.Context, u server.User, claim server.Clai
 		if err != nil {
 			return fmt.Errorf("insert user: %w", err)
 		}
+		return claimKeys(tx, u.ID, u.NameKeys)
+	})
+}
+
+// claimKeys gives userID keys, in tx: ErrConfusable when another account
+// holds one.
+func claimKeys(tx *sql.Tx, userID string, keys []string) error {
+	for _, k := range keys {
+		if _, err := tx.Exec(`INSERT INTO name_keys (key, user_id) VALUES (?, ?) ON CONFLICT (key) DO NOTHING`, k, userID); err != nil {
+			return fmt.Errorf("claim name key: %w", err)
+		}
+		var owner string
+		if err := tx.QueryRow(`SELECT user_id FROM name_keys WHERE key = ?`, k).Scan(&owner); err != nil {
+			return fmt.Errorf("claim name key: %w", err)
+		}
+		if owner != userID {
+			return server.ErrConfusable
+		}
+	}
+	return nil
+}
+
+func (s *Store) ClaimNameKeys(ctx context.Context, userID string, keys []string) error {
+	var confusable bool
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		for _, k := range keys {
+			err := claimKeys(tx, userID, []string{k})
+			if errors.Is(err, server.ErrConfusable) {
+				confusable = true
+				continue
+			}
+			if err != nil {
+				return err
+			}
+		}
 		return nil
 	})
+	if err == nil && confusable {
+		return server.ErrConfusable
+	}
+	return err
 }
 
 func (s *Store) GetUser(ctx context.Context, id string) (server.User, error) {
@@ -154,6 +193,14 @@ func (s *Store) UpdateProfile(ctx context.Context, id string, ch server.ProfileC
 		}
 		if n, _ := res.RowsAffected(); n == 0 {
 			return server.ErrNotFound
+		}
+		if ch.NameKeys != nil {
+			if _, err := tx.Exec(`DELETE FROM name_keys WHERE user_id = ?`, id); err != nil {
+				return fmt.Errorf("update profile: %w", err)
+			}
+			if err := claimKeys(tx, id, ch.NameKeys); err != nil {
+				return err
+			}
 		}
 		u, err = scanUser(tx.QueryRow(selectUser, id))
 		return err

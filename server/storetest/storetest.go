@@ -62,6 +62,8 @@ func Run(t *testing.T, newStore Factory, opt Options) {
 	t.Run("SentMessages", func(t *testing.T) { testSentMessages(t, newStore(t)) })
 	t.Run("CountMessages", func(t *testing.T) { testCountMessages(t, newStore(t)) })
 	t.Run("MediaLinks", func(t *testing.T) { testMediaLinks(t, newStore(t)) })
+	t.Run("MediaUploads", func(t *testing.T) { testMediaUploads(t, newStore(t)) })
+	t.Run("NameKeys", func(t *testing.T) { testNameKeys(t, newStore(t)) })
 	coldStore := func(t *testing.T) (server.Store, server.ColdStore) {
 		s := newStore(t)
 		cold, ok := s.(server.ColdStore)
@@ -860,6 +862,12 @@ func testMediaLinks(t *testing.T, s server.Store) {
 	if len(got) != 0 {
 		t.Fatalf("unlinked media in %v", got)
 	}
+	// An id never reserved cannot be sent.
+	if err := s.LinkMedia(ctx, id, "g:two"); !errors.Is(err, server.ErrNotFound) {
+		t.Fatalf("LinkMedia of an unreserved upload = %v, want ErrNotFound", err)
+	}
+	reserve(t, s, server.MediaUpload{MediaID: id, Owner: "alice", Size: 10, CreatedAt: t0})
+	reserve(t, s, server.MediaUpload{MediaID: "media/alice/other", Owner: "alice", Size: 10, CreatedAt: t0})
 	must(t, s.LinkMedia(ctx, id, "g:two"))
 	must(t, s.LinkMedia(ctx, id, "dm:alice:bob"))
 	must(t, s.LinkMedia(ctx, id, "g:two")) // a resend links again: no error, no second row

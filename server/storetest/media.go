@@ -1,0 +1,177 @@
+package storetest
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/chatterm/chat/server"
+)
+
+// reserve records up, adding its size to its owner's usage.
+func reserve(t *testing.T, s server.Store, up server.MediaUpload) server.MediaUsage {
+	t.Helper()
+	ctx := context.Background()
+	was, err := s.MediaUsage(ctx, up.Owner)
+	must(t, err)
+	next := was
+	next.Bytes += up.Size
+	next.Uploads++
+	next.Version++
+	next.RateAt = up.CreatedAt.Add(time.Second)
+	must(t, s.ReserveMedia(ctx, up, was, next))
+	return next
+}
+
+func testMediaUploads(t *testing.T, s server.Store) {
+	ctx := context.Background()
+	t.Run("OK", func(t *testing.T) {
+		if u, err := s.MediaUsage(ctx, "nobody"); err != nil || u != (server.MediaUsage{}) {
+			t.Fatalf("usage of a user who never uploaded = %+v, %v; want zero", u, err)
+		}
+		reserve(t, s, server.MediaUpload{MediaID: "media/ann/a1", Owner: "ann", Size: 100, CreatedAt: t0})
+		want := reserve(t, s, server.MediaUpload{MediaID: "media/ann/a2", Owner: "ann", Size: 50, CreatedAt: t0.Add(time.Minute)})
+		got, err := s.MediaUsage(ctx, "ann")
+		must(t, err)
+		if got.Bytes != 150 || got.Uploads != 2 || !got.RateAt.Equal(want.RateAt) || got.Version != want.Version {
+			t.Fatalf("usage %+v, want %+v", got, want)
+		}
+	})
+	t.Run("ErrRaced", func(t *testing.T) {
+		stale, err := s.MediaUsage(ctx, "ben")
+		must(t, err)
+		reserve(t, s, server.MediaUpload{MediaID: "media/ben/b1", Owner: "ben", Size: 10, CreatedAt: t0})
+		next := stale
+		next.Bytes, next.Uploads, next.Version = 10, 1, stale.Version+1
+		err = s.ReserveMedia(ctx, server.MediaUpload{MediaID: "media/ben/b2", Owner: "ben", Size: 10, CreatedAt: t0}, stale, next)
+		if !errors.Is(err, server.ErrRaced) {
+			t.Fatalf("ReserveMedia on a stale usage = %v, want ErrRaced", err)
+		}
+		// Nothing was written: the upload is unknown, the usage as it was.
+		if err := s.LinkMedia(ctx, "media/ben/b2", "g:x"); !errors.Is(err, server.ErrNotFound) {
+			t.Fatalf("the refused upload was recorded: LinkMedia = %v", err)
+		}
+		if u, _ := s.MediaUsage(ctx, "ben"); u.Bytes != 10 || u.Uploads != 1 {
+			t.Fatalf("usage after a refused reservation %+v", u)
+		}
+	})
+	t.Run("Sweep", func(t *testing.T) {
+		// Old unsent, old sent, new unsent: only the first is the sweep's.
+		reserve(t, s, server.MediaUpload{MediaID: "media/cy/old", Owner: "cy", Size: 7, CreatedAt: t0})
+		reserve(t, s, server.MediaUpload{MediaID: "media/cy/sent", Owner: "cy", Size: 5, CreatedAt: t0})
+		reserve(t, s, server.MediaUpload{MediaID: "media/cy/new", Owner: "cy", Size: 3, CreatedAt: t0.Add(2 * time.Hour)})
+		must(t, s.LinkMedia(ctx, "media/cy/sent", "g:cy"))
+		ups, err := s.UnsentMedia(ctx, t0.Add(time.Hour), 100)
+		must(t, err)
+		var mine []server.MediaUpload
+		for _, up := range ups {
+			if up.Owner == "cy" {
+				mine = append(mine, up)
+			}
+		}
+		if len(mine) != 1 || mine[0].MediaID != "media/cy/old" || mine[0].Size != 7 || !mine[0].CreatedAt.Equal(t0) {
+			t.Fatalf("unsent before t0+1h: %+v, want media/cy/old only", mine)
+		}
+		if err := s.ExpireMedia(ctx, "media/cy/sent"); !errors.Is(err, server.ErrNotApplied) {
+			t.Fatalf("ExpireMedia of a sent upload = %v, want ErrNotApplied", err)
+		}
+		if err := s.ExpireMedia(ctx, "media/cy/none"); !errors.Is(err, server.ErrNotFound) {
+			t.Fatalf("ExpireMedia of an unknown upload = %v, want ErrNotFound", err)
+		}
+		must(t, s.ExpireMedia(ctx, "media/cy/old"))
+		must(t, s.ExpireMedia(ctx, "media/cy/old")) // again: no error
+		// Expiring: no send can carry it now, and the next sweep still sees it.
+		if err := s.LinkMedia(ctx, "media/cy/old", "g:cy"); !errors.Is(err, server.ErrNotFound) {
+			t.Fatalf("LinkMedia of an expiring upload = %v, want ErrNotFound", err)
+		}
+		if ups, _ := s.UnsentMedia(ctx, t0.Add(time.Hour), 100); !hasUpload(ups, "media/cy/old") {
+			t.Fatalf("an expiring upload left the sweep's view: %+v", ups)
+		}
+		must(t, s.DropMedia(ctx, mine[0]))
+		must(t, s.DropMedia(ctx, mine[0])) // again: nothing counted twice
+		u, err := s.MediaUsage(ctx, "cy")
+		must(t, err)
+		if u.Bytes != 8 || u.Uploads != 2 {
+			t.Fatalf("usage after the sweep %+v, want 8 bytes in 2 uploads", u)
+		}
+		if ups, _ := s.UnsentMedia(ctx, t0.Add(3*time.Hour), 100); hasUpload(ups, "media/cy/old") || !hasUpload(ups, "media/cy/new") {
+			t.Fatalf("unsent after the drop: %+v", ups)
+		}
+		// A dropped usage still takes a reservation by its version.
+		reserve(t, s, server.MediaUpload{MediaID: "media/cy/again", Owner: "cy", Size: 1, CreatedAt: t0})
+	})
+}
+
+func hasUpload(ups []server.MediaUpload, id string) bool {
+	for _, up := range ups {
+		if up.MediaID == id {
+			return true
+		}
+	}
+	return false
+}
+
+// One account per name key: at registration, on a rename, and for the
+// keys of older accounts claimed afterwards.
+func testNameKeys(t *testing.T, s server.Store) {
+	ctx := context.Background()
+	must(t, s.CreateUser(ctx, server.User{ID: "alice", DisplayName: "Alice", PasswordHash: []byte("h"), CreatedAt: t0, NameKeys: []string{"alice"}}, server.Claim{Now: t0}))
+	must(t, s.CreateUser(ctx, server.User{ID: "bob", DisplayName: "Bob", PasswordHash: []byte("h"), CreatedAt: t0, NameKeys: []string{"bob"}}, server.Claim{Now: t0}))
+	t.Run("ErrConfusableAtRegistration", func(t *testing.T) {
+		err := s.CreateUser(ctx, server.User{ID: "mallory", DisplayName: "alice", PasswordHash: []byte("h"), CreatedAt: t0, NameKeys: []string{"mallory", "alice"}}, server.Claim{Now: t0})
+		if !errors.Is(err, server.ErrConfusable) {
+			t.Fatalf("registering with alice's key = %v, want ErrConfusable", err)
+		}
+		if _, err := s.GetUser(ctx, "mallory"); !errors.Is(err, server.ErrNotFound) {
+			t.Fatalf("the refused account was stored: %v", err)
+		}
+		// Its keys were not kept either: another account may take them.
+		must(t, s.CreateUser(ctx, server.User{ID: "mallory", DisplayName: "Mal", PasswordHash: []byte("h"), CreatedAt: t0, NameKeys: []string{"mallory", "mal"}}, server.Claim{Now: t0}))
+	})
+	t.Run("ErrConfusableOnRename", func(t *testing.T) {
+		name := "Alice"
+		_, err := s.UpdateProfile(ctx, "mallory", server.ProfileChange{DisplayName: &name, NameKeys: []string{"mallory", "alice"}})
+		if !errors.Is(err, server.ErrConfusable) {
+			t.Fatalf("renaming to alice's key = %v, want ErrConfusable", err)
+		}
+		if u, _ := s.GetUser(ctx, "mallory"); u.DisplayName != "Mal" {
+			t.Fatalf("the refused rename changed the name to %q", u.DisplayName)
+		}
+	})
+	t.Run("RenameFreesTheOldKey", func(t *testing.T) {
+		name := "Robert"
+		u, err := s.UpdateProfile(ctx, "bob", server.ProfileChange{DisplayName: &name, NameKeys: []string{"bob", "robert"}})
+		must(t, err)
+		if u.DisplayName != "Robert" {
+			t.Fatalf("renamed to %q", u.DisplayName)
+		}
+		name = "Mally"
+		_, err = s.UpdateProfile(ctx, "mallory", server.ProfileChange{DisplayName: &name, NameKeys: []string{"mallory", "mally"}})
+		must(t, err)
+		// "mal" is free again: alice may take it.
+		name = "Mal"
+		_, err = s.UpdateProfile(ctx, "alice", server.ProfileChange{DisplayName: &name, NameKeys: []string{"alice", "mal"}})
+		must(t, err)
+		// Renaming back to one's own key is no conflict.
+		name = "Alice"
+		_, err = s.UpdateProfile(ctx, "alice", server.ProfileChange{DisplayName: &name, NameKeys: []string{"alice"}})
+		must(t, err)
+	})
+	t.Run("Claim", func(t *testing.T) {
+		must(t, s.CreateUser(ctx, server.User{ID: "old", DisplayName: "Old", PasswordHash: []byte("h"), CreatedAt: t0}, server.Claim{Now: t0}))
+		if err := s.ClaimNameKeys(ctx, "old", []string{"old", "alice"}); !errors.Is(err, server.ErrConfusable) {
+			t.Fatalf("claiming alice's key = %v, want ErrConfusable", err)
+		}
+		must(t, s.ClaimNameKeys(ctx, "old", []string{"old"})) // held already: no error
+		err := s.CreateUser(ctx, server.User{ID: "old2", DisplayName: "old", PasswordHash: []byte("h"), CreatedAt: t0, NameKeys: []string{"old2", "old"}}, server.Claim{Now: t0})
+		if !errors.Is(err, server.ErrConfusable) {
+			t.Fatalf("the claimed key was taken: %v", err)
+		}
+		users, err := s.ListUsers(ctx)
+		must(t, err)
+		if len(users) != 4 {
+			t.Fatalf("ListUsers lists %d accounts, want 4 (no key records)", len(users))
+		}
+	})
+}
