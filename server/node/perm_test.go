@@ -77,7 +77,7 @@ func TestDataDirIsPrivate(t *testing.T) {
 		t.Fatalf("send: %d", resp.StatusCode)
 	}
 	var media wire.MediaResponse
-	resp = post("/v1/media", `{"content_type":"image/png"}`)
+	resp = post("/v1/media", `{"content_type":"image/png","size":3}`)
 	if err := jsonDecode(resp, &media); err != nil {
 		t.Fatal(err)
 	}
