@@ -2,10 +2,13 @@
 // DynamoDB-compatible server (moto), with users sending and receiving 1:1 and
 // in groups on every node, while it injects faults on a schedule: the pub/sub
 // connections killed, Redis flushed, Redis killed and started again empty, a
-// node killed -9 and started again, DynamoDB hung. Then it checks that every
+// node killed -9 and started again, DynamoDB hung, and Redis stopped for a
+// long outage (--redis-outage) during which only the nodes' sweeps carry
+// messages between nodes. Then it checks that every
 // message the server acknowledged reached every member's every device, once
 // (by seq_no), in each sender's order, within a bound after the faults end, and
-// prints what it counted. It exits 1 when any count that must be 0 is not.
+// prints what it counted, overall and per fault. It exits 1 when any count
+// that must be 0 is not.
 //
 //	chaos --moto http://127.0.0.1:5055 --chatserver ./chatserver
 //
@@ -43,7 +46,18 @@ type config struct {
 	users, devices                     int
 	duration, bound                    time.Duration
 	every                              time.Duration
+	redisOutage                        time.Duration
 }
+
+// redeliverAfter is the nodes' --redeliver-after. Their sweep period is ten of
+// it: short here, so a Redis outage that fits in a short run still spans a
+// whole sweep period.
+const redeliverAfter = time.Second
+
+// sweepPeriod is the nodes' sweep period (server/protocol's sweepEvery ×
+// --redeliver-after): the delay a message sent during a Redis outage may take
+// to reach a device on another node.
+const sweepPeriod = 10 * redeliverAfter
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var c config
@@ -58,8 +72,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.DurationVar(&c.duration, "duration", 40*time.Second, "how long users send; the faults are spread over it")
 	fs.DurationVar(&c.every, "every", 300*time.Millisecond, "pause between one user's sends")
 	fs.DurationVar(&c.bound, "bound", 20*time.Second, "a message acknowledged during the faults must reach every device this long after they end (otherwise, after its ack)")
+	fs.DurationVar(&c.redisOutage, "redis-outage", 15*time.Second, "Redis stopped this long, last of the faults (0: no outage); the sweep period is "+sweepPeriod.String())
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if c.redisOutage < 0 || c.redisOutage > c.duration/2 {
+		return errors.New("--redis-outage must be between 0 and half of --duration: the other faults come before it")
 	}
 	if c.moto == "" {
 		return errors.New("no moto endpoint: give --moto or set CHAT_TEST_DYNAMO_ENDPOINT (scripts/services.sh starts one)")
@@ -137,7 +155,7 @@ func startCluster(ctx context.Context, c config, log *slog.Logger) (*cluster, er
 				// Each request waits its turn at the proxy: a call's deadline must
 				// cover that queue, not only moto; still shorter than the hang, so
 				// sends during it time out (maybe_stored) and are sent again.
-				"--dynamodb-timeout", "2s", "--redeliver-after", "1s",
+				"--dynamodb-timeout", "2s", "--redeliver-after", redeliverAfter.String(),
 				"--auth-rate", "-1", "--sockets-per-addr", "-1", "--send-rate", "-1"}}
 		if i == 0 {
 			n.args = append(n.args, "--create-tables")
@@ -150,31 +168,38 @@ func startCluster(ctx context.Context, c config, log *slog.Logger) (*cluster, er
 	return cl, nil
 }
 
-// fault is one step of the schedule, at a share of the send phase.
+// fault is one step of the schedule, at a time into the send phase.
 type fault struct {
-	at   float64
-	name string
-	do   func(ctx context.Context) error
+	at     time.Duration
+	name   string
+	do     func(ctx context.Context) error
+	outage bool // the long Redis outage: the report checks the sweep's delays in it
 }
 
-func schedule(cl *cluster, log *slog.Logger) []fault {
+// schedule spreads the short faults over the send phase less the Redis
+// outage, and puts the outage last, ending before the sends do, so messages
+// are sent all through it and the bound counts from its end. A fault whose
+// time has passed when the one before it ends starts at once.
+func schedule(cl *cluster, c config, log *slog.Logger) []fault {
 	n2 := cl.nodes[1]
-	return []fault{
-		{0.10, "pub/sub connections killed (CLIENT KILL TYPE pubsub)", func(ctx context.Context) error {
+	span := float64(c.duration - c.redisOutage)
+	at := func(share float64) time.Duration { return time.Duration(share * span) }
+	fs := []fault{
+		{at: at(0.10), name: "pub/sub connections killed (CLIENT KILL TYPE pubsub)", do: func(ctx context.Context) error {
 			return cl.redis.do(ctx, "CLIENT", "KILL", "TYPE", "pubsub")
 		}},
-		{0.20, "Redis flushed (FLUSHALL)", func(ctx context.Context) error { return cl.redis.do(ctx, "FLUSHALL") }},
-		{0.30, "Redis killed; started again empty 3 s later", func(ctx context.Context) error {
+		{at: at(0.20), name: "Redis flushed (FLUSHALL)", do: func(ctx context.Context) error { return cl.redis.do(ctx, "FLUSHALL") }},
+		{at: at(0.30), name: "Redis killed; started again empty 3 s later", do: func(ctx context.Context) error {
 			cl.redis.kill()
 			sleep(ctx, 3*time.Second)
 			return cl.redis.start(ctx)
 		}},
-		{0.50, "node n2 killed -9; started again 2 s later", func(ctx context.Context) error {
+		{at: at(0.50), name: "node n2 killed -9; started again 2 s later", do: func(ctx context.Context) error {
 			n2.kill9()
 			sleep(ctx, 2*time.Second)
 			return n2.start(ctx)
 		}},
-		{0.70, "DynamoDB hung for 3 s", func(ctx context.Context) error {
+		{at: at(0.70), name: "DynamoDB hung for 3 s", do: func(ctx context.Context) error {
 			cl.dyn.hang()
 			sleep(ctx, 3*time.Second)
 			held := cl.dyn.release()
@@ -182,6 +207,15 @@ func schedule(cl *cluster, log *slog.Logger) []fault {
 			return nil
 		}},
 	}
+	if c.redisOutage > 0 {
+		fs = append(fs, fault{at: at(0.85), name: fmt.Sprintf("Redis stopped for %s; started again empty", c.redisOutage), outage: true,
+			do: func(ctx context.Context) error {
+				cl.redis.kill()
+				sleep(ctx, c.redisOutage)
+				return cl.redis.start(ctx)
+			}})
+	}
+	return fs
 }
 
 func sleep(ctx context.Context, d time.Duration) {
@@ -242,20 +276,21 @@ func exercise(ctx context.Context, c config, cl *cluster, log *slog.Logger) (*re
 	}()
 
 	start := time.Now()
-	var faultLog []string
+	var faultLog []faultRun
 	var faultsEnd time.Time
-	for _, f := range schedule(cl, log) {
-		sleep(ctx, time.Until(start.Add(time.Duration(f.at*float64(c.duration)))))
+	for _, f := range schedule(cl, c, log) {
+		sleep(ctx, time.Until(start.Add(f.at)))
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
 		t := time.Since(start)
 		log.Info("fault", "at", t.Round(100*time.Millisecond), "what", f.name)
+		began := time.Now()
 		if err := f.do(ctx); err != nil {
 			return nil, fmt.Errorf("fault %q: %w", f.name, err)
 		}
-		faultLog = append(faultLog, fmt.Sprintf("%5.1fs  %s", t.Seconds(), f.name))
 		faultsEnd = time.Now()
+		faultLog = append(faultLog, faultRun{name: f.name, offset: t, start: began, end: faultsEnd, outage: f.outage})
 	}
 	<-senders
 	log.Info("sending ended; waiting for every device to hold every acknowledged message", "acked", len(led.acks))

@@ -13,7 +13,7 @@ import (
 
 // The chaos run at a small size: three real chatserver processes on a
 // redis-server of the run's own and moto, through every fault of the
-// schedule. It fails when one acknowledged message is lost, duplicated,
+// schedule, the Redis outage cut short. It fails when one acknowledged message is lost, duplicated,
 // reordered or late on any device.
 func TestChaosSmall(t *testing.T) {
 	moto := testenv.DynamoEndpoint(t)
@@ -29,13 +29,15 @@ func TestChaosSmall(t *testing.T) {
 	}
 	var stdout, stderr bytes.Buffer
 	args := []string{"--moto", moto, "--chatserver", filepath.Join(bin, "chatserver"), "--redis-server", redisServer,
-		"--dir", t.TempDir(), "--users", "6", "--devices", "2", "--duration", "20s", "--bound", "30s"}
+		"--dir", t.TempDir(), "--users", "6", "--devices", "2", "--duration", "20s", "--bound", "30s",
+		"--redis-outage", "6s"}
 	err = run(context.Background(), args, &stdout, &stderr)
 	t.Logf("chaos:\n%s", stdout.String())
 	if err != nil {
 		t.Fatalf("%v\n%s", err, stderr.String())
 	}
-	for _, want := range []string{"lost                 0", "duplicated           0", "reordered            0", "CLIENT KILL", "FLUSHALL", "killed -9", "DynamoDB hung"} {
+	for _, want := range []string{"lost                 0", "duplicated           0", "reordered            0", "CLIENT KILL", "FLUSHALL", "killed -9", "DynamoDB hung", "Redis stopped for 6s",
+		"held before Redis returned"} {
 		if !strings.Contains(stdout.String(), want) {
 			t.Errorf("report lacks %q", want)
 		}

@@ -9,11 +9,42 @@ import (
 	"time"
 )
 
+// faultRun is one fault as it ran.
+type faultRun struct {
+	name       string
+	offset     time.Duration // into the send phase
+	start, end time.Time
+	outage     bool
+}
+
+// window is what was acknowledged from one fault's start to the next one's
+// (the first window: before any fault), and how late it reached devices: a
+// fault's worst delay, not hidden by another's.
+type window struct {
+	name      string
+	acked     int
+	delivered int
+	worst     time.Duration
+	worstWhat string
+	// For the Redis outage only: of the deliveries of messages acknowledged
+	// during it, how many devices held before Redis returned (the sweep
+	// carried those across nodes), and the worst delay among those.
+	inOutage, heldDuring int
+	outageWorst          time.Duration
+	outageWorstWhat      string
+}
+
+// outageLimit is how long a message acknowledged during the Redis outage may
+// take to reach every device: one sweep period, and slack for the machine
+// (the run shares a loaded one; the sweep's reads queue at the proxy).
+const outageLimit = sweepPeriod + 5*time.Second
+
 // report is what a run counted. lost, duplicated, reordered and late must be 0.
 type report struct {
 	cfg       config
-	faults    []string
+	faults    []faultRun
 	faultsEnd time.Time
+	windows   []window
 
 	acked, retried, unacked int
 	codes                   string
@@ -23,6 +54,7 @@ type report struct {
 	duplicated              []string // a message_id acknowledged or held under two seq_nos
 	reordered               []string // a sender's later message under a lower seq_no
 	late                    []string // held, but after the bound
+	slowInOutage            []string // acknowledged during the Redis outage, held more than outageLimit later
 	worst                   time.Duration
 	worstWhat               string
 	copies, connects        int
@@ -43,7 +75,25 @@ func (r report) check(p *population, led *ledger, devices []*device) report {
 	led.mu.Unlock()
 	r.acked = len(acks)
 	r.missing, r.expected, r.worst, r.copies, r.connects, r.skipped = 0, 0, 0, 0, 0, 0
-	r.lost, r.duplicated, r.reordered, r.late = nil, nil, nil, nil
+	r.lost, r.duplicated, r.reordered, r.late, r.slowInOutage = nil, nil, nil, nil, nil
+	r.windows = []window{{name: "before the faults"}}
+	for _, f := range r.faults {
+		r.windows = append(r.windows, window{name: f.name})
+	}
+	// windowOf is the window an ack falls in: 0 before the first fault, i+1
+	// from fault i's start to fault i+1's.
+	windowOf := func(at time.Time) int {
+		w := 0
+		for i, f := range r.faults {
+			if !at.Before(f.start) {
+				w = i + 1
+			}
+		}
+		return w
+	}
+	for _, a := range acks {
+		r.windows[windowOf(a.at)].acked++
+	}
 
 	// One message_id, one seq_no.
 	seqOf := map[string]int64{}
@@ -96,6 +146,26 @@ func (r report) check(p *population, led *ledger, devices []*device) report {
 				r.duplicated = append(r.duplicated, fmt.Sprintf("%s holds %s seq %d as %s, acknowledged as %s", d.name, a.conv, a.seq, m.id, a.id))
 			default:
 				delay := max(m.at.Sub(a.at), 0)
+				wi := windowOf(a.at)
+				w := &r.windows[wi]
+				w.delivered++
+				if delay > w.worst {
+					w.worst = delay
+					w.worstWhat = fmt.Sprintf("%s: %s seq %d", d.name, a.conv, a.seq)
+				}
+				if wi > 0 && r.faults[wi-1].outage && a.at.Before(r.faults[wi-1].end) {
+					w.inOutage++
+					if m.at.Before(r.faults[wi-1].end) {
+						w.heldDuring++
+						if delay > w.outageWorst {
+							w.outageWorst = delay
+							w.outageWorstWhat = fmt.Sprintf("%s: %s seq %d", d.name, a.conv, a.seq)
+						}
+					}
+					if delay > outageLimit {
+						r.slowInOutage = append(r.slowInOutage, fmt.Sprintf("%s got %s seq %d %s after its ack, during the Redis outage", d.name, a.conv, a.seq, delay.Round(time.Millisecond)))
+					}
+				}
 				if delay > r.worst {
 					r.worst = delay
 					r.worstWhat = fmt.Sprintf("%s: %s seq %d acknowledged at %s", d.name, a.conv, a.seq, a.at.Format("15:04:05.000"))
@@ -117,7 +187,7 @@ func (r report) check(p *population, led *ledger, devices []*device) report {
 func (r *report) print(w io.Writer) {
 	fmt.Fprintf(w, "chaos: 3 nodes, %d users × %d devices, %s of sends, faults:\n", r.cfg.users, r.cfg.devices, r.cfg.duration)
 	for _, f := range r.faults {
-		fmt.Fprintln(w, "  "+f)
+		fmt.Fprintf(w, "  %5.1fs  %s\n", f.offset.Seconds(), f.name)
 	}
 	fmt.Fprintf(w, "acknowledged sends   %d (sent again after an error: %d [%s]; never acknowledged: %d)\n", r.acked, r.retried, r.codes, r.unacked)
 	fmt.Fprintf(w, "deliveries expected  %d (each acknowledged message × its members' devices)\n", r.expected)
@@ -126,9 +196,20 @@ func (r *report) print(w io.Writer) {
 	fmt.Fprintf(w, "reordered            %d\n", len(r.reordered))
 	fmt.Fprintf(w, "late (> %s)         %d\n", r.cfg.bound, len(r.late))
 	fmt.Fprintf(w, "worst delivery delay %s (%s)\n", r.worst.Round(time.Millisecond), r.worstWhat)
+	fmt.Fprintf(w, "per fault (messages acknowledged from its start to the next fault's; device = user/device index):\n")
+	fmt.Fprintf(w, "  %-55s %6s %10s %9s  %s\n", "fault", "acked", "deliveries", "worst", "which device")
+	for _, win := range r.windows {
+		fmt.Fprintf(w, "  %-55s %6d %10d %8.2fs  %s\n", win.name, win.acked, win.delivered, win.worst.Seconds(), win.worstWhat)
+		if win.inOutage > 0 {
+			fmt.Fprintf(w, "  %-55s %6s %10d %8.2fs  %s\n", "  of those acked during it, held before Redis returned", "", win.heldDuring, win.outageWorst.Seconds(), win.outageWorstWhat)
+		}
+	}
+	if r.cfg.redisOutage > 0 {
+		fmt.Fprintf(w, "slow in the Redis outage (> %s: sweep period %s + slack) %d\n", outageLimit, sweepPeriod, len(r.slowInOutage))
+	}
 	fmt.Fprintf(w, "copies of a message a device held already (deduped by seq_no): %d; connections made: %d\n", r.copies, r.connects)
 	fmt.Fprintf(w, "seq_nos no message took (passed after a complete sync): %d\n", r.skipped)
-	for _, list := range [][]string{r.lost, r.duplicated, r.reordered, r.late} {
+	for _, list := range [][]string{r.lost, r.duplicated, r.reordered, r.late, r.slowInOutage} {
 		for i, s := range list {
 			if i == 10 {
 				fmt.Fprintf(w, "  ... and %d more\n", len(list)-10)
@@ -141,7 +222,7 @@ func (r *report) print(w io.Writer) {
 
 func (r *report) verdict() error {
 	var bad []string
-	for name, list := range map[string][]string{"lost": r.lost, "duplicated": r.duplicated, "reordered": r.reordered, "late": r.late} {
+	for name, list := range map[string][]string{"lost": r.lost, "duplicated": r.duplicated, "reordered": r.reordered, "late": r.late, "slow in the Redis outage": r.slowInOutage} {
 		if len(list) > 0 {
 			bad = append(bad, fmt.Sprintf("%d %s", len(list), name))
 		}
