@@ -163,7 +163,7 @@ func (r report) check(p *population, led *ledger, devices []*device) report {
 						}
 					}
 					if delay > outageLimit {
-						r.slowInOutage = append(r.slowInOutage, fmt.Sprintf("%s got %s seq %d %s after its ack, during the Redis outage", d.name, a.conv, a.seq, delay.Round(time.Millisecond)))
+						r.slowInOutage = append(r.slowInOutage, fmt.Sprintf("%s got %s seq %d %s after its ack (acknowledged during the Redis outage)", d.name, a.conv, a.seq, delay.Round(time.Millisecond)))
 					}
 				}
 				if delay > r.worst {
