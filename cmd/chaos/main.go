@@ -47,6 +47,9 @@ type config struct {
 	duration, bound                    time.Duration
 	every                              time.Duration
 	redisOutage                        time.Duration
+	// strictOutage fails the run on a message acknowledged during the Redis
+	// outage that took longer than outageLimit; off, the count is reported.
+	strictOutage bool
 }
 
 // redeliverAfter is the nodes' --redeliver-after. Their sweep period is ten of
@@ -73,6 +76,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.DurationVar(&c.every, "every", 300*time.Millisecond, "pause between one user's sends")
 	fs.DurationVar(&c.bound, "bound", 20*time.Second, "a message acknowledged during the faults must reach every device this long after they end (otherwise, after its ack)")
 	fs.DurationVar(&c.redisOutage, "redis-outage", 15*time.Second, "Redis stopped this long, last of the faults (0: no outage); the sweep period is "+sweepPeriod.String())
+	fs.BoolVar(&c.strictOutage, "strict-outage", false, "fail the run when a message acknowledged during the Redis outage reached a device more than "+outageLimit.String()+" after its ack (off: counted and reported)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
