@@ -13,7 +13,8 @@ import (
 // holder renews it, the other is refused until it expires (its holder died),
 // then takes it over; a release lets the next taker in at once.
 func TestLease(t *testing.T) {
-	s := open(t, dynamo.Options{})
+	meter := dynamo.NewMeter()
+	s := open(t, dynamo.Options{Meter: meter})
 	ctx := context.Background()
 	t0 := time.Unix(1_800_000_000, 0)
 	ttl := 90 * time.Minute
@@ -44,8 +45,13 @@ func TestLease(t *testing.T) {
 			t.Fatalf("%s takes the lease at %v: %v, %v; want %v", owner, now.Sub(t0), ok, err, want)
 		}
 	}
+	meter.Reset()
 	take(holder, t0.Add(time.Hour), true) // renewed: now until t0+2h30
 	take(other, t0.Add(2*time.Hour), false)
+	// docs/dynamodb.md: 1 WCU a take, whether it gets the lease or not.
+	if u := meter.Units(); u != 2 {
+		t.Errorf("a renewal and a refusal cost %v WCU, want 2 (%s)", u, meter)
+	}
 	if ok, err := s.TakeLease(ctx, "other job", other, t0, t0.Add(ttl)); err != nil || !ok {
 		t.Fatalf("a lease of another name: %v, %v", ok, err)
 	}
