@@ -114,6 +114,31 @@ func TestArchiverTakesTurns(t *testing.T) {
 			if pass(holder) {
 				t.Fatal("the old holder ran a pass after its lease was taken over")
 			}
+
+			// A node that stops releases the lease: the next node need not
+			// wait for its expiry.
+			send()
+			rctx, stop := context.WithCancel(ctx)
+			done := make(chan struct{})
+			go func() { nodes[other].RunArchiver(rctx, -time.Hour, 10*time.Millisecond); close(done) }()
+			for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+				left, err := cold.ListArchivable(ctx, clk.Now().Add(time.Hour), 10)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(left) == 0 {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatal("the running archiver did not archive")
+				}
+			}
+			stop()
+			<-done
+			if !pass(holder) {
+				t.Fatal("a stopped node's lease held the others off")
+			}
+			archived()
 		})
 	}
 }
