@@ -48,24 +48,58 @@ func (s *Service) RunArchiver(ctx context.Context, after, interval time.Duration
 	}
 	t := time.NewTicker(interval)
 	defer t.Stop()
+	if l, ok := s.store.(Leaser); ok {
+		// Let another node take over now rather than at the lease's expiry.
+		defer func() {
+			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+			defer cancel()
+			if err := l.ReleaseLease(rctx, archiveLease, s.cfg.NodeID); err != nil {
+				s.log.Debug("archiver: release lease", "err", err)
+			}
+		}()
+	}
 	for {
-		for {
-			n, err := s.ArchiveOnce(ctx, cold, after)
-			switch {
-			case errors.Is(err, ErrUnavailable):
-				// The backend's breaker logs the outage once; the next pass retries.
-				s.log.Debug("archiver", "err", err)
-			case err != nil:
-				s.log.Warn("archiver", "err", err)
-			}
-			if n < archiveBatch || err != nil {
-				break
-			}
+		if _, err := s.ArchivePass(ctx, cold, after, interval); errors.Is(err, ErrUnavailable) {
+			// The backend's breaker logs the outage once; the next pass retries.
+			s.log.Debug("archiver", "err", err)
+		} else if err != nil {
+			s.log.Warn("archiver", "err", err)
 		}
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
+		}
+	}
+}
+
+// archiveLease names the Leaser lease by which the archivers of nodes sharing
+// a store take turns.
+const archiveLease = "archiver"
+
+// ArchivePass moves every message older than after, batch by batch, and
+// reports whether this node ran the pass. On a Store shared by several nodes
+// (a Leaser) only the holder of the archiver lease runs it; the holder keeps
+// the lease from pass to pass (it lasts 1.5 intervals, renewed before every
+// batch), so one node does the archiving, and another takes over once a dead
+// holder's lease has expired.
+func (s *Service) ArchivePass(ctx context.Context, cold ColdStore, after, interval time.Duration) (bool, error) {
+	l, shared := s.store.(Leaser)
+	for {
+		if shared {
+			now := s.cfg.Now()
+			held, err := l.TakeLease(ctx, archiveLease, s.cfg.NodeID, now, now.Add(interval+interval/2))
+			if err != nil {
+				return false, fmt.Errorf("take the archiver lease: %w", err)
+			}
+			if !held {
+				// Another node archives (or took over while this pass ran).
+				return false, nil
+			}
+		}
+		n, err := s.ArchiveOnce(ctx, cold, after)
+		if n < archiveBatch || err != nil {
+			return true, err
 		}
 	}
 }

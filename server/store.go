@@ -227,6 +227,24 @@ type ColdStore interface {
 	MarkArchived(ctx context.Context, m Message, ref string) error
 }
 
+// Leaser is a Store shared by several nodes that lets one of them at a time
+// run a background job (the archiver): without it every node would do the same
+// work, and a pass over the messages table costs reads in proportion to the
+// table. A Store only one node uses (the embedded one) does not need it. The
+// lease is a saving, not a lock anything depends on for correctness: two
+// archivers at once still archive each message once (MarkArchived is
+// conditional), at twice the reads.
+type Leaser interface {
+	// TakeLease gives the lease name to owner until until, or extends it if
+	// owner holds it already. It reports false, with no error, while another
+	// owner holds it and its expiry is not before now: a node that dies
+	// keeps it only until then.
+	TakeLease(ctx context.Context, name, owner string, now, until time.Time) (bool, error)
+	// ReleaseLease gives up owner's lease, so that another node need not wait
+	// for its expiry; it does nothing if owner does not hold it.
+	ReleaseLease(ctx context.Context, name, owner string) error
+}
+
 // MediaUpload is the record of one upload: reserved by POST /v1/media (its
 // size declared, and counted against the owner's quota from then on), sent
 // once a message carries it.
