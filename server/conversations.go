@@ -13,7 +13,8 @@ import (
 const MaxGroupMembers = 1000
 
 // CreateConversation creates a group, or finds-or-creates the direct conversation
-// with one other user. created is false for an existing direct conversation.
+// with one other user, or with the caller themselves: their note to self.
+// created is false for an existing direct conversation.
 func (s *Service) CreateConversation(ctx context.Context, userID string, req wire.CreateConversationRequest) (conv wire.Conversation, created bool, err error) {
 	switch req.Type {
 	case wire.Direct:
@@ -23,11 +24,7 @@ func (s *Service) CreateConversation(ctx context.Context, userID string, req wir
 		if req.Name != "" {
 			return conv, false, wire.Errorf(wire.CodeInvalid, "a direct conversation has no name")
 		}
-		peer := req.Members[0]
-		if peer == userID {
-			return conv, false, wire.Errorf(wire.CodeInvalid, "a direct conversation needs another user")
-		}
-		id, created, err := s.ensureDirect(ctx, userID, peer)
+		id, created, err := s.ensureDirect(ctx, userID, req.Members[0])
 		if err != nil {
 			return conv, false, err
 		}
@@ -63,9 +60,11 @@ func (s *Service) ensureDirect(ctx context.Context, userID, peer string) (string
 	}
 	now := s.cfg.Now()
 	c := Conversation{ID: id, Type: wire.Direct, CreatedAt: now}
-	members := []Participant{
-		{ConversationID: id, UserID: userID, Role: wire.RoleMember, JoinedAt: now},
-		{ConversationID: id, UserID: peer, Role: wire.RoleMember, JoinedAt: now},
+	members := []Participant{{ConversationID: id, UserID: userID, Role: wire.RoleMember, JoinedAt: now}}
+	// A note to self has one member: one participant row, and so one status
+	// and no receiver (nothing pending, nobody's tick to wait for).
+	if peer != userID {
+		members = append(members, Participant{ConversationID: id, UserID: peer, Role: wire.RoleMember, JoinedAt: now})
 	}
 	err := s.store.CreateConversation(ctx, c, members)
 	if errors.Is(err, ErrExists) {
@@ -334,6 +333,9 @@ func (s *Service) requireAdmin(ctx context.Context, userID, convID string) (Conv
 // direct conversation's members come from its id.
 func (s *Service) memberIDs(ctx context.Context, convID string) ([]string, error) {
 	if a, b, ok := wire.DirectMembers(convID); ok {
+		if a == b { // a note to self: listed twice its messages would be fanned out twice
+			return []string{a}, nil
+		}
 		return []string{a, b}, nil
 	}
 	now := time.Now()

@@ -114,7 +114,11 @@ func TestDirectConversationID(t *testing.T) {
 	if !ok || a != "alice" || b != "bob" {
 		t.Fatalf("DirectMembers = %q %q %v", a, b, ok)
 	}
-	for _, bad := range []string{"dm:bob:alice", "dm:alice", "g:xyz", "dm:Alice:bob", "dm:a:a"} {
+	// A note to self is the direct conversation whose two members are one user.
+	if a, b, ok := DirectMembers("dm:alice:alice"); !ok || a != "alice" || b != "alice" {
+		t.Fatalf("DirectMembers(note to self) = %q %q %v", a, b, ok)
+	}
+	for _, bad := range []string{"dm:bob:alice", "dm:alice", "g:xyz", "dm:Alice:bob", "dm:a:b:c"} {
 		if _, _, ok := DirectMembers(bad); ok {
 			t.Errorf("DirectMembers(%q) accepted", bad)
 		}

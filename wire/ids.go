@@ -95,14 +95,16 @@ func DirectConversationID(a, b string) string {
 	return DirectPrefix + a + ":" + b
 }
 
-// DirectMembers splits a direct conversation id into its two members.
+// DirectMembers splits a direct conversation id into its two members. They are
+// the same user in a note to self (dm:alice:alice), the conversation a user
+// has with themselves.
 func DirectMembers(id string) (a, b string, ok bool) {
 	rest, found := strings.CutPrefix(id, DirectPrefix)
 	if !found {
 		return "", "", false
 	}
 	a, b, ok = strings.Cut(rest, ":")
-	if !ok || ValidateUserID(a) != nil || ValidateUserID(b) != nil || a >= b {
+	if !ok || ValidateUserID(a) != nil || ValidateUserID(b) != nil || a > b {
 		return "", "", false
 	}
 	return a, b, true
