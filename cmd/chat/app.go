@@ -472,9 +472,8 @@ func target(ctx context.Context, api *client.API, acct client.Account, userFlag,
 		if err != nil {
 			return "", err
 		}
-		if to == me {
-			return "", usagef("%s %s is yourself", userFlag, to)
-		}
+		// to == me is allowed: the direct conversation with yourself is your
+		// note to self.
 		return wire.DirectConversationID(me, to), nil
 	case group != "":
 		if err := wire.ValidateConversationID(group); err != nil {
