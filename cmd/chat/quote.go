@@ -21,7 +21,7 @@ type quoter func(conversationID string, seq int64) (m wire.Message, ok bool)
 
 // replyLabel begins a reply's line: the answered message's sender and first
 // words when q finds it, else its seq_no alone.
-func replyLabel(reply wire.Message, q quoter) string {
+func replyLabel(reply wire.Message, q quoter, who namer) string {
 	if q != nil {
 		if m, ok := q(reply.ConversationID, reply.ReplyTo); ok {
 			if m.Deleted {
@@ -31,7 +31,7 @@ func replyLabel(reply wire.Message, q quoter) string {
 			if text == "" && m.Attachment != "" {
 				text = "[attachment]"
 			}
-			return fmt.Sprintf("(reply to #%d %s: “%s”)", reply.ReplyTo, m.SenderID, truncate(text, quoteRunes))
+			return fmt.Sprintf("(reply to #%d %s: “%s”)", reply.ReplyTo, who.label(m.SenderID), truncate(text, quoteRunes))
 		}
 	}
 	return fmt.Sprintf("(reply to #%d)", reply.ReplyTo)

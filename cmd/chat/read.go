@@ -61,6 +61,7 @@ func (a *app) runHistory(ctx context.Context, args []string) error {
 	slices.Reverse(msgs) // the server pages newest first; a log reads oldest first
 	enc := json.NewEncoder(a.stdout)
 	quotes := pageQuotes(msgs, cachedQuotes(ctx, nil, api))
+	who := cachedNames(ctx, api)
 	for _, m := range msgs {
 		if *asJSON {
 			if err := enc.Encode(m); err != nil {
@@ -68,7 +69,7 @@ func (a *app) runHistory(ctx context.Context, args []string) error {
 			}
 			continue
 		}
-		printMessage(a.stdout, m, false, quotes)
+		printMessage(a.stdout, m, false, quotes, who)
 	}
 	if resp.NextBeforeSeq > 0 && !*asJSON {
 		fmt.Fprintf(a.stderr, "(older messages: add --before %d)\n", resp.NextBeforeSeq)
@@ -77,37 +78,39 @@ func (a *app) runHistory(ctx context.Context, args []string) error {
 }
 
 // printMessage writes one message as a human-readable line; a reply begins
-// with what it answers, as quotes finds it (nil: its seq_no only).
-func printMessage(w io.Writer, m wire.Message, withConversation bool, quotes quoter) {
+// with what it answers, as quotes finds it (nil: its seq_no only). Users
+// appear as who labels them (nil: by id).
+func printMessage(w io.Writer, m wire.Message, withConversation bool, quotes quoter, who namer) {
 	conv := ""
 	if withConversation {
 		conv = m.ConversationID + " "
 	}
 	ts := m.Timestamp.Local().Format("2006-01-02 15:04:05")
+	sender := who.label(m.SenderID)
 	// Another member wrote this text: it reaches the terminal only through the
 	// sanitiser (docs/security.md). --json prints it exact instead.
 	text := strings.ReplaceAll(termtext.Clean(m.Content, true), "\n", "\n    ")
 	switch m.Kind {
 	case wire.KindReaction:
 		if m.Content == "" {
-			fmt.Fprintf(w, "%s %s#%d %s took back their reaction to #%d\n", ts, conv, m.SeqNo, m.SenderID, m.TargetSeq)
+			fmt.Fprintf(w, "%s %s#%d %s took back their reaction to #%d\n", ts, conv, m.SeqNo, sender, m.TargetSeq)
 		} else {
-			fmt.Fprintf(w, "%s %s#%d %s reacted %s to #%d\n", ts, conv, m.SeqNo, m.SenderID, termtext.OneLine(m.Content), m.TargetSeq)
+			fmt.Fprintf(w, "%s %s#%d %s reacted %s to #%d\n", ts, conv, m.SeqNo, sender, termtext.OneLine(m.Content), m.TargetSeq)
 		}
 		return
 	case wire.KindEdit:
 		if text == "" { // the message was deleted since: its edits say nothing
-			fmt.Fprintf(w, "%s %s#%d %s edited #%d\n", ts, conv, m.SeqNo, m.SenderID, m.TargetSeq)
+			fmt.Fprintf(w, "%s %s#%d %s edited #%d\n", ts, conv, m.SeqNo, sender, m.TargetSeq)
 		} else {
-			fmt.Fprintf(w, "%s %s#%d %s edited #%d: %s\n", ts, conv, m.SeqNo, m.SenderID, m.TargetSeq, text)
+			fmt.Fprintf(w, "%s %s#%d %s edited #%d: %s\n", ts, conv, m.SeqNo, sender, m.TargetSeq, text)
 		}
 		return
 	case wire.KindDelete:
-		fmt.Fprintf(w, "%s %s#%d %s deleted #%d\n", ts, conv, m.SeqNo, m.SenderID, m.TargetSeq)
+		fmt.Fprintf(w, "%s %s#%d %s deleted #%d\n", ts, conv, m.SeqNo, sender, m.TargetSeq)
 		return
 	case "":
 	default: // a kind this version does not know
-		fmt.Fprintf(w, "%s %s#%d %s: (%s of #%d)\n", ts, conv, m.SeqNo, m.SenderID, termtext.OneLine(m.Kind), m.TargetSeq)
+		fmt.Fprintf(w, "%s %s#%d %s: (%s of #%d)\n", ts, conv, m.SeqNo, sender, termtext.OneLine(m.Kind), m.TargetSeq)
 		return
 	}
 	if m.Attachment != "" {
@@ -117,7 +120,7 @@ func printMessage(w io.Writer, m wire.Message, withConversation bool, quotes quo
 		text += "[attachment " + attachmentLabel(m) + termtext.OneLine(m.Attachment) + "]"
 	}
 	if m.ReplyTo > 0 {
-		text = replyLabel(m, quotes) + " " + text
+		text = replyLabel(m, quotes, who) + " " + text
 	}
 	switch {
 	case m.Deleted:
@@ -128,7 +131,7 @@ func printMessage(w io.Writer, m wire.Message, withConversation bool, quotes quo
 	if r := reactionsLine(m.Reactions); r != "" {
 		text += "  [" + r + "]"
 	}
-	fmt.Fprintf(w, "%s %s#%d %s: %s\n", ts, conv, m.SeqNo, m.SenderID, text)
+	fmt.Fprintf(w, "%s %s#%d %s: %s\n", ts, conv, m.SeqNo, sender, text)
 }
 
 // attachmentLabel is "name, type, size " of an attachment described by its
@@ -193,6 +196,7 @@ func (a *app) runLs(ctx context.Context, args []string) error {
 		return err
 	}
 	enc := json.NewEncoder(a.stdout)
+	who := cachedNames(ctx, api)
 	for _, e := range resp.Conversations {
 		if *asJSON {
 			if err := enc.Encode(e); err != nil {
@@ -203,6 +207,9 @@ func (a *app) runLs(ctx context.Context, args []string) error {
 		name := termtext.OneLine(e.Name)
 		if e.Type == wire.Direct {
 			name = "@" + e.Peer
+			if l := who.label(e.Peer); l != e.Peer {
+				name = l // "Alice Liddell (alice)"
+			}
 		}
 		unread := ""
 		if e.Unread > 0 {
@@ -214,9 +221,9 @@ func (a *app) runLs(ctx context.Context, args []string) error {
 		}
 		preview := e.LastMessageBody
 		if e.LastMessageSender != "" {
-			preview = e.LastMessageSender + ": " + preview
+			preview = who.label(e.LastMessageSender) + ": " + preview
 		}
-		fmt.Fprintf(a.stdout, "%-6s %-20s %-11s %s  %s\n", unread, truncate(name, 20), when, e.ConversationID, truncate(termtext.OneLine(preview), 60))
+		fmt.Fprintf(a.stdout, "%-6s %-28s %-11s %s  %s\n", unread, truncate(name, 28), when, e.ConversationID, truncate(termtext.OneLine(preview), 60))
 	}
 	return nil
 }
@@ -286,6 +293,7 @@ func (a *app) runTail(ctx context.Context, args []string) error {
 	go func() { done <- sess.Run(ctx) }()
 	enc := json.NewEncoder(a.stdout)
 	quotes := cachedQuotes(ctx, store, api)
+	who := cachedNames(ctx, api)
 	order := newTailOrder(store)
 	emit := func(msgs []wire.Message, err error) error {
 		if err != nil {
@@ -297,7 +305,7 @@ func (a *app) runTail(ctx context.Context, args []string) error {
 					return err
 				}
 			} else {
-				printMessage(a.stdout, m, conv == "", quotes)
+				printMessage(a.stdout, m, conv == "", quotes, who)
 			}
 		}
 		return nil

@@ -73,6 +73,9 @@ func (a *app) runSearch(ctx context.Context, args []string) error {
 	}
 	enc := json.NewEncoder(a.stdout)
 	quotes := cachedQuotes(ctx, store, nil) // the cache alone: search works offline
+	// Names are asked of the server; offline, senders appear by id after the
+	// first failed request.
+	who := cachedNames(ctx, api)
 	for _, h := range hits {
 		if *asJSON {
 			plain := strings.NewReplacer(localstore.SnippetStart, "", localstore.SnippetEnd, "").Replace(h.Snippet)
@@ -84,7 +87,7 @@ func (a *app) runSearch(ctx context.Context, args []string) error {
 			}
 			continue
 		}
-		printMessage(a.stdout, h.Message, conv == "", quotes)
+		printMessage(a.stdout, h.Message, conv == "", quotes, who)
 	}
 	if len(hits) == 0 && !*asJSON {
 		fmt.Fprintln(a.stderr, "(nothing found in the cache; chat fetch --with USER fills it with a whole conversation)")

@@ -1,0 +1,75 @@
+package main
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"github.com/chatterm/chat/client"
+	"github.com/chatterm/chat/internal/termtext"
+	"github.com/chatterm/chat/wire"
+)
+
+// nameWait bounds the server's answer for one profile: a line prints with
+// the bare user id rather than hold up the lines after it.
+const nameWait = 3 * time.Second
+
+// namer gives the label a user appears by in the terminal.
+type namer func(userID string) string
+
+// label is how a user appears when who is nil: their id.
+func (who namer) label(userID string) string {
+	if who == nil {
+		return userID
+	}
+	return who(userID)
+}
+
+// cachedNames labels users by their display names, "Alice Liddell (alice)",
+// asking the server (GET /v1/users/{id}) once per user per run, so a page of
+// a thousand messages costs one request per sender, not per message. The id
+// always stays beside the name: display names are chosen by their users and
+// are not unique, the id is. A user whose name is their id, who is unknown,
+// or whom the server cannot be asked about (offline: chat search) appears by
+// the id alone; after one failure to reach the server, nobody else is asked.
+// A name is another user's text: it reaches the terminal only through the
+// sanitiser, on one line.
+func cachedNames(ctx context.Context, api *client.API) namer {
+	if api == nil {
+		return nil
+	}
+	known := map[string]string{}
+	unreachable := false
+	return func(userID string) string {
+		if l, ok := known[userID]; ok {
+			return l
+		}
+		if unreachable {
+			return userID
+		}
+		qctx, cancel := context.WithTimeout(ctx, nameWait)
+		p, err := api.User(qctx, userID)
+		cancel()
+		switch {
+		case err == nil:
+			known[userID] = nameLabel(userID, p.DisplayName)
+		case wire.ErrorCode(err) == wire.CodeNotFound:
+			known[userID] = userID // no such user (any more): no name to show
+		default:
+			// Down, slow, rate limited or logged out: the rest of the run shows
+			// ids rather than wait on each sender in turn.
+			unreachable = true
+			return userID
+		}
+		return known[userID]
+	}
+}
+
+// nameLabel is "name (id)", or the id alone when the name adds nothing.
+func nameLabel(userID, displayName string) string {
+	name := strings.TrimSpace(termtext.OneLine(displayName))
+	if name == "" || strings.EqualFold(name, userID) {
+		return userID
+	}
+	return name + " (" + userID + ")"
+}
