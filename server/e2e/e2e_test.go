@@ -478,7 +478,9 @@ func TestBadInput(t *testing.T) {
 		{"ErrUnknownGroup", "GET", "/v1/conversations/g:none/messages", nil, 403, wire.CodeForbidden},
 		{"ErrUnknownPeer", "POST", "/v1/conversations", wire.CreateConversationRequest{Type: wire.Direct, Members: []string{"nobody"}}, 404, wire.CodeNotFound},
 		{"ErrBadType", "POST", "/v1/conversations", wire.CreateConversationRequest{Type: "channel", Members: []string{"bob"}}, 400, wire.CodeInvalid},
-		{"ErrSelfChat", "POST", "/v1/conversations", wire.CreateConversationRequest{Type: wire.Direct, Members: []string{"alice"}}, 400, wire.CodeInvalid},
+		// A direct conversation with yourself is a note to self (TestNoteToSelf);
+		// one with two others is a group.
+		{"ErrDirectWithTwo", "POST", "/v1/conversations", wire.CreateConversationRequest{Type: wire.Direct, Members: []string{"bob", "alice"}}, 400, wire.CodeInvalid},
 		{"ErrNegativeRead", "POST", "/v1/conversations/" + conv + "/read", wire.SeqRequest{SeqNo: -1}, 400, wire.CodeInvalid},
 		{"ErrDuplicateUser", "POST", "/v1/register", wire.RegisterRequest{UserID: "bob", Password: "password-x"}, 409, wire.CodeConflict},
 		{"ErrBadUserID", "POST", "/v1/register", wire.RegisterRequest{UserID: "Bad Name", Password: "password-x"}, 400, wire.CodeInvalid},
