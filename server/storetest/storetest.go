@@ -45,6 +45,7 @@ func Run(t *testing.T, newStore Factory, opt Options) {
 	t.Run("Administration", func(t *testing.T) { testAdministration(t, newStore(t)) })
 	t.Run("Conversations", func(t *testing.T) { testConversations(t, newStore(t)) })
 	t.Run("Append", func(t *testing.T) { testAppend(t, newStore(t)) })
+	t.Run("NoteToSelf", func(t *testing.T) { testNoteToSelf(t, newStore(t)) })
 	t.Run("AppendConcurrent", func(t *testing.T) { testAppendConcurrent(t, newStore(t), opt) })
 	t.Run("AppendBatch", func(t *testing.T) {
 		s := newStore(t)
@@ -327,6 +328,38 @@ func testConversations(t *testing.T, s server.Store) {
 func msg(conv string, seq int64, sender, receiver string) server.Message {
 	return server.Message{ConversationID: conv, SeqNo: seq, MessageID: fmt.Sprintf("m-%s-%d", sender, seq), SenderID: sender, ReceiverID: receiver,
 		Content: fmt.Sprintf("hello %d", seq), Timestamp: t0.Add(time.Duration(seq) * time.Second)}
+}
+
+// testNoteToSelf: a user's direct conversation with themselves has one
+// participant, and its messages have no receiver, so nothing is pending.
+func testNoteToSelf(t *testing.T, s server.Store) {
+	ctx := context.Background()
+	id := wire.DirectConversationID("alice", "alice")
+	c := server.Conversation{ID: id, Type: wire.Direct, CreatedAt: t0}
+	must(t, s.CreateConversation(ctx, c, []server.Participant{{ConversationID: id, UserID: "alice", Role: wire.RoleMember, JoinedAt: t0}}))
+	for i := int64(1); i <= 2; i++ {
+		must(t, s.AppendMessage(ctx, msg(id, i, "alice", ""), nil))
+	}
+	got, err := s.ListMessages(ctx, id, 0, 10)
+	must(t, err)
+	if len(got) != 2 || got[0].SeqNo+got[1].SeqNo != 3 {
+		t.Fatalf("stored %+v", got)
+	}
+	ps, err := s.ListParticipants(ctx, id)
+	must(t, err)
+	if len(ps) != 1 || ps[0].UserID != "alice" {
+		t.Fatalf("participants %+v", ps)
+	}
+	st, err := s.ListStatuses(ctx, id, []string{"alice"})
+	must(t, err)
+	if len(st) != 1 || st[0].LastReadSeq != 2 || st[0].LastDeliveredSeq != 2 {
+		t.Fatalf("statuses %+v", st)
+	}
+	pend, err := s.ListPending(ctx, "alice")
+	must(t, err)
+	if len(pend) != 0 {
+		t.Fatalf("pending %+v, want none", pend)
+	}
 }
 
 func testAppend(t *testing.T, s server.Store) {
