@@ -1,10 +1,13 @@
 package tui
 
 import (
+	"fmt"
+	"strings"
 	"time"
 
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/chatterm/chat/client"
 	"github.com/chatterm/chat/wire"
 )
 
@@ -172,4 +175,73 @@ func (m chatModel) composerView() string {
 		return c.view
 	}
 	return m.compose.View()
+}
+
+// partsShown is the sidebar and the status line as last drawn and the key of
+// what each was drawn from. Each View used to draw both again, the sidebar's
+// rows through lipgloss and every line measured by fitBlock, though a message
+// in the open chat changes neither (or one row's unread count): now a View
+// builds the keys, which is cheap, and draws a part only when its key moved.
+type partsShown struct {
+	scratch      []byte // the key being built, swapped with the one kept
+	sidebarKey   []byte
+	sidebarLines []string
+	sidebarDraws int // drawings, for the tests
+
+	statusKey   []byte
+	status      string
+	statusDraws int
+}
+
+// sidebarLines is the conversation list beside the chat, exactly h lines of
+// sidebarWidth cells, drawn again only when what its rows show changed:
+// compactRow's inputs for the rows on screen, the title's unread count, the
+// size, selection, scroll and styles.
+func (m Model) sidebarLines(h int) []string {
+	p := &m.c.parts
+	in := &m.inbox
+	k := p.scratch[:0]
+	k = fmt.Appendf(k, "%p|%s|%d|%d|%d|%d|%t|%d|%d|", m.c.styles, m.c.me, sidebarWidth, h, in.width, in.height,
+		in.loaded, len(in.entries), in.totalUnread())
+	if in.err != nil && len(in.entries) == 0 {
+		k = append(k, errText(in.err)...)
+	}
+	rows := in.visibleRows()
+	for i := in.top; i < len(in.entries) && i < in.top+rows; i++ {
+		e := &in.entries[i]
+		k = fmt.Appendf(k, "\x00%s|%s|%s|%s|%d|%t", e.Type, e.ConversationID, e.Name, e.Peer, e.Unread, i == in.cursor)
+	}
+	if p.sidebarLines != nil && string(k) == string(p.sidebarKey) {
+		p.scratch = k
+		return p.sidebarLines
+	}
+	p.scratch, p.sidebarKey = p.sidebarKey, k
+	p.sidebarLines = strings.Split(fitBlock(in.View(), sidebarWidth, h), "\n")
+	p.sidebarDraws++
+	return p.sidebarLines
+}
+
+// statusShown is the status line, drawn again only when its text, the
+// connection state, the width or the styles changed.
+func (m Model) statusShown() string {
+	p := &m.c.parts
+	k := p.scratch[:0]
+	secs := 0
+	if m.conn.Status == client.Reconnecting {
+		secs = int(m.conn.RetryAt.Sub(m.c.now()).Round(time.Second) / time.Second)
+	}
+	right := m.flash
+	if right == "" {
+		right = m.hints()
+	}
+	k = fmt.Appendf(k, "%p|%d|%d|%s|%d|%d|%d|%t|%s", m.c.styles, m.width, m.page, m.c.me, m.conn.Status, m.conn.Unsent, secs,
+		m.flashErr, right)
+	if p.status != "" && string(k) == string(p.statusKey) {
+		p.scratch = k
+		return p.status
+	}
+	p.scratch, p.statusKey = p.statusKey, k
+	p.status = m.statusLine()
+	p.statusDraws++
+	return p.status
 }
