@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/charmbracelet/x/ansi"
+
 	"github.com/chatterm/chat/client"
 	"github.com/chatterm/chat/wire"
 )
@@ -56,6 +58,13 @@ func TestSidebarAndStatusDrawnWhenTheyChange(t *testing.T) {
 		t.Helper()
 		if got, want := h.root().render(), fresh(); got != want {
 			t.Fatalf("%s: the kept parts differ from a fresh drawing:\n%s\n%s", step, got, want)
+		}
+		// The widths kept with the chat's lines are their widths.
+		lines, widths := h.root().chat.viewLines()
+		for i, l := range lines {
+			if widths[i] >= 0 && widths[i] != ansi.StringWidth(l) {
+				t.Fatalf("%s: line %d %q kept as %d cells wide, is %d", step, i, l, widths[i], ansi.StringWidth(l))
+			}
 		}
 	}
 	check("opened")

@@ -797,13 +797,13 @@ func (m Model) render() string {
 	case pageInbox:
 		body = m.inbox.View()
 	case pageChat:
-		body = m.chat.View()
+		lines, widths := m.chat.viewLines()
 		if m.sidebar() {
 			// Both sides are cut and padded to their widths, so the lines join
 			// as they are: measuring them again (lipgloss.JoinHorizontal, then
 			// fitBlock) was most of a frame's time in a busy chat.
 			left := m.sidebarLines(h)
-			right := strings.Split(fitBlock(body, m.width-sidebarWidth-2, h), "\n")
+			right := fitLines(lines, widths, m.width-sidebarWidth-2, h)
 			rule := m.c.styles.Faint.Render("│ ")
 			var b strings.Builder
 			for i := range h {
@@ -816,7 +816,7 @@ func (m Model) render() string {
 			}
 			body = b.String()
 		} else {
-			body = fitBlock(body, m.width, h)
+			body = strings.Join(fitLines(lines, widths, m.width, h), "\n")
 		}
 	}
 	if m.page != pageChat {
