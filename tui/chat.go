@@ -119,6 +119,9 @@ type chatModel struct {
 	// a separator, a marker, a pending message): what the screen shows
 	// decides what is reported read.
 	lineSeq []int64
+	// lineW is the width in cells of each of lines, measured once when the
+	// line was drawn: a View pads the lines on screen without measuring them.
+	lineW []int
 	// tickAt maps the line that ends in a tick View draws to its message's
 	// seq_no (render.go).
 	tickAt map[int]int64
@@ -178,8 +181,9 @@ func composerStyles(s *Styles) textarea.Styles {
 
 // cachedLines is one message's rendering and what it depended on.
 type cachedLines struct {
-	key   lineKey
-	lines []string
+	key    lineKey
+	lines  []string
+	widths []int // of lines, in cells
 	// tickBack counts the lines after the one that ends in the tick (a
 	// reactions line, a reason not sent).
 	tickBack int
@@ -1055,6 +1059,14 @@ func centre(s string, w int) string {
 }
 
 func (m chatModel) View() string {
+	lines, _ := m.viewLines()
+	return strings.Join(lines, "\n")
+}
+
+// viewLines is the chat's screen lines and their widths in cells (-1: not
+// known, to be measured): the history lines' widths were measured when they
+// were drawn, so fitLines does not measure them on every View.
+func (m chatModel) viewLines() ([]string, []int) {
 	s := m.c.styles
 	w := m.width
 	// Header: the name, what kind of conversation, and a scroll hint.
@@ -1089,6 +1101,7 @@ func (m chatModel) View() string {
 
 	hist := m.historyHeight()
 	var view []string
+	var viewW []int // nil: measure
 	switch {
 	case !m.loaded:
 		view = []string{centre(s.Subtle.Render("loading…"), w)}
@@ -1100,6 +1113,7 @@ func (m chatModel) View() string {
 		end := len(m.lines) - m.offset
 		start := max(end-hist, 0)
 		view = m.lines[start:end]
+		viewW = m.lineW[start:end]
 		// The ticks of stored messages, from the boundaries as they are now.
 		delivered, read := m.boundaries()
 		copied := false
@@ -1109,7 +1123,7 @@ func (m chatModel) View() string {
 				continue
 			}
 			if !copied {
-				view, copied = slices.Clone(view), true
+				view, viewW, copied = slices.Clone(view), slices.Clone(viewW), true
 			}
 			t := tickSent
 			switch {
@@ -1119,6 +1133,7 @@ func (m chatModel) View() string {
 				t = tickDelivered
 			}
 			view[i-start] += m.tickGlyph(t)
+			viewW[i-start] += tickWidth
 		}
 	}
 	// Messages sit at the bottom, next to the composer, as in every chat app.
@@ -1126,6 +1141,15 @@ func (m chatModel) View() string {
 	parts := []string{header, rule}
 	parts = append(parts, pad...)
 	parts = append(parts, view...)
+	widths := make([]int, len(parts), len(parts)+8)
+	widths[0], widths[1] = -1, w
+	if viewW != nil {
+		copy(widths[2+len(pad):], viewW)
+	} else {
+		for i := 2 + len(pad); i < len(parts); i++ {
+			widths[i] = -1
+		}
+	}
 	if n := len(m.compose.Value()); n > maxMessageBytes*3/4 {
 		// The size, as the limit nears: a long text is not refused as a surprise.
 		count := fmt.Sprintf(" %d / %d bytes ", n, maxMessageBytes)
@@ -1136,11 +1160,13 @@ func (m chatModel) View() string {
 		rule = s.Faint.Render(strings.Repeat("─", max(w-ansi.StringWidth(count)-2, 0))) + st.Render(count) + s.Faint.Render("──")
 	}
 	parts = append(parts, rule)
+	widths = append(widths, -1)
 	if line := m.actionLine(); line != "" {
 		parts = append(parts, line)
+		widths = append(widths, -1)
 	}
-	parts = append(parts, m.composerView())
-	return strings.Join(parts, "\n")
+	cl, cw := m.composerLines()
+	return append(parts, cl...), append(widths, cw...)
 }
 
 // ShortHelp is the chat's keys for the status line, by mode.

@@ -1,10 +1,13 @@
 package tui
 
 import (
+	"fmt"
+	"strings"
 	"time"
 
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/chatterm/chat/client"
 	"github.com/chatterm/chat/wire"
 )
 
@@ -32,7 +35,7 @@ type drawnState struct {
 // render brings the history lines up to date after a change.
 func (m *chatModel) render() {
 	if m.width <= 0 {
-		m.lines, m.lineSeq, m.tickAt, m.drawn = nil, nil, nil, drawnState{}
+		m.lines, m.lineSeq, m.lineW, m.tickAt, m.drawn = nil, nil, nil, nil, drawnState{}
 		return
 	}
 	if !m.shown {
@@ -52,7 +55,7 @@ func (m *chatModel) render() {
 		old.loaded == d.loaded && old.more == d.more && old.loadingOlder == d.loadingOlder &&
 		old.selected == d.selected && old.unreadFrom == d.unreadFrom && old.failed == d.failed {
 		d.prev, d.any = old.prev, old.any
-		m.lines, m.lineSeq = m.drawMessages(m.lines, m.lineSeq, m.msgs[old.msgs:], &d)
+		m.lines, m.lineSeq, m.lineW = m.drawMessages(m.lines, m.lineSeq, m.lineW, m.msgs[old.msgs:], &d)
 		m.drawn = d
 		m.afterLayoutChange()
 		return
@@ -68,11 +71,15 @@ func (m *chatModel) render() {
 		out = append(out, centre(s.Subtle.Render("loading older messages…"), m.width))
 	}
 	seqs := make([]int64, len(out), len(m.lineSeq)+len(out))
+	widths := make([]int, len(out), len(m.lineW)+len(out))
+	for i, l := range out {
+		widths[i] = ansi.StringWidth(l)
+	}
 	m.tickAt = map[int]int64{}
-	out, seqs = m.drawMessages(out, seqs, m.msgs, &d)
+	out, seqs, widths = m.drawMessages(out, seqs, widths, m.msgs, &d)
 	m.drawn = d
-	out, seqs = m.drawMessages(out, seqs, m.pending, &d) // after what is stored, and never a base to append to
-	m.lines, m.lineSeq = out, seqs
+	out, seqs, widths = m.drawMessages(out, seqs, widths, m.pending, &d) // after what is stored, and never a base to append to
+	m.lines, m.lineSeq, m.lineW = out, seqs, widths
 	m.afterLayoutChange()
 }
 
@@ -86,9 +93,9 @@ func (m *chatModel) senderWidth() int {
 	return min(w, maxSenderW, max(m.width/4, 3))
 }
 
-// drawMessages appends the lines of msgs to out, and each line's seq_no to
-// seqs (0 for separators and markers), going on from d.prev.
-func (m *chatModel) drawMessages(out []string, seqs []int64, msgs []wire.Message, d *drawnState) ([]string, []int64) {
+// drawMessages appends the lines of msgs to out, each line's seq_no to seqs
+// (0 for separators and markers) and its width to widths, going on from d.prev.
+func (m *chatModel) drawMessages(out []string, seqs []int64, widths []int, msgs []wire.Message, d *drawnState) ([]string, []int64, []int) {
 	s := m.c.styles
 	w := m.width
 	now := m.c.now()
@@ -101,11 +108,13 @@ func (m *chatModel) drawMessages(out []string, seqs []int64, msgs []wire.Message
 		if first || !sameDay(prev.Timestamp, ts, m.c.loc) {
 			out = append(out, daySeparator(s, dayLabel(ts, now, m.c.loc), w))
 			seqs = append(seqs, 0)
+			widths = append(widths, ansi.StringWidth(out[len(out)-1]))
 		}
 		if m.unreadFrom > 0 && x.SeqNo >= m.unreadFrom && (first || prev.SeqNo < m.unreadFrom) && x.SeqNo > 0 {
 			m.newLine = len(out)
 			out = append(out, newMarker(s, w))
 			seqs = append(seqs, 0)
+			widths = append(widths, ansi.StringWidth(out[len(out)-1]))
 		}
 		showName := first || prev.SenderID != x.SenderID || !sameDay(prev.Timestamp, ts, m.c.loc) ||
 			ts.Sub(prev.Timestamp) > 10*time.Minute
@@ -126,12 +135,17 @@ func (m *chatModel) drawMessages(out []string, seqs []int64, msgs []wire.Message
 		if !ok || c.key != k {
 			c = cachedLines{key: k}
 			c.lines, c.tickBack = m.messageLines(x, k)
+			c.widths = make([]int, len(c.lines))
+			for i, l := range c.lines {
+				c.widths[i] = ansi.StringWidth(l)
+			}
 			if m.lineCache == nil {
 				m.lineCache = map[string]cachedLines{}
 			}
 			m.lineCache[x.MessageID] = c
 		}
 		out = append(out, c.lines...)
+		widths = append(widths, c.widths...)
 		for range c.lines {
 			seqs = append(seqs, x.SeqNo)
 		}
@@ -140,13 +154,15 @@ func (m *chatModel) drawMessages(out []string, seqs []int64, msgs []wire.Message
 		}
 		d.prev, d.any = x, true
 	}
-	return out, seqs
+	return out, seqs, widths
 }
 
 // composerShown is the composer's drawing and what it was drawn from.
 type composerShown struct {
-	key  composerKey
-	view string
+	key    composerKey
+	view   string
+	lines  []string // view's lines
+	widths []int    // and their widths in cells
 }
 
 type composerKey struct {
@@ -172,4 +188,122 @@ func (m chatModel) composerView() string {
 		return c.view
 	}
 	return m.compose.View()
+}
+
+// composerLines is composerView's lines and their widths, measured once per
+// drawing.
+func (m chatModel) composerLines() ([]string, []int) {
+	v := m.composerView()
+	c := m.composerShown
+	if c == nil || c.view != v || c.lines == nil {
+		lines := strings.Split(v, "\n")
+		widths := make([]int, len(lines))
+		for i, l := range lines {
+			widths[i] = ansi.StringWidth(l)
+		}
+		if c == nil {
+			return lines, widths
+		}
+		c.lines, c.widths = lines, widths
+	}
+	return c.lines, c.widths
+}
+
+// tickWidth is the width of every tick glyph (chatModel.tickGlyph).
+const tickWidth = 2
+
+// fitLines is fitBlock for lines whose widths are known (-1: measure it
+// here): exactly h lines of exactly w cells, without measuring again what
+// was measured when it was drawn.
+func fitLines(lines []string, widths []int, w, h int) []string {
+	out := make([]string, h)
+	for i := range min(len(lines), h) {
+		l, lw := lines[i], widths[i]
+		if lw < 0 {
+			lw = ansi.StringWidth(l)
+		}
+		switch {
+		case lw > w:
+			l = ansi.Truncate(l, w, "")
+		case lw < w:
+			l += strings.Repeat(" ", w-lw)
+		}
+		out[i] = l
+	}
+	if len(lines) < h {
+		pad := strings.Repeat(" ", w)
+		for i := len(lines); i < h; i++ {
+			out[i] = pad
+		}
+	}
+	return out
+}
+
+// partsShown is the sidebar and the status line as last drawn and the key of
+// what each was drawn from. Each View used to draw both again, the sidebar's
+// rows through lipgloss and every line measured by fitBlock, though a message
+// in the open chat changes neither (or one row's unread count): now a View
+// builds the keys, which is cheap, and draws a part only when its key moved.
+type partsShown struct {
+	scratch      []byte // the key being built, swapped with the one kept
+	sidebarKey   []byte
+	sidebarLines []string
+	sidebarDraws int // drawings, for the tests
+
+	statusKey   []byte
+	status      string
+	statusDraws int
+}
+
+// sidebarLines is the conversation list beside the chat, exactly h lines of
+// sidebarWidth cells, drawn again only when what its rows show changed:
+// compactRow's inputs for the rows on screen, the title's unread count, the
+// size, selection, scroll and styles.
+func (m Model) sidebarLines(h int) []string {
+	p := &m.c.parts
+	in := &m.inbox
+	k := p.scratch[:0]
+	k = fmt.Appendf(k, "%p|%s|%d|%d|%d|%d|%t|%d|%d|", m.c.styles, m.c.me, sidebarWidth, h, in.width, in.height,
+		in.loaded, len(in.entries), in.totalUnread())
+	if in.err != nil && len(in.entries) == 0 {
+		k = append(k, errText(in.err)...)
+	}
+	rows := in.visibleRows()
+	for i := in.top; i < len(in.entries) && i < in.top+rows; i++ {
+		e := &in.entries[i]
+		k = fmt.Appendf(k, "\x00%s|%s|%s|%s|%d|%t", e.Type, e.ConversationID, e.Name, e.Peer, e.Unread, i == in.cursor)
+	}
+	if p.sidebarLines != nil && string(k) == string(p.sidebarKey) {
+		p.scratch = k
+		return p.sidebarLines
+	}
+	p.scratch, p.sidebarKey = p.sidebarKey, k
+	p.sidebarLines = strings.Split(fitBlock(in.View(), sidebarWidth, h), "\n")
+	p.sidebarDraws++
+	return p.sidebarLines
+}
+
+// statusShown is the status line, drawn again only when its text, the
+// connection state, the width or the styles changed.
+func (m Model) statusShown() string {
+	p := &m.c.parts
+	k := p.scratch[:0]
+	secs := 0
+	if m.conn.Status == client.Reconnecting {
+		secs = int(m.conn.RetryAt.Sub(m.c.now()).Round(time.Second) / time.Second)
+	}
+	right := m.flash
+	if right == "" {
+		right = m.hints()
+	}
+	k = fmt.Appendf(k, "%p|%d|%d|%s|%d|%d|%d|%t|%s", m.c.styles, m.width, m.page, m.c.me, m.conn.Status, m.conn.Unsent, secs,
+		m.flashErr, right)
+	if p.status != "" && string(k) == string(p.statusKey) {
+		p.scratch = k
+		return p.status
+	}
+	p.scratch, p.statusKey = p.statusKey, k
+	p.status = m.statusLine()
+	p.statusDraws++
+	return p.status
 }

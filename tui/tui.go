@@ -69,6 +69,9 @@ type common struct {
 	openURL func(url string) error
 	inputs  inputHistory    // what was sent, by conversation (inputhistory.go)
 	muted   map[string]bool // conversations that ring nothing (mute.go)
+	// parts is the sidebar and status line as last drawn, with what they
+	// were drawn from (render.go): the same for every copy of the model.
+	parts partsShown
 
 	// posted holds what a screen asks of the root from inside an Update (close
 	// this box, open that conversation); the root applies it before that
@@ -794,13 +797,13 @@ func (m Model) render() string {
 	case pageInbox:
 		body = m.inbox.View()
 	case pageChat:
-		body = m.chat.View()
+		lines, widths := m.chat.viewLines()
 		if m.sidebar() {
 			// Both sides are cut and padded to their widths, so the lines join
 			// as they are: measuring them again (lipgloss.JoinHorizontal, then
 			// fitBlock) was most of a frame's time in a busy chat.
-			left := strings.Split(fitBlock(m.inbox.View(), sidebarWidth, h), "\n")
-			right := strings.Split(fitBlock(body, m.width-sidebarWidth-2, h), "\n")
+			left := m.sidebarLines(h)
+			right := fitLines(lines, widths, m.width-sidebarWidth-2, h)
 			rule := m.c.styles.Faint.Render("│ ")
 			var b strings.Builder
 			for i := range h {
@@ -813,7 +816,7 @@ func (m Model) render() string {
 			}
 			body = b.String()
 		} else {
-			body = fitBlock(body, m.width, h)
+			body = strings.Join(fitLines(lines, widths, m.width, h), "\n")
 		}
 	}
 	if m.page != pageChat {
@@ -843,9 +846,9 @@ func (m Model) render() string {
 		body = fitBlock(body, m.width, h)
 	}
 	if m.height == 1 {
-		return m.statusLine()
+		return m.statusShown()
 	}
-	return body + "\n" + m.statusLine()
+	return body + "\n" + m.statusShown()
 }
 
 // fitBlock pads or cuts s to exactly h lines of exactly w cells, so that a
