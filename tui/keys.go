@@ -71,7 +71,7 @@ func DefaultKeyMap() KeyMap {
 		return key.NewBinding(key.WithKeys(keys...), key.WithHelp(k, desc))
 	}
 	return KeyMap{
-		Quit:       b([]string{"ctrl+c"}, "ctrl+c", "quit"),
+		Quit:       b([]string{"ctrl+c"}, "ctrl+c", "quit (asks if drafts are unsent)"),
 		Help:       b([]string{"?", "f1"}, "?", "help"),
 		Finder:     b([]string{"ctrl+k"}, "ctrl+k", "switch conversation"),
 		Search:     b([]string{"/"}, "/", "search messages (in a chat: that chat)"),

@@ -154,6 +154,9 @@ type Model struct {
 	// mouseOff: the mouse is the terminal's (f2): text can be selected and
 	// copied as anywhere else, and the wheel no longer scrolls the history.
 	mouseOff bool
+	// quitArmed: ctrl+c was pressed with work unsent and the user was asked;
+	// the next key decides (ctrl+c quits, anything else keeps the client).
+	quitArmed bool
 
 	flash    string
 	flashErr bool
@@ -517,12 +520,25 @@ func (m *Model) typing() bool {
 
 func (m Model) handleKey(msg tea.KeyPressMsg) (Model, tea.Cmd) {
 	k := m.c.keys
+	armed := m.quitArmed
+	m.quitArmed = false
 	if matches(msg, k.Quit) {
 		// With text in the composer, the first ctrl+c clears it, as in a shell.
 		if m.overlay == overlayNone && m.page == pageChat && m.chat.composing && m.chat.compose.Value() != "" {
 			m.chat.compose.Reset()
 			m.chat.afterLayoutChange()
+			if u := m.unsent(); u != "" {
+				m.quitArmed = true
+				return m, flash("cleared; "+u+" — ctrl+c again to quit", false)
+			}
 			return m, flash("cleared; ctrl+c again quits", false)
+		}
+		// Drafts of other chats live only in memory: a stray ctrl+c (an
+		// irssi or weechat hand reaching for "cancel") must not drop them
+		// without asking.
+		if u := m.unsent(); u != "" && !armed {
+			m.quitArmed = true
+			return m, flash(u+" — ctrl+c again to quit", false)
 		}
 		return m, tea.Quit
 	}
@@ -720,6 +736,30 @@ func (m *Model) chatEvent(ev client.Event) tea.Cmd {
 
 func clockTick() tea.Cmd {
 	return tea.Tick(time.Second, func(t time.Time) tea.Msg { return clockMsg(t) })
+}
+
+// unsent describes what quitting would leave behind: drafts (kept only in
+// memory) and messages of the open chat not yet accepted by the server. It is
+// empty when nothing would be lost.
+func (m *Model) unsent() string {
+	drafts := 0
+	for id, d := range m.chat.drafts {
+		// The open chat's entry is stale: its text is the composer's.
+		if d != "" && id != m.chat.conv.ConversationID {
+			drafts++
+		}
+	}
+	if m.chat.compose.Value() != "" {
+		drafts++
+	}
+	var parts []string
+	if drafts > 0 {
+		parts = append(parts, plural(drafts, "draft", "drafts")+" unsent")
+	}
+	if n := len(m.chat.pending); n > 0 {
+		parts = append(parts, plural(n, "message", "messages")+" still sending")
+	}
+	return strings.Join(parts, ", ")
 }
 
 func flash(text string, isErr bool) tea.Cmd {

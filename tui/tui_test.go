@@ -1202,3 +1202,48 @@ func TestOverLongTextStaysInTheComposer(t *testing.T) {
 	}
 	h.wantScreen("the limit is 16384")
 }
+
+// quits reports whether cmd (from one Update) ends the program.
+func quits(cmd tea.Cmd) bool {
+	if cmd == nil {
+		return false
+	}
+	_, q := cmd().(tea.QuitMsg)
+	return q
+}
+
+func TestCtrlCAsksBeforeDroppingDrafts(t *testing.T) {
+	h := newHarness(t, fixture(), 80, 24)
+	h.key("enter")
+	h.typeText("half a thought")
+	h.key("esc", "esc") // out of the composer, back to the inbox: the draft stays
+	if h.root().page != pageInbox {
+		t.Fatalf("page = %v, want the inbox", h.root().page)
+	}
+	m, cmd := h.m.Update(keyMsg("ctrl+c"))
+	h.m = m
+	if quits(cmd) {
+		t.Fatal("ctrl+c in the inbox quit with a draft unsent")
+	}
+	h.run(cmd)
+	h.wantScreen("1 draft unsent — ctrl+c again to quit")
+	// Any other key answers "no": the next ctrl+c asks again.
+	h.key("j")
+	m, cmd = h.m.Update(keyMsg("ctrl+c"))
+	h.m = m
+	if quits(cmd) {
+		t.Fatal("ctrl+c after another key quit without asking again")
+	}
+	m, cmd = h.m.Update(keyMsg("ctrl+c"))
+	h.m = m
+	if !quits(cmd) {
+		t.Fatal("ctrl+c twice did not quit")
+	}
+}
+
+func TestCtrlCQuitsAtOnceWithNothingUnsent(t *testing.T) {
+	h := newHarness(t, fixture(), 80, 24)
+	if _, cmd := h.m.Update(keyMsg("ctrl+c")); !quits(cmd) {
+		t.Fatal("ctrl+c with nothing unsent did not quit")
+	}
+}

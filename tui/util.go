@@ -2,6 +2,7 @@ package tui
 
 import (
 	"errors"
+	"strconv"
 	"strings"
 	"time"
 
@@ -132,4 +133,12 @@ func splitMembers(s string) []string {
 		}
 	}
 	return out
+}
+
+// plural spells a count with its noun: "1 draft", "2 drafts".
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return strconv.Itoa(n) + " " + many
 }
