@@ -162,7 +162,7 @@ func (m *chatModel) startAction(a composeAction, mine bool) tea.Cmd {
 		}
 		return flash("no message to act on", false)
 	}
-	m.action, m.target = a, x
+	m.action, m.target, m.actionFromReading = a, x, !m.composing
 	m.compose.Reset()
 	if a == actEdit {
 		m.compose.SetValue(x.Content)
@@ -199,7 +199,7 @@ func (m *chatModel) cancelAction() {
 	if m.action == actEdit {
 		m.compose.Reset()
 	}
-	m.action, m.target = actMessage, wire.Message{}
+	m.action, m.target, m.actionFromReading = actMessage, wire.Message{}, false
 }
 
 // editLast starts editing my newest message (↑ in an empty composer, as in

@@ -87,8 +87,12 @@ func TestMessageActionKeys(t *testing.T) {
 	if m := last(); m.Kind != wire.KindReaction || m.TargetSeq != 7 || m.Content != "👍" {
 		t.Fatalf("reaction sent as %+v", m)
 	}
+	// Reacting started in reading mode ends there: the next k scrolls, not types.
+	if h.root().chat.composing {
+		t.Fatal("after a reaction from reading mode the composer has the keys")
+	}
 	// Before anything is typed, 1–6 pick a reaction at once; after, a digit is text.
-	h.key("esc", "s", "up", "+")
+	h.key("s", "up", "+")
 	h.wantScreen("1 👍  2 ❤")
 	h.key("2")
 	if m := last(); m.Kind != wire.KindReaction || m.TargetSeq != 6 || m.Content != "❤" {
@@ -97,8 +101,11 @@ func TestMessageActionKeys(t *testing.T) {
 	if h.root().chat.action != actMessage || h.root().chat.compose.Value() != "" {
 		t.Fatalf("after a quick reaction: action %v, composer %q", h.root().chat.action, h.root().chat.compose.Value())
 	}
+	if h.root().chat.composing {
+		t.Fatal("after a quick reaction from reading mode the composer has the keys")
+	}
 	sends := len(be.sends)
-	h.key("esc", "s", "+")
+	h.key("s", "+")
 	h.typeText("x3")
 	if len(be.sends) != sends || h.root().chat.compose.Value() != "x3" {
 		t.Fatalf("a digit after text: %d sends, composer %q", len(be.sends)-sends, h.root().chat.compose.Value())
@@ -107,8 +114,11 @@ func TestMessageActionKeys(t *testing.T) {
 	if h.root().chat.action != actMessage {
 		t.Fatal("esc did not cancel the reaction")
 	}
-	h.key("ctrl+c")
-	h.key("esc", "e") // my newest: b5
+	if h.root().chat.composing {
+		t.Fatal("esc on a reaction begun in reading mode stayed in the composer")
+	}
+	h.key("i", "ctrl+c", "esc")
+	h.key("e") // my newest: b5
 	if got := h.root().chat.compose.Value(); !strings.HasPrefix(got, "it needs a second pair") {
 		t.Fatalf("e put %q in the composer", got)
 	}
@@ -118,7 +128,10 @@ func TestMessageActionKeys(t *testing.T) {
 	if m := last(); m.Kind != wire.KindEdit || m.TargetSeq != 5 || m.Content != "fixed text" {
 		t.Fatalf("edit sent as %+v", m)
 	}
-	h.key("up") // an empty composer: edit my newest again
+	if h.root().chat.composing {
+		t.Fatal("after an edit begun in reading mode the composer has the keys")
+	}
+	h.key("i", "up") // an empty composer: edit my newest again
 	if h.root().chat.action != actEdit || h.root().chat.target.SeqNo != 5 {
 		t.Fatalf("↑ in an empty composer: action %v on %d", h.root().chat.action, h.root().chat.target.SeqNo)
 	}

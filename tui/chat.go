@@ -101,9 +101,13 @@ type chatModel struct {
 	action        composeAction
 	target        wire.Message
 	confirmDelete int64
-	drafts        map[string]string // unsent text by conversation
-	histPos       int               // input history: how far back the composer shows (0: not browsing)
-	active        bool
+	// actionFromReading: the action was started in reading mode, so ending
+	// it (a reaction or edit sent, any action cancelled) goes back there —
+	// otherwise the reader's next k or j would be typed.
+	actionFromReading bool
+	drafts            map[string]string // unsent text by conversation
+	histPos           int               // input history: how far back the composer shows (0: not browsing)
+	active            bool
 
 	// lineCache keeps each message's rendered lines: a tick or a new message
 	// re-renders one message, not the whole history.
@@ -517,6 +521,9 @@ func (m *chatModel) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 			return m.send()
 		case matches(msg, k.Cancel):
 			if m.action != actMessage {
+				if m.actionFromReading {
+					m.blurCompose()
+				}
 				m.cancelAction()
 				m.afterLayoutChange()
 				return nil
@@ -617,7 +624,12 @@ func (m *chatModel) send() tea.Cmd {
 	}
 	out := m.outgoing(text)
 	m.compose.Reset()
-	m.action, m.target = actMessage, wire.Message{}
+	// A reply is writing, so the composer stays; a reaction or an edit is a
+	// one-off on a message, done from where the reader was.
+	if m.actionFromReading && (m.action == actReact || m.action == actEdit) {
+		m.blurCompose()
+	}
+	m.action, m.target, m.actionFromReading = actMessage, wire.Message{}, false
 	m.afterLayoutChange()
 	if out.Kind == "" {
 		m.c.inputs.add(out.ConversationID, text)
