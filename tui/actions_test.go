@@ -233,3 +233,25 @@ func TestGoToQuoted(t *testing.T) {
 		t.Fatalf("p on a message that is no reply moved the selection to #%d", got)
 	}
 }
+
+// Deleting an older message of mine leaves the inbox line on the newest
+// message, which is still there: the delete event is not a message to preview.
+func TestDeletingAnOlderMessageKeepsThePreview(t *testing.T) {
+	be := fixture()
+	h := newHarness(t, be, 80, 24)
+	h.key("enter", "esc", "s", "up", "up") // bob, reading; b5, mine
+	h.key("D", "D")
+	if m := be.sends[len(be.sends)-1]; m.Kind != wire.KindDelete || m.TargetSeq != 5 {
+		t.Fatalf("delete sent as %+v", m)
+	}
+	h.key("esc", "esc") // let go of the selection, back to the inbox
+	if h.root().page != pageInbox {
+		t.Fatalf("page = %v, want the inbox", h.root().page)
+	}
+	h.wantScreen("ping me when you are back")
+	for _, e := range h.root().inbox.entries {
+		if e.ConversationID == wire.DirectConversationID("alice", "bob") && (e.LastMessageSender != "bob" || e.LastMessageBody != "ping me when you are back") {
+			t.Fatalf("bob's inbox line after deleting b5: %q from %q", e.LastMessageBody, e.LastMessageSender)
+		}
+	}
+}

@@ -226,14 +226,20 @@ func (m *inboxModel) upsert(e wire.InboxEntry) {
 }
 
 // applyMessage updates the preview, time and unread count for a new message,
-// moving its conversation to the top. It returns false for an unknown
-// conversation.
+// moving its conversation to the top; events (reactions, edits, deletes)
+// change nothing. It returns false for an unknown conversation.
 func (m *inboxModel) applyMessage(msg wire.Message, seen bool) bool {
 	sel, _ := m.selected()
 	for i := range m.entries {
 		e := &m.entries[i]
 		if e.ConversationID != msg.ConversationID {
 			continue
+		}
+		if !visible(msg) {
+			// A reaction, edit or delete is no message to preview: the
+			// preview stays on the newest message. When the event changes
+			// that message, the cache has the line as it now reads.
+			return true
 		}
 		if msg.SeqNo > 0 && msg.SeqNo < e.LastSeq {
 			return true // an old message (catch-up of history): nothing changes
