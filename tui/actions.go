@@ -142,7 +142,11 @@ func (m *chatModel) handleActionKey(msg tea.KeyPressMsg) (cmd tea.Cmd, handled b
 		}
 		if m.confirmDelete != x.SeqNo {
 			m.confirmDelete = x.SeqNo
-			return flash(fmt.Sprintf("delete %s's message for everyone? press D again", x.SenderID), false), true
+			whose := x.SenderID + "'s message"
+			if x.SenderID == m.c.me {
+				whose = "your message"
+			}
+			return flash("delete "+whose+" for everyone? press D again", false), true
 		}
 		m.confirmDelete = 0
 		m.selected = 0

@@ -240,7 +240,9 @@ func TestDeletingAnOlderMessageKeepsThePreview(t *testing.T) {
 	be := fixture()
 	h := newHarness(t, be, 80, 24)
 	h.key("enter", "esc", "s", "up", "up") // bob, reading; b5, mine
-	h.key("D", "D")
+	h.key("D")
+	h.wantScreen("delete your message for everyone? press D again")
+	h.key("D")
 	if m := be.sends[len(be.sends)-1]; m.Kind != wire.KindDelete || m.TargetSeq != 5 {
 		t.Fatalf("delete sent as %+v", m)
 	}
