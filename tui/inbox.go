@@ -1,7 +1,6 @@
 package tui
 
 import (
-	"fmt"
 	"sort"
 	"strings"
 
@@ -308,20 +307,24 @@ func (m inboxModel) nextUnread(current string) (wire.InboxEntry, bool) {
 	return wire.InboxEntry{}, false
 }
 
-func (m inboxModel) totalUnread() int64 {
-	var n int64
+// totalUnread counts what is unread outside muted chats (a muted chat asks
+// for no attention), as the rows label it: capped at wire.MaxUnread, "1000+",
+// so the total never claims more than the rows beside it can show.
+func (m inboxModel) totalUnread() (n int64, label string) {
 	for _, e := range m.entries {
-		n += e.Unread
+		if !m.c.muted[e.ConversationID] {
+			n += e.Unread
+		}
 	}
-	return n
+	return n, wire.UnreadLabel(n)
 }
 
 func (m inboxModel) View() string {
 	s := m.c.styles
 	var b strings.Builder
 	title := s.Title.Render(" Conversations")
-	if n := m.totalUnread(); n > 0 {
-		title += s.Unread.Render(fmt.Sprintf("  %d unread", n))
+	if n, label := m.totalUnread(); n > 0 {
+		title += s.Unread.Render("  " + label + " unread")
 	}
 	b.WriteString(title)
 	switch {

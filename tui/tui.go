@@ -817,8 +817,8 @@ func (m Model) View() tea.View {
 	v.WindowTitle = "chat"
 	if m.c.me != "" {
 		v.WindowTitle = "chat · " + m.c.me
-		if n := m.inbox.totalUnread(); n > 0 {
-			v.WindowTitle = fmt.Sprintf("chat · %s (%d)", m.c.me, n)
+		if n, label := m.inbox.totalUnread(); n > 0 {
+			v.WindowTitle = fmt.Sprintf("chat · %s (%s)", m.c.me, label)
 		}
 	}
 	return v

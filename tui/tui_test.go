@@ -1247,3 +1247,24 @@ func TestCtrlCQuitsAtOnceWithNothingUnsent(t *testing.T) {
 		t.Fatal("ctrl+c with nothing unsent did not quit")
 	}
 }
+
+// The unread total beside "Conversations" (and in the window title) leaves
+// muted chats out and caps as the rows do: never "13001 unread" beside rows
+// of "1000+".
+func TestUnreadTotalSkipsMutedAndCaps(t *testing.T) {
+	be := fixture()
+	team := be.inbox[2].ConversationID
+	be.inbox[0].Unread = 3      // carol
+	be.inbox[2].Unread = 12_996 // team
+	h := newHarness(t, be, 80, 24)
+	h.send(mutesMsg{muted: map[string]bool{team: true}})
+	h.wantScreen("Conversations  5 unread") // carol 3, bob 2
+	if got := h.root().View().WindowTitle; got != "chat · alice (5)" {
+		t.Fatalf("window title %q", got)
+	}
+	h.send(mutesMsg{muted: map[string]bool{}})
+	h.wantScreen("Conversations  1000+ unread")
+	if s := h.screen(); strings.Contains(s, "13001") {
+		t.Fatalf("the total passes the rows' cap:\n%s", s)
+	}
+}
