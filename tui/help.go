@@ -41,10 +41,11 @@ func (m helpModel) View() string {
 	return s.Overlay.Render(strings.Join(lines, "\n"))
 }
 
-// body is the whole card, line by line: two columns when they fit, else one.
+// body is the whole card, line by line: the sections in order, filled into
+// as many columns as the screen is tall for, when they fit its width (120×35
+// shows it all without scrolling); else one column, which scrolls.
 func (m helpModel) body() []string {
 	s := m.c.styles
-	secs := m.c.keys.sections()
 	render := func(sec helpSection) []string {
 		out := []string{s.Title.Render(sec.Title)}
 		for _, b := range sec.Bindings {
@@ -53,30 +54,41 @@ func (m helpModel) body() []string {
 		}
 		return out
 	}
-	// Lists on the left, the chat's sections on the right.
+	room := max(m.height-4, 2)
+	var all []string
 	var cols [][]string
-	var left, right []string
-	for i, sec := range secs {
-		col := &right
-		if i < 2 {
-			col = &left
+	for _, sec := range m.c.keys.sections() {
+		b := render(sec)
+		if len(all) > 0 {
+			all = append(all, "")
 		}
-		if len(*col) > 0 {
-			*col = append(*col, "")
+		all = append(all, b...)
+		// In columns the titles alone part the sections: a blank line each
+		// would cost the card a third column at 120×35.
+		if n := len(cols); n > 0 && len(cols[n-1])+len(b) <= room {
+			cols[n-1] = append(cols[n-1], b...)
+		} else {
+			cols = append(cols, b)
 		}
-		*col = append(*col, render(sec)...)
 	}
-	colW := 0
-	for _, l := range append(append([]string{}, left...), right...) {
-		colW = max(colW, lipgloss.Width(l))
+	if len(cols) < 2 {
+		return all
 	}
-	var body string
-	if m.width >= 2*colW+10 {
-		cols = [][]string{left, right}
-		lw := lipgloss.NewStyle().Width(colW + 3).Render(strings.Join(cols[0], "\n"))
-		body = lipgloss.JoinHorizontal(lipgloss.Top, lw, strings.Join(cols[1], "\n"))
-	} else {
-		body = strings.Join(append(append(left, ""), right...), "\n")
+	const gap = 3
+	width, blocks := 0, make([]string, len(cols))
+	for i, c := range cols {
+		w := 0
+		for _, l := range c {
+			w = max(w, lipgloss.Width(l))
+		}
+		if i < len(cols)-1 {
+			w += gap
+		}
+		width += w
+		blocks[i] = lipgloss.NewStyle().Width(w).Render(strings.Join(c, "\n"))
 	}
-	return strings.Split(body, "\n")
+	if width > max(m.width-6, 10) {
+		return all
+	}
+	return strings.Split(lipgloss.JoinHorizontal(lipgloss.Top, blocks...), "\n")
 }

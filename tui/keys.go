@@ -72,7 +72,7 @@ func DefaultKeyMap() KeyMap {
 	}
 	return KeyMap{
 		Quit:       b([]string{"ctrl+c"}, "ctrl+c", "quit (asks if drafts are unsent)"),
-		Help:       b([]string{"?", "f1"}, "?", "help"),
+		Help:       b([]string{"?", "f1"}, "?/f1", "help"),
 		Finder:     b([]string{"ctrl+k"}, "ctrl+k", "switch conversation"),
 		Search:     b([]string{"/"}, "/", "search messages (in a chat: that chat)"),
 		NextUnread: b([]string{"alt+n", "u"}, "u/alt+n", "next unread"),
@@ -102,7 +102,7 @@ func DefaultKeyMap() KeyMap {
 		FirstUnread: b([]string{"U"}, "U", "first unread"),
 		Mute:        b([]string{"M"}, "M", "mute / unmute"),
 
-		Select:   b([]string{"s", "v"}, "s", "select a message (then ↑/↓)"),
+		Select:   b([]string{"s", "v"}, "s/v", "select a message (then ↑/↓)"),
 		Reply:    b([]string{"r"}, "r", "reply to it (or the newest)"),
 		Quoted:   b([]string{"p"}, "p", "go to what it replies to"),
 		React:    b([]string{"+"}, "+", "react with an emoji"),
@@ -132,11 +132,16 @@ type helpSection struct {
 }
 
 func (k KeyMap) sections() []helpSection {
+	// Keys a screen reads itself rather than through the KeyMap, shown so the
+	// card is complete.
+	note := func(keys, desc string) key.Binding { return key.NewBinding(key.WithHelp(keys, desc)) }
 	return []helpSection{
 		{"Everywhere", []key.Binding{k.Finder, k.Search, k.NextUnread, k.Reconnect, k.Mouse, k.Help, k.Quit}},
-		{"Inbox", []key.Binding{k.Up, k.Down, k.Top, k.Bottom, k.Open, k.NewDirect, k.NewGroup}},
-		{"Chat: reading (esc)", []key.Binding{k.Up, k.Down, k.HalfUp, k.HalfDown, k.PageUp, k.PageDown, k.Top, k.Bottom, k.FirstUnread, k.Compose, k.Members, k.Mute, k.Back}},
-		{"Chat: on a message", []key.Binding{k.Select, k.Reply, k.Quoted, k.React, k.EditMsg, k.Delete, k.OpenFile, k.SaveFile}},
-		{"Chat: writing", []key.Binding{k.Send, k.Newline, k.Editor, k.Cancel, k.Recall, k.Forward, k.PageUp, k.PageDown}},
+		{"Lists: inbox and chat", []key.Binding{k.Up, k.Down, k.HalfUp, k.HalfDown, k.PageUp, k.PageDown, k.Top, k.Bottom, k.Open, k.Back}},
+		{"Inbox", []key.Binding{k.NewDirect, k.NewGroup}},
+		{"Chat: reading (esc)", []key.Binding{k.FirstUnread, k.Compose, k.Members, note("a", "add members (in members)"), k.Mute}},
+		{"Chat: on a message", []key.Binding{k.Select, k.Reply, k.Quoted, k.React, note("1–6", "quick reaction 👍 ❤ 😂 🎉 😮 🙏"), k.EditMsg, k.Delete, k.OpenFile, k.SaveFile}},
+		{"Chat: writing", []key.Binding{k.Send, k.Newline, note("ctrl+j", "newline, where alt+enter is the terminal's"), k.Editor, note("/attach", "PATH [TEXT]: send a file"), k.Cancel, k.Recall, k.Forward}},
+		{"Finder, search, forms", []key.Binding{k.FinderUp, k.FinderDown, k.FinderOpen, k.FinderClose, k.NextField, k.PrevField}},
 	}
 }
