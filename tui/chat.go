@@ -105,9 +105,12 @@ type chatModel struct {
 	// it (a reaction or edit sent, any action cancelled) goes back there —
 	// otherwise the reader's next k or j would be typed.
 	actionFromReading bool
-	drafts            map[string]string // unsent text by conversation
-	histPos           int               // input history: how far back the composer shows (0: not browsing)
-	active            bool
+	// disconnected: our own connection is down (reconnecting or offline),
+	// so what presence last said of the others is no longer known.
+	disconnected bool
+	drafts       map[string]string // unsent text by conversation
+	histPos      int               // input history: how far back the composer shows (0: not browsing)
+	active       bool
 
 	// lineCache keeps each message's rendered lines: a tick or a new message
 	// re-renders one message, not the whole history.
@@ -233,7 +236,7 @@ func (m *chatModel) open(e wire.InboxEntry) tea.Cmd {
 	}
 	*m = chatModel{
 		c: m.c, conv: e, statuses: map[string]wire.MemberStatus{}, failed: map[string]string{},
-		compose: m.compose, width: m.width, height: m.height, active: true, drafts: drafts, composerShown: m.composerShown,
+		compose: m.compose, width: m.width, height: m.height, active: true, drafts: drafts, composerShown: m.composerShown, disconnected: m.disconnected,
 		shown: m.shown, redraws: m.redraws, // on screen or not, as it was: a chat opened in place (a restore) draws at once
 	}
 	if e.Unread > 0 {

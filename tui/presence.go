@@ -87,7 +87,7 @@ func (m *chatModel) updatePresence(msg tea.Msg) tea.Cmd {
 func (m *chatModel) stoppedTyping(user string) { delete(m.typers, user) }
 
 // aroundText is the header's note on the others: who is typing, else who is
-// online; "" when there is nothing to say.
+// online, or that we are not (disconnected); "" when there is nothing to say.
 func (m chatModel) aroundText(now time.Time) string {
 	var typing []string
 	for u, at := range m.typers {
@@ -104,6 +104,11 @@ func (m chatModel) aroundText(now time.Time) string {
 		return typing[0] + " and " + typing[1] + " are typing…"
 	default:
 		return fmt.Sprintf("%d people are typing…", len(typing))
+	}
+	if m.disconnected {
+		// Presence heard before the connection dropped would claim the
+		// others are online while we cannot know, and cannot be seen.
+		return "you are offline"
 	}
 	if len(m.presence) == 0 {
 		return ""

@@ -351,6 +351,7 @@ func (m Model) update(msg tea.Msg) (Model, tea.Cmd) {
 
 	case eventsClosedMsg:
 		m.conn = client.State{Status: client.Offline, Unsent: m.conn.Unsent}
+		m.chat.disconnected = true
 		return m, nil
 
 	case clockMsg:
@@ -667,6 +668,7 @@ func (m *Model) handleEvent(ev client.Event) tea.Cmd {
 		return m.inbox.load()
 	case client.StateEvent:
 		m.conn = ev.State
+		m.chat.disconnected = ev.State.Status == client.Reconnecting || ev.State.Status == client.Offline
 		if ev.State.Status == client.Connected && m.page == pageChat && m.chat.stale {
 			return m.chat.loadNewest()
 		}

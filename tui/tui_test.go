@@ -1268,3 +1268,20 @@ func TestUnreadTotalSkipsMutedAndCaps(t *testing.T) {
 		t.Fatalf("the total passes the rows' cap:\n%s", s)
 	}
 }
+
+// Disconnected, the header says so rather than what presence said before the
+// connection dropped ("online"); connected again, presence shows again.
+func TestPresenceIsHonestWhileDisconnected(t *testing.T) {
+	be := fixture()
+	be.presence = map[string][]wire.MemberPresence{bobConv: {{UserID: "bob", Online: true}}}
+	h := newHarness(t, be, 100, 24)
+	h.key("enter") // bob
+	h.wantScreen("direct  online")
+	h.send(client.StateEvent{State: client.State{Status: client.Reconnecting, RetryAt: fixtureNow.Add(5 * time.Second)}})
+	if strings.Contains(h.screen(), "direct  online") {
+		t.Fatalf("the header claims bob is online while we are disconnected:\n%s", h.screen())
+	}
+	h.wantScreen("direct  you are offline")
+	h.send(client.StateEvent{State: client.State{Status: client.Connected}})
+	h.wantScreen("direct  online")
+}
