@@ -523,6 +523,12 @@ func (m Model) handleKey(msg tea.KeyPressMsg) (Model, tea.Cmd) {
 	k := m.c.keys
 	armed := m.quitArmed
 	m.quitArmed = false
+	// A notice is about the key before ("press D again", "ctrl+c again to
+	// quit"): the next key answers it, so it goes, rather than outliving the
+	// action it offered by seconds. Errors keep their time on screen.
+	if !m.flashErr {
+		m.flash = ""
+	}
 	if matches(msg, k.Quit) {
 		// With text in the composer, the first ctrl+c clears it, as in a shell.
 		if m.overlay == overlayNone && m.page == pageChat && m.chat.composing && m.chat.compose.Value() != "" {

@@ -1285,3 +1285,26 @@ func TestPresenceIsHonestWhileDisconnected(t *testing.T) {
 	h.send(client.StateEvent{State: client.State{Status: client.Connected}})
 	h.wantScreen("direct  online")
 }
+
+// A hint in the status line goes with the next key: "press D again" after
+// the selection moved on, "ctrl+c again to quit" after the answer was no.
+func TestHintsEndWithTheNextKey(t *testing.T) {
+	h := newHarness(t, fixture(), 80, 24)
+	h.key("enter", "esc", "s", "D") // bob, reading; b7 selected, first D
+	h.wantScreen("press D again")
+	h.key("up")
+	if strings.Contains(h.screen(), "press D again") {
+		t.Fatalf("the delete hint outlived the selection moving:\n%s", h.screen())
+	}
+	h.key("i")
+	h.typeText("draft")
+	h.key("esc")
+	m, cmd := h.m.Update(keyMsg("ctrl+c"))
+	h.m = m
+	h.run(cmd)
+	h.wantScreen("ctrl+c again to quit")
+	h.key("k")
+	if strings.Contains(h.screen(), "again to quit") {
+		t.Fatalf("the quit question stayed after another key answered it:\n%s", h.screen())
+	}
+}
