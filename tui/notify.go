@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os/exec"
+	"slices"
 	"strings"
 	"time"
 
@@ -37,19 +38,60 @@ func ValidNotify(mode string) bool {
 // notifyGap bounds how often one rings: a burst of messages is one ring.
 const notifyGap = 3 * time.Second
 
-// notify tells of m, which arrived unseen; nil when the mode is off or one
-// rang too recently.
+// notifyHeldMsg: the hold-off after a notification is over; what arrived
+// during it is told in one summary.
+type notifyHeldMsg struct{}
+
+// notify tells of m, which arrived unseen; nil when the mode is off or the
+// conversation muted. Within notifyGap of the last notification m is held
+// instead, and the end of the gap tells of everything held in one summary
+// ("3 new messages from bob, carol") rather than of nothing.
 func (mdl *Model) notify(m wire.Message) tea.Cmd {
 	mode := mdl.c.notify
 	now := mdl.c.now()
-	if mode == NotifyOff || mdl.c.muted[m.ConversationID] || now.Sub(mdl.lastNotify) < notifyGap {
+	if mode == NotifyOff || mdl.c.muted[m.ConversationID] {
 		return nil
 	}
+	if wait := notifyGap - now.Sub(mdl.lastNotify); wait > 0 {
+		mdl.held = append(mdl.held, m)
+		if len(mdl.held) > 1 {
+			return nil // the first held set the timer
+		}
+		return tea.Tick(wait, func(time.Time) tea.Msg { return notifyHeldMsg{} })
+	}
+	mdl.held = nil
 	mdl.lastNotify = now
+	return mdl.ring(m.SenderID, wire.Preview(m.Content, m.Attachment))
+}
+
+// notifyHeld tells of the messages held during the hold-off, in one
+// notification.
+func (mdl *Model) notifyHeld() tea.Cmd {
+	held := mdl.held
+	mdl.held = nil
+	if len(held) == 0 || mdl.c.notify == NotifyOff {
+		return nil
+	}
+	mdl.lastNotify = mdl.c.now()
+	if len(held) == 1 {
+		return mdl.ring(held[0].SenderID, wire.Preview(held[0].Content, held[0].Attachment))
+	}
+	var senders []string
+	for _, m := range held {
+		if !slices.Contains(senders, m.SenderID) {
+			senders = append(senders, m.SenderID)
+		}
+	}
+	return mdl.ring("chat", fmt.Sprintf("%d new messages from %s", len(held), strings.Join(senders, ", ")))
+}
+
+// ring sends one notification by the mode: who (a sender) and body.
+func (mdl *Model) ring(who, body string) tea.Cmd {
+	mode := mdl.c.notify
 	// Text from someone else reaches the terminal only through the
 	// sanitiser, and without the separators of the escape sequences.
-	who := termtext.OneLine(m.SenderID)
-	body := termtext.OneLine(wire.Preview(m.Content, m.Attachment))
+	who = termtext.OneLine(who)
+	body = termtext.OneLine(body)
 	if r := []rune(body); len(r) > 100 {
 		body = string(r[:99]) + "…"
 	}

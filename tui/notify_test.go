@@ -113,3 +113,37 @@ func TestMuteSilencesAConversation(t *testing.T) {
 		t.Fatal("the mute was not read back at start")
 	}
 }
+
+// Messages within the hold-off after a notification are not dropped: the end
+// of the hold-off tells of them all in one notification.
+func TestNotifySummarisesTheHoldOff(t *testing.T) {
+	be := fixture()
+	h := newHarnessWith(t, be, 100, 24, func(o *Options) { o.Notify = NotifyOSC9 })
+	var raw []string
+	h.before = func(msg tea.Msg) []tea.Msg {
+		if r, ok := msg.(tea.RawMsg); ok {
+			raw = append(raw, r.Msg.(string))
+		}
+		return nil
+	}
+	seq := int64(100)
+	from := func(sender, conv, text string) {
+		seq++
+		h.send(client.MessageEvent{Message: wire.Message{ConversationID: conv, SeqNo: seq, MessageID: "n" + text, SenderID: sender, Content: text, Timestamp: fixtureNow}})
+	}
+	from("bob", bobConv, "one")
+	from("bob", bobConv, "two")       // held
+	from("carol", carolConv, "three") // held
+	from("bob", bobConv, "four")      // held
+	if len(raw) != 1 {
+		t.Fatalf("notifications during the hold-off = %q, want only the first", raw)
+	}
+	h.send(notifyHeldMsg{}) // the hold-off is over
+	if len(raw) != 2 || raw[1] != "\x1b]9;chat: 3 new messages from bob, carol\x07" {
+		t.Fatalf("after the hold-off: %q, want one summary of the three", raw)
+	}
+	h.send(notifyHeldMsg{}) // nothing more held: nothing more told
+	if len(raw) != 2 {
+		t.Fatalf("an empty hold-off notified: %q", raw[2:])
+	}
+}

@@ -151,6 +151,9 @@ type Model struct {
 	blurred bool
 	// lastNotify: when a message arriving unseen was last told (notify.go).
 	lastNotify time.Time
+	// held: messages that arrived unseen within the hold-off after the last
+	// notification, told in one summary at its end (notify.go).
+	held []wire.Message
 	// mouseOff: the mouse is the terminal's (f2): text can be selected and
 	// copied as anywhere else, and the wheel no longer scrolls the history.
 	mouseOff bool
@@ -366,6 +369,9 @@ func (m Model) update(msg tea.Msg) (Model, tea.Cmd) {
 		m.flash, m.flashErr = termtext.Clean(msg.text, false), msg.err
 		id := m.flashID
 		return m, tea.Tick(5*time.Second, func(time.Time) tea.Msg { return flashExpiredMsg{id} })
+
+	case notifyHeldMsg:
+		return m, m.notifyHeld()
 
 	case flashExpiredMsg:
 		if msg.id == m.flashID {
