@@ -166,6 +166,9 @@ func (m *chatModel) startAction(a composeAction, mine bool) tea.Cmd {
 		}
 		return flash("no message to act on", false)
 	}
+	if m.action == actMessage {
+		m.stashed = m.compose.Value()
+	}
 	m.action, m.target, m.actionFromReading = a, x, !m.composing
 	m.compose.Reset()
 	if a == actEdit {
@@ -204,6 +207,16 @@ func (m *chatModel) cancelAction() {
 		m.compose.Reset()
 	}
 	m.action, m.target, m.actionFromReading = actMessage, wire.Message{}, false
+	m.unstash()
+}
+
+// unstash gives the composer back the draft an action put aside, unless
+// something else was typed there since.
+func (m *chatModel) unstash() {
+	if m.stashed != "" && m.compose.Value() == "" {
+		m.compose.SetValue(m.stashed)
+	}
+	m.stashed = ""
 }
 
 // editLast starts editing my newest message (↑ in an empty composer, as in

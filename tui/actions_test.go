@@ -257,3 +257,19 @@ func TestDeletingAnOlderMessageKeepsThePreview(t *testing.T) {
 		}
 	}
 }
+
+// A draft in the composer survives a reaction (or reply, or edit) made in the
+// middle of it: the action puts it aside and gives it back when it ends.
+func TestActionsGiveTheDraftBack(t *testing.T) {
+	h := newHarness(t, fixture(), 80, 24)
+	h.key("enter")
+	h.typeText("half a thought")
+	h.key("esc", "+", "1") // reading; react 👍 to the newest
+	if got := h.root().chat.compose.Value(); got != "half a thought" {
+		t.Fatalf("after a reaction the draft is %q", got)
+	}
+	h.key("e", "esc") // an edit of my newest, cancelled
+	if got := h.root().chat.compose.Value(); got != "half a thought" {
+		t.Fatalf("after a cancelled edit the draft is %q", got)
+	}
+}

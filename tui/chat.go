@@ -108,9 +108,12 @@ type chatModel struct {
 	// disconnected: our own connection is down (reconnecting or offline),
 	// so what presence last said of the others is no longer known.
 	disconnected bool
-	drafts       map[string]string // unsent text by conversation
-	histPos      int               // input history: how far back the composer shows (0: not browsing)
-	active       bool
+	// stashed: the draft in the composer when a reply, reaction or edit
+	// took it over; it comes back when the action ends.
+	stashed string
+	drafts  map[string]string // unsent text by conversation
+	histPos int               // input history: how far back the composer shows (0: not browsing)
+	active  bool
 
 	// lineCache keeps each message's rendered lines: a tick or a new message
 	// re-renders one message, not the whole history.
@@ -633,6 +636,7 @@ func (m *chatModel) send() tea.Cmd {
 		m.blurCompose()
 	}
 	m.action, m.target, m.actionFromReading = actMessage, wire.Message{}, false
+	m.unstash()
 	m.afterLayoutChange()
 	if out.Kind == "" {
 		m.c.inputs.add(out.ConversationID, text)
