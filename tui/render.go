@@ -263,8 +263,9 @@ func (m Model) sidebarLines(h int) []string {
 	p := &m.c.parts
 	in := &m.inbox
 	k := p.scratch[:0]
-	k = fmt.Appendf(k, "%p|%s|%d|%d|%d|%d|%t|%d|%d|", m.c.styles, m.c.me, sidebarWidth, h, in.width, in.height,
-		in.loaded, len(in.entries), in.totalUnread())
+	_, unread := in.totalUnread() // as the title shows it: muted chats out, capped
+	k = fmt.Appendf(k, "%p|%s|%d|%d|%d|%d|%t|%d|%s|", m.c.styles, m.c.me, sidebarWidth, h, in.width, in.height,
+		in.loaded, len(in.entries), unread)
 	if in.err != nil && len(in.entries) == 0 {
 		k = append(k, errText(in.err)...)
 	}
