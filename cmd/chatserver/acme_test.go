@@ -16,6 +16,7 @@ import (
 	"golang.org/x/crypto/acme/autocert"
 
 	"github.com/chatterm/chat/internal/testcert"
+	"github.com/chatterm/chat/internal/testenv"
 	"github.com/chatterm/chat/server/node"
 )
 
@@ -41,7 +42,7 @@ func TestACMEWiring(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	var logs syncBuffer
+	var logs testenv.LogBuffer
 	m := NewMain(&logs)
 	err := m.ParseFlags([]string{"--addr", "127.0.0.1:0", "--data-dir", data, "--acme-domain", "Chat.Example.Test,other.example.test",
 		"--acme-domain", "third.example.test.", "--acme-email", "ops@example.test", "--acme-http-addr", "127.0.0.1:0",

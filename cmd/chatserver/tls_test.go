@@ -7,39 +7,22 @@ import (
 	"math/big"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/chatterm/chat/internal/testenv"
 
 	"github.com/chatterm/chat/client"
 	"github.com/chatterm/chat/internal/testcert"
 	"github.com/chatterm/chat/wire"
 )
 
-// syncBuffer is a log a test reads while the server writes it.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // tlsServer is chatserver run in-process with --tls-cert and --tls-key on a
 // pair from a CA of the test's own, with the CA file chat would be given.
 type tlsServer struct {
 	m         *Main
-	logs      *syncBuffer
+	logs      *testenv.LogBuffer
 	ca        *testcert.CA
 	cert, key string
 	caFile    string
@@ -49,7 +32,7 @@ type tlsServer struct {
 func startTLS(t *testing.T, pollEvery time.Duration, env map[string]string) *tlsServer {
 	t.Helper()
 	dir := t.TempDir()
-	s := &tlsServer{logs: &syncBuffer{}, ca: testcert.NewCA(t), cert: filepath.Join(dir, "cert.pem"), key: filepath.Join(dir, "key.pem")}
+	s := &tlsServer{logs: &testenv.LogBuffer{}, ca: testcert.NewCA(t), cert: filepath.Join(dir, "cert.pem"), key: filepath.Join(dir, "key.pem")}
 	s.ca.Leaf(t, "127.0.0.1").WriteFiles(t, s.cert, s.key)
 	s.caFile = s.ca.WriteFile(t, dir)
 	s.m = NewMain(s.logs)

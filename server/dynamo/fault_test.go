@@ -1,7 +1,6 @@
 package dynamo_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -272,31 +271,13 @@ func gauge(t *testing.T, reg *prometheus.Registry) float64 {
 	return -1
 }
 
-// lockedBuffer is a bytes.Buffer the store's logger and the test share.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // A DynamoDB that freezes briefly, at low traffic: one call times out, too few
 // to open the circuit, and the log still says so once, and once more when a
 // call is answered again. (Only the circuit's opening was logged before, so a
 // freeze of about 7 s on a quiet node left no line.)
 func TestShortFreezeLogged(t *testing.T) {
 	p := newProxy(t, endpoint(t))
-	var logs lockedBuffer
+	var logs testenv.LogBuffer
 	s := open(t, dynamo.Options{Endpoint: p.url(), Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	ctx := context.Background()
 	putToken(t, s)

@@ -1,38 +1,21 @@
 package httpd_test
 
 import (
-	"bytes"
 	"log/slog"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/chatterm/chat/internal/testenv"
+
 	"github.com/chatterm/chat/server/node"
 	"github.com/chatterm/chat/server/servertest"
 )
-
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
 
 // A server out of file descriptors waits with backoff, says so once, and
 // serves again by itself as soon as some are free. It runs in a process of
@@ -55,7 +38,7 @@ func TestOutOfFilesRecovers(t *testing.T) {
 	if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
 		t.Fatal(err)
 	}
-	var logs syncBuffer
+	var logs testenv.LogBuffer
 	srv := servertest.Start(t, servertest.WithConfig(func(c *node.Config) {
 		c.MaxConns, c.ConnsPerAddr = -1, -1 // so that the process does run out
 		c.Logger = slog.New(slog.NewTextHandler(&logs, nil))

@@ -12,7 +12,6 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -133,24 +132,6 @@ func TestRedisClusterGivenAsOneAddress(t *testing.T) {
 	}
 }
 
-// syncBuffer is a log sink the node writes from several goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // A configuration Redis refuses is said at start, and the node does not start:
 // started, it would have run with every Redis role on its fallback. Redis not
 // answering at all is an outage, which the fallbacks are for: the node starts,
@@ -196,7 +177,7 @@ func TestStartRedisConfiguration(t *testing.T) {
 		}
 		down := l.Addr().String()
 		l.Close() // nothing listens there now
-		var logs syncBuffer
+		var logs testenv.LogBuffer
 		n, err := node.Start(context.Background(), node.Config{Addr: "127.0.0.1:0", DataDir: t.TempDir(), PasswordCost: 4,
 			Production: node.Production{RedisAddrs: []string{down}}, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 		if err != nil {
@@ -222,7 +203,7 @@ func TestLastingFallbacksAreLogged(t *testing.T) {
 	}
 	down := l.Addr().String()
 	l.Close()
-	var logs syncBuffer
+	var logs testenv.LogBuffer
 	n, err := node.Start(context.Background(), node.Config{Addr: "127.0.0.1:0", DataDir: t.TempDir(), PasswordCost: 4,
 		Registration: "open", FallbackWarnAfter: 600 * time.Millisecond,
 		Production: node.Production{RedisAddrs: []string{down}, RedisMode: "single"}, Logger: slog.New(slog.NewTextHandler(&logs, nil))})

@@ -1,7 +1,6 @@
 package redis_test
 
 import (
-	"bytes"
 	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
@@ -20,7 +19,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -112,7 +110,7 @@ func TestOpen(t *testing.T) {
 // says so too: a Cluster taken for a single server is not a silent trap even
 // when its topology could not be asked at start.
 func TestMovedIsLoud(t *testing.T) {
-	var logs syncBuffer
+	var logs testenv.LogBuffer
 	c := client(t, redis.Options{Addrs: []string{testenv.RedisClusterAddr(t)}, Mode: redis.ModeSingle,
 		Logger: slog.New(slog.NewTextHandler(&logs, nil)), CallTimeout: 5 * time.Second, ReadTimeout: 2 * time.Second})
 	seq := c.Sequencer()
@@ -135,24 +133,6 @@ func TestMovedIsLoud(t *testing.T) {
 	if !strings.Contains(logs.String(), `level=WARN msg="redis is failing`) {
 		t.Fatalf("no WARN line from the breaker on MOVED answers:\n%s", logs.String())
 	}
-}
-
-// syncBuffer is a log sink written from several goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // clusterNodes lists a Cluster's masters and replicas, from CLUSTER NODES.

@@ -1,7 +1,6 @@
 package s3_test
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -12,7 +11,6 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -125,7 +123,7 @@ func TestOutageOpensTheCircuitAndIsLoggedOnce(t *testing.T) {
 		rp.ServeHTTP(w, r)
 	}))
 	defer front.Close()
-	var logs syncBuffer
+	var logs testenv.LogBuffer
 	var b [6]byte
 	_, _ = rand.Read(b[:])
 	s, err := s3.Open(context.Background(), s3.Options{Bucket: "chat-test-" + hex.EncodeToString(b[:]), Region: "us-east-1",
@@ -163,24 +161,6 @@ func TestOutageOpensTheCircuitAndIsLoggedOnce(t *testing.T) {
 	if len(lines) != 2 || !strings.Contains(lines[0], "s3 is failing") || !strings.Contains(lines[1], "s3 answers again") {
 		t.Fatalf("want one line when S3 failed and one when it answered again, got:\n%s", logs.String())
 	}
-}
-
-// syncBuffer is a bytes.Buffer safe for the logger and the test at once.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // A bucket that is not there is found at start, as ErrNoBucket, not at the
