@@ -74,11 +74,17 @@ func (r *Revocations) Subscribe(ctx context.Context, handle func(server.Revocati
 	ch := r.channel()
 	ps := r.c.rdb.Subscribe(ctx, ch)
 	confirmed := make(chan struct{})
+	// A Receive blocked on the connection does not end with ctx: closing
+	// the subscription does.
+	stop := context.AfterFunc(ctx, func() { ps.Close() })
 	go func() {
-		defer ps.Close()
+		defer stop()
 		first := true
 		for ctx.Err() == nil {
 			v, err := ps.Receive(ctx)
+			if ctx.Err() != nil {
+				break // nothing is handled after the subscription ended
+			}
 			if err != nil {
 				// go-redis makes the connection again at the next call.
 				r.heard.Store(0)
