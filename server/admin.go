@@ -196,6 +196,7 @@ func (s *Service) endSessions(ctx context.Context, user, reason string) error {
 	if err := s.store.DeleteUserTokens(ctx, user); err != nil {
 		return s.internal("end sessions", err)
 	}
+	s.revoke(ctx, Revocation{UserIDs: []string{user}})
 	s.hub.CloseUser(user, conn.CloseTokenRevoked, reason)
 	nodes, err := s.cfg.Registry.Nodes(ctx, []string{user})
 	if err != nil {

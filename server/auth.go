@@ -212,24 +212,53 @@ func (s *Service) Authenticate(ctx context.Context, token string) (string, error
 	if token == "" {
 		return "", wire.Errorf(wire.CodeUnauthorized, "no token: log in and send Authorization: Bearer <token>")
 	}
-	t, err := s.store.GetToken(ctx, HashSecret(token))
+	h := HashSecret(token)
+	var mark tokenMark
+	if s.tokens != nil {
+		if user, ok := s.tokens.get(h, s.cfg.Now()); ok {
+			return user, nil
+		}
+		mark = s.tokens.mark()
+	}
+	t, err := s.store.GetToken(ctx, h)
 	if errors.Is(err, ErrNotFound) {
 		return "", wire.Errorf(wire.CodeUnauthorized, "token is unknown or expired: log in again")
 	}
 	if err != nil {
 		return "", s.internal("authenticate", err)
 	}
+	if s.tokens != nil {
+		s.tokens.put(mark, h, t, s.cfg.Now())
+	}
 	return t.UserID, nil
 }
 
+// revoke tells every node's token cache of r: this node's at once, whatever
+// the broker says, and the others' through it. A node that cannot hear it
+// caches nothing (tokens.go); one that can but missed it because this
+// publish failed answers the token from its cache for at most
+// Config.TokenCacheTTL.
+func (s *Service) revoke(ctx context.Context, r Revocation) {
+	if s.tokens == nil {
+		return
+	}
+	s.tokens.revoke(r)
+	if err := s.cfg.Revocations.Publish(ctx, r); err != nil {
+		s.metrics.Fallbacks.WithLabelValues("revocations").Inc()
+		s.log.Warn("token revocation not published: other nodes may answer the token from their caches for up to the token cache TTL",
+			"users", r.UserIDs, "tokens", len(r.TokenHashes), "err", err)
+	}
+}
+
 // Logout revokes a token and closes this node's sockets opened with it (code
-// 4001: log in again before reconnecting). Sockets on other nodes end at their
-// next reconnect, when the token is refused.
+// 4001: log in again before reconnecting). Every node refuses the token from
+// then on (revoke); sockets on other nodes end at their next reconnect.
 func (s *Service) Logout(ctx context.Context, userID, token string) error {
 	h := HashSecret(token)
 	if err := s.store.DeleteToken(ctx, h); err != nil {
 		return s.internal("logout", err)
 	}
+	s.revoke(ctx, Revocation{TokenHashes: []string{h}})
 	s.hub.CloseToken(userID, h, conn.CloseTokenRevoked, "logged out")
 	return nil
 }

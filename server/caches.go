@@ -158,3 +158,11 @@ func (c *lastSeqCache) raise(convID string, seq int64) {
 		}
 	}
 }
+
+// clear drops every entry.
+func (g *generations[V]) clear() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.prev.Store(new(generation[V]))
+	g.cur.Store(new(generation[V]))
+}

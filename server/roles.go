@@ -122,6 +122,29 @@ type Broker interface {
 	Subscribe(ctx context.Context, nodeID string, handle func(Envelope)) error
 }
 
+// Revocations carries token revocations to every node at once (one Redis
+// pub/sub channel all nodes share in production; in one process, straight to
+// the local handlers), so each node drops them from its token cache. A node
+// caches tokens only while it hears every revocation: Hearing says when.
+type Revocations interface {
+	// Publish tells every subscribed node, this one included, of r.
+	Publish(ctx context.Context, r Revocation) error
+	// Subscribe calls handle for every revocation any node publishes until ctx
+	// ends. It returns once the subscription is live or pending.
+	Subscribe(ctx context.Context, handle func(Revocation)) error
+	// Hearing reports whether this node hears every revocation now (ok), and
+	// an epoch that changes whenever it may have missed one since (the
+	// subscription broke). A token cached in one epoch is not used in another.
+	Hearing() (epoch uint64, ok bool)
+}
+
+// Revocation is tokens voided (by hash: a logout) or every token of some
+// users (an admin ended their sessions, disabled them or reset a password).
+type Revocation struct {
+	TokenHashes []string
+	UserIDs     []string
+}
+
 // SendPath does a send's work on the fast roles in fewer calls than the roles
 // one by one: on Redis, one round trip before the store write (Admit) and one
 // after (Relay) instead of one per role and node. Optional (Backends.SendPath):

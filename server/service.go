@@ -28,8 +28,11 @@ type Backends struct {
 	Profiles  ProfileCache
 	Registry  Registry
 	Broker    Broker
-	Blobs     BlobStore
-	Pusher    Pusher // optional: nil turns push notifications off
+	// Revocations is optional: nil caches no token (every request reads
+	// its token from the store).
+	Revocations Revocations
+	Blobs       BlobStore
+	Pusher      Pusher // optional: nil turns push notifications off
 	// SendPath is optional: nil calls the roles above one by one.
 	SendPath SendPath
 }
@@ -51,10 +54,14 @@ type Config struct {
 	MaxMessageBytes int           // content limit in bytes; default 16 KiB
 	SendRate        int           // sends per user per second; default 50; <0 disables
 	TokenTTL        time.Duration // default 30 days
-	InviteTTL       time.Duration // default 7 days
-	SendBuffer      int           // frames queued per connection before it is closed as slow; default 512
-	PasswordCost    int           // bcrypt cost; default bcrypt.DefaultCost (tests lower it)
-	MaxInFlight     int           // sends being stored at once before new ones get "overloaded"; default 10000
+	// TokenCacheTTL is how long a node answers a token from its cache
+	// (tokens.go) before reading it from the store again; default 5 s, <0
+	// turns the cache off. Without Backends.Revocations nothing is cached.
+	TokenCacheTTL time.Duration
+	InviteTTL     time.Duration // default 7 days
+	SendBuffer    int           // frames queued per connection before it is closed as slow; default 512
+	PasswordCost  int           // bcrypt cost; default bcrypt.DefaultCost (tests lower it)
+	MaxInFlight   int           // sends being stored at once before new ones get "overloaded"; default 10000
 	// AuthRate bounds logins and registrations per client address per second
 	// (docs/security.md); default 10; <0 disables (tests and benchmarks that
 	// register many users from one address).
@@ -130,6 +137,9 @@ func (c *Config) setDefaults() error {
 	if c.TokenTTL <= 0 {
 		c.TokenTTL = 30 * 24 * time.Hour
 	}
+	if c.TokenCacheTTL == 0 {
+		c.TokenCacheTTL = 5 * time.Second
+	}
 	if c.InviteTTL <= 0 {
 		c.InviteTTL = 7 * 24 * time.Hour
 	}
@@ -168,6 +178,7 @@ type Service struct {
 	locks     stripedLocks
 	members   memberCache
 	lastSeq   lastSeqCache
+	tokens    *tokenCache        // nil: every token is read from the store
 	loads     singleflight.Group // profile loads: one per user id at a time
 	pw        *passwords
 	due       dueList     // messages the delivery worker checks (redeliver.go)
@@ -210,6 +221,13 @@ func New(cfg Config) (*Service, error) {
 	if err := cfg.Broker.Subscribe(ctx, cfg.NodeID, s.onEnvelope); err != nil {
 		cancel()
 		return nil, fmt.Errorf("subscribe node %s: %w", cfg.NodeID, err)
+	}
+	if cfg.Revocations != nil && cfg.TokenCacheTTL > 0 {
+		s.tokens = newTokenCache(cfg.TokenCacheTTL, cfg.Revocations)
+		if err := cfg.Revocations.Subscribe(ctx, s.tokens.revoke); err != nil {
+			cancel()
+			return nil, fmt.Errorf("subscribe to token revocations: %w", err)
+		}
 	}
 	if k, ok := cfg.Registry.(NodeKeeper); ok {
 		// The keeper asks for the live connections only to put entries back that

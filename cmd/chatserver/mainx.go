@@ -132,6 +132,7 @@ func (m *Main) ParseFlags(args []string, getenv func(string) string) error {
 		{"max-media-bytes", "CHATSERVER_MAX_MEDIA_BYTES", "largest upload (bytes, or with KiB, MiB, GiB)", byteSize(&c.MaxMediaBytes), "32MiB"},
 		{"media-unsent-ttl", "CHATSERVER_MEDIA_UNSENT_TTL", "an upload no message carries this long after it was requested is deleted, and stops counting against the quota (at least 16m)", duration(&c.MediaUnsentTTL), "24h"},
 		{"redeliver-after", "CHATSERVER_REDELIVER_AFTER", "delivery worker: a message still unacked by a connected recipient this long after it was stored is sent again; one for a recipient with no connection anywhere is pushed after a second check", duration(&c.RedeliverAfter), "3s"},
+		{"token-cache-ttl", "CHATSERVER_TOKEN_CACHE_TTL", "how long a node answers a bearer token from its cache instead of the store; revocations reach every node at once, and a node that cannot hear them caches nothing; negative turns the cache off", duration(&c.TokenCacheTTL), "5s"},
 		{"no-sync", "CHATSERVER_NO_SYNC", "embedded: do not fsync every commit (faster; a power loss may lose acknowledged messages)", boolean(&c.NoSync), "false"},
 		{"archive-after", "CHATSERVER_ARCHIVE_AFTER", "move messages older than this to blob storage (cold tier; e.g. 720h; -1s keeps all hot)", duration(&c.ArchiveAfter), "720h"},
 		{"push-url", "CHATSERVER_PUSH_URL", "webhook notified of messages for offline users, ntfy-style; {user} is replaced by the user id (empty: off)", str(&c.PushURL), ""},

@@ -38,6 +38,13 @@ func TestBroker(t *testing.T) {
 	roletest.Broker(t, func(*testing.T) server.Broker { return inmem.NewBroker() })
 }
 
+func TestRevocations(t *testing.T) {
+	roletest.Revocations(t, func(*testing.T) (server.Revocations, server.Revocations) {
+		r := inmem.NewRevocations()
+		return r, r
+	})
+}
+
 // clock is a settable time source.
 type clock struct{ ns atomic.Int64 }
 

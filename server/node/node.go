@@ -45,6 +45,7 @@ type Config struct {
 	PasswordCost    int           // bcrypt cost; default 10 (tests use 4)
 	AuthRate        int           // logins and registrations per client address per second; default 10; -1 disables
 	RedeliverAfter  time.Duration // delivery worker's grace period before a second try or a push; default 3 s
+	TokenCacheTTL   time.Duration // how long a node answers a token from its cache; default 5 s, <0 off
 	MaxHashing      int           // bcrypt runs at once; default max(1, cores/2)
 	NoSync          bool          // SQLite synchronous=NORMAL: faster, loses the last commits on power loss
 	ShutdownTimeout time.Duration // default 10 s
@@ -216,7 +217,7 @@ func Start(ctx context.Context, cfg Config) (_ *Node, err error) {
 	n.svc, err = server.New(server.Config{
 		Backends: b, NodeID: cfg.NodeID, Logger: cfg.Logger, Registration: cfg.Registration,
 		MaxMessageBytes: cfg.MaxMessageBytes, SendRate: cfg.SendRate, PasswordCost: cfg.PasswordCost, MaxInFlight: cfg.MaxInFlight,
-		AuthRate: cfg.AuthRate, Limits: cfg.Limits, MaxHashing: cfg.MaxHashing, RedeliverAfter: cfg.RedeliverAfter,
+		AuthRate: cfg.AuthRate, Limits: cfg.Limits, MaxHashing: cfg.MaxHashing, RedeliverAfter: cfg.RedeliverAfter, TokenCacheTTL: cfg.TokenCacheTTL,
 		MediaQuota: cfg.MediaQuota, MediaRate: cfg.MediaRate, MaxMediaBytes: cfg.MaxMediaBytes, MediaUnsentTTL: cfg.MediaUnsentTTL,
 		Metrics: metrics,
 	})

@@ -101,7 +101,7 @@ func (n *Node) openBackends(ctx context.Context, reg prometheus.Registerer) (ser
 	} else {
 		b.Sequencer, b.Rate, b.Inbox = inmem.NewSequencer(), inmem.NewRateLimiter(time.Now), inmem.NewInboxIndex(1000)
 		b.Profiles = inmem.NewProfileCache(time.Hour, 6*time.Minute, time.Now)
-		b.Registry, b.Broker = inmem.NewRegistry(), inmem.NewBroker()
+		b.Registry, b.Broker, b.Revocations = inmem.NewRegistry(), inmem.NewBroker(), inmem.NewRevocations()
 	}
 
 	if p.S3Bucket != "" {

@@ -81,6 +81,13 @@ func TestBroker(t *testing.T) {
 	roletest.Broker(t, func(t *testing.T) server.Broker { return conformanceClient(t).Broker() })
 }
 
+func TestRevocations(t *testing.T) {
+	roletest.Revocations(t, func(t *testing.T) (server.Revocations, server.Revocations) {
+		c := conformanceClient(t)
+		return c.Revocations(), c.Revocations()
+	})
+}
+
 // BenchmarkSendPath is the Redis work of one direct message: rate limit, seq_no,
 // registry lookup and inbox touch for both members.
 func BenchmarkSendPath(b *testing.B) {
