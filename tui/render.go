@@ -159,10 +159,14 @@ func (m *chatModel) drawMessages(out []string, seqs []int64, widths []int, msgs 
 
 // composerShown is the composer's drawing and what it was drawn from.
 type composerShown struct {
-	key    composerKey
-	view   string
-	lines  []string // view's lines
-	widths []int    // and their widths in cells
+	key  composerKey
+	view string
+	// lines and widths are linesOf's lines and their widths in cells:
+	// composerView replaces view first, so linesOf tells whether they are
+	// still view's.
+	linesOf string
+	lines   []string
+	widths  []int
 }
 
 type composerKey struct {
@@ -195,7 +199,7 @@ func (m chatModel) composerView() string {
 func (m chatModel) composerLines() ([]string, []int) {
 	v := m.composerView()
 	c := m.composerShown
-	if c == nil || c.view != v || c.lines == nil {
+	if c == nil || c.linesOf != v || c.lines == nil {
 		lines := strings.Split(v, "\n")
 		widths := make([]int, len(lines))
 		for i, l := range lines {
@@ -204,7 +208,7 @@ func (m chatModel) composerLines() ([]string, []int) {
 		if c == nil {
 			return lines, widths
 		}
-		c.lines, c.widths = lines, widths
+		c.linesOf, c.lines, c.widths = v, lines, widths
 	}
 	return c.lines, c.widths
 }

@@ -101,3 +101,16 @@ func TestSidebarAndStatusDrawnWhenTheyChange(t *testing.T) {
 	h.key("j")
 	check("a key")
 }
+
+// What is typed shows in the next frame: the composer's lines are kept with
+// the drawing they were split from, not with the first one (a frame kept
+// showing the placeholder while a message was typed).
+func TestTypedTextShowsInTheComposer(t *testing.T) {
+	h := newHarness(t, fixture(), 120, 30)
+	h.key("enter")
+	h.wantScreen("Write a message")
+	h.typeText("hello bob")
+	h.wantScreen("› hello bob")
+	h.typeText("!")
+	h.wantScreen("› hello bob!")
+}
