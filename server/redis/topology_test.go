@@ -2,17 +2,10 @@ package redis_test
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"errors"
 	"fmt"
 	"log/slog"
-	"math/big"
 	"net"
 	"os"
 	"os/exec"
@@ -25,6 +18,7 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 	"github.com/sony/gobreaker/v2"
 
+	"github.com/chatterm/chat/internal/testcert"
 	"github.com/chatterm/chat/internal/testenv"
 	"github.com/chatterm/chat/server"
 	"github.com/chatterm/chat/server/redis"
@@ -388,35 +382,22 @@ func TestSingleReplicaReads(t *testing.T) {
 }
 
 // startTLSRedis starts a redis-server that speaks only TLS, with a
-// self-signed certificate for 127.0.0.1; it returns the address and a TLS
+// certificate for 127.0.0.1 from a CA of the test's own; it returns the address and a TLS
 // configuration that trusts the certificate.
 func startTLSRedis(t *testing.T) (string, *tls.Config) {
 	t.Helper()
 	addr(t) // the same switch as the other integration tests
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "redis"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)}, IsCA: true, BasicConstraintsValid: true,
-		KeyUsage: x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kder, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ca := testcert.NewCA(t)
+	leaf := ca.Leaf(t, "127.0.0.1")
 	dir := t.TempDir()
 	certFile, keyFile := filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
-	if err := os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
+	if err := os.WriteFile(certFile, leaf.CertPEM, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kder}), 0o600); err != nil {
+	if err := os.WriteFile(keyFile, leaf.KeyPEM, 0o600); err != nil {
 		t.Fatal(err)
 	}
+	caFile := ca.WriteFile(t, dir)
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -424,7 +405,7 @@ func startTLSRedis(t *testing.T) (string, *tls.Config) {
 	port := l.Addr().(*net.TCPAddr).Port
 	l.Close()
 	cmd := exec.Command("redis-server", "--port", "0", "--tls-port", strconv.Itoa(port), "--bind", "127.0.0.1",
-		"--tls-cert-file", certFile, "--tls-key-file", keyFile, "--tls-ca-cert-file", certFile, "--tls-auth-clients", "no",
+		"--tls-cert-file", certFile, "--tls-key-file", keyFile, "--tls-ca-cert-file", caFile, "--tls-auth-clients", "no",
 		"--save", "", "--appendonly", "no", "--dir", dir, "--logfile", filepath.Join(dir, "log"))
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -438,16 +419,7 @@ func startTLSRedis(t *testing.T) (string, *tls.Config) {
 		}
 		return err == nil
 	})
-	pool := x509.NewCertPool()
-	pool.AddCert(must(x509.ParseCertificate(der)))
-	return a, &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
-}
-
-func must[T any](v T, err error) T {
-	if err != nil {
-		panic(err)
-	}
-	return v
+	return a, &tls.Config{RootCAs: ca.Pool(), MinVersion: tls.VersionTLS12}
 }
 
 // A Redis that wants TLS, reached in plain TCP, drops the connection: an
