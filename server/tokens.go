@@ -13,8 +13,8 @@ const maxTokens = 100_000
 // request does not read its token from the store (a strongly consistent read
 // on DynamoDB: 1 RCU, and a failure while the store is down). It is only
 // used while the node hears every revocation (Revocations.Hearing): a
-// revoked token is refused on every node as soon as the revocation is
-// published, not a TTL later; and when the node cannot hear them, it reads
+// revoked token is refused on every node as soon as it hears the revocation
+// (milliseconds after it is published), not a TTL later; and when the node cannot hear them, it reads
 // every token from the store again.
 type tokenCache struct {
 	ttl  time.Duration
