@@ -94,6 +94,9 @@ func (r *Revocations) Subscribe(ctx context.Context, handle func(server.Revocati
 				}
 				continue
 			}
+			// Before the switch: Subscribe returns when confirmed is closed,
+			// and must find the node hearing by then.
+			r.heard.Store(time.Now().UnixNano())
 			switch v := v.(type) {
 			case *goredis.Subscription:
 				if v.Kind != "subscribe" {
@@ -116,7 +119,6 @@ func (r *Revocations) Subscribe(ctx context.Context, handle func(server.Revocati
 					handle(rev)
 				}
 			}
-			r.heard.Store(time.Now().UnixNano())
 		}
 		r.heard.Store(0)
 	}()
