@@ -243,6 +243,7 @@ func (s *Service) storeMany(ctx context.Context, userID, convID string, members 
 		msgs[i] = Message{ConversationID: convID, MessageID: req.MessageID, SenderID: userID, Content: req.Content,
 			Attachment: req.Attachment, AttachmentInfo: req.AttachmentInfo, Timestamp: now,
 			Kind: req.Kind, TargetSeq: req.TargetSeq, ReplyTo: req.ReplyTo, SenderAck: ack}
+		msgs[i].Mentions = resolveMentions(msgs[i], members)
 		if len(receivers) == 1 && !isGroup(convID) {
 			msgs[i].ReceiverID = receivers[0]
 		}
@@ -660,5 +661,5 @@ func wireMessage(m Message) wire.Message {
 	return wire.Message{ConversationID: m.ConversationID, SeqNo: m.SeqNo, MessageID: m.MessageID, SenderID: m.SenderID,
 		Content: m.Content, Attachment: m.Attachment, AttachmentInfo: m.AttachmentInfo, Timestamp: m.Timestamp,
 		Kind: m.Kind, TargetSeq: m.TargetSeq, ReplyTo: m.ReplyTo,
-		Edited: m.Edited, Deleted: m.Deleted, Reactions: m.Reactions, UpdatedSeq: m.UpdatedSeq}
+		Edited: m.Edited, Deleted: m.Deleted, Reactions: m.Reactions, UpdatedSeq: m.UpdatedSeq, Mentions: m.Mentions}
 }

@@ -114,6 +114,11 @@ type MessageStore interface {
 	// holds the content again; the Service removes the old blob). An event
 	// moves last_seq but not the preview, unless it is an edit or delete of the
 	// message the preview shows; it never moves the participants' activity.
+	// A message's Mentions are stored with it and counted in the same write:
+	// m.SeqNo joins the MentionSeqs of each receiver it names, and, for
+	// wire.MentionAll or MentionHere, of every member (InboxEntry.MentionSeqs;
+	// the sender's own read boundary is at m.SeqNo, so it never counts for
+	// them).
 	// Errors: ErrSeqTaken (m.SeqNo <= last_seq: the counter is behind), a
 	// *DuplicateError (with the stored original, SenderID included, which may
 	// be another member's), ErrNotFound (no such conversation), ErrTargetChanged.
