@@ -43,6 +43,99 @@ func resolveMentions(m Message, members []string) []string {
 	return out
 }
 
+// checkGroupMentions refuses (forbidden) the sends (indexes into out) that
+// use @all or @here in a group that keeps them for its admins, when userID
+// is not one; it returns the sends still to store. The setting is read only
+// for a send that holds one of them, so other sends cost nothing more.
+// Refused rather than stored as plain text: the sender learns at once that
+// nobody was notified, and keeps the draft.
+func (s *Service) checkGroupMentions(ctx context.Context, userID, convID string, reqs []wire.SendRequest, valid []int, out []SendResult) []int {
+	if !isGroup(convID) {
+		return valid
+	}
+	var checked, allowed bool
+	kept := valid[:0:0]
+	for _, k := range valid {
+		req := reqs[k]
+		if req.Kind != "" || !groupMention(req.Content) {
+			kept = append(kept, k)
+			continue
+		}
+		if !checked {
+			checked = true
+			var err error
+			if allowed, err = s.mayMentionAll(ctx, userID, convID); err != nil {
+				out[k] = SendResult{Err: err}
+				checked = false
+				continue
+			}
+		}
+		if !allowed {
+			out[k] = SendResult{Err: wire.Errorf(wire.CodeForbidden, "only the admins of %s may use @all or @here; send it without them", convID)}
+			continue
+		}
+		kept = append(kept, k)
+	}
+	return kept
+}
+
+func groupMention(content string) bool {
+	names := wire.MentionTokens(content)
+	return slices.Contains(names, wire.MentionAll) || slices.Contains(names, wire.MentionHere)
+}
+
+// mayMentionAll says whether userID may use @all and @here in the group.
+func (s *Service) mayMentionAll(ctx context.Context, userID, convID string) (bool, error) {
+	adminsOnly, err := s.store.MentionAllAdminsOnly(ctx, convID)
+	if err != nil {
+		return false, s.internal("read mention setting", err)
+	}
+	if !adminsOnly {
+		return true, nil
+	}
+	p, err := s.requireMember(ctx, userID, convID)
+	if err != nil {
+		return false, err
+	}
+	return s.isAdmin(ctx, convID, p)
+}
+
+// MentionSetting is GET /v1/conversations/{id}/mentions: members only.
+func (s *Service) MentionSetting(ctx context.Context, userID, convID string) (wire.MentionSetting, error) {
+	if _, err := s.requireMember(ctx, userID, convID); err != nil {
+		return wire.MentionSetting{}, err
+	}
+	if !isGroup(convID) {
+		return wire.MentionSetting{}, nil
+	}
+	on, err := s.store.MentionAllAdminsOnly(ctx, convID)
+	if err != nil {
+		return wire.MentionSetting{}, s.internal("read mention setting", err)
+	}
+	return wire.MentionSetting{AllAdminsOnly: on}, nil
+}
+
+// SetMentionSetting is PUT /v1/conversations/{id}/mentions: group admins
+// only.
+func (s *Service) SetMentionSetting(ctx context.Context, userID, convID string, set wire.MentionSetting) (wire.MentionSetting, error) {
+	p, err := s.requireMember(ctx, userID, convID)
+	if err != nil {
+		return wire.MentionSetting{}, err
+	}
+	if !isGroup(convID) {
+		return wire.MentionSetting{}, wire.Errorf(wire.CodeInvalid, "a direct conversation has no @all to restrict")
+	}
+	if admin, err := s.isAdmin(ctx, convID, p); err != nil {
+		return wire.MentionSetting{}, err
+	} else if !admin {
+		return wire.MentionSetting{}, wire.Errorf(wire.CodeForbidden, "only group admins change who may use @all")
+	}
+	if err := s.store.SetMentionAllAdminsOnly(ctx, convID, set.AllAdminsOnly); err != nil {
+		return wire.MentionSetting{}, s.notFoundOr(err, "conversation", convID)
+	}
+	return set, nil
+}
+
 // unreadMentions counts the seq_nos after the read boundary, up to
 // wire.MaxUnread.
 func unreadMentions(seqs []int64, read int64) int64 {
@@ -58,6 +151,15 @@ func unreadMentions(seqs []int64, read int64) int64 {
 // mentionsMember says whether a stored message mentions user.
 func mentionsMember(m Message, user string) bool {
 	return wire.MentionsUser(m.Mentions, m.SenderID, user)
+}
+
+// pushesMention says whether an offline user's push for m is a mention: by
+// id or @all. @here is meant for those online, so it pushes as any message.
+func pushesMention(m Message, user string) bool {
+	if m.SenderID == user {
+		return false
+	}
+	return slices.Contains(m.Mentions, user) || slices.Contains(m.Mentions, wire.MentionAll)
 }
 
 // maxMentionConversations bounds the conversations one page of mentions looks

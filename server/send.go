@@ -95,6 +95,7 @@ func (s *Service) sendMany(ctx context.Context, userID, convID string, reqs []wi
 	if len(resent) > 0 {
 		s.refanout(ctx, convID, resent, members, from)
 	}
+	valid = s.checkGroupMentions(ctx, userID, convID, reqs, valid, out)
 	valid = s.linkAttachments(ctx, convID, reqs, valid, out)
 	if len(valid) == 0 {
 		return out

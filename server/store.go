@@ -22,7 +22,17 @@ type Store interface {
 	InboxStore
 	IdentityStore
 	MediaStore
+	MentionSettingStore
 	Close() error
+}
+
+// MentionSettingStore holds a group's one mention setting: whether @all and
+// @here are for its admins only (server/mentions.go).
+type MentionSettingStore interface {
+	// MentionAllAdminsOnly is false for a group never set (and for any
+	// conversation the store has no setting for).
+	MentionAllAdminsOnly(ctx context.Context, convID string) (bool, error)
+	SetMentionAllAdminsOnly(ctx context.Context, convID string, adminsOnly bool) error // ErrNotFound: no such conversation
 }
 
 // IdentityStore holds the store's identity: a random id that a restore from a

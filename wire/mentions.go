@@ -99,3 +99,10 @@ type MentionsResponse struct {
 	Mentions   []Message `json:"mentions"`
 	NextBefore time.Time `json:"next_before,omitzero"`
 }
+
+// MentionSetting is GET and PUT /v1/conversations/{id}/mentions: a group's
+// rule for @all and @here. AllAdminsOnly: a member who is not an admin is
+// refused (forbidden) a message using either.
+type MentionSetting struct {
+	AllAdminsOnly bool `json:"all_admins_only"`
+}

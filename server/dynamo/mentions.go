@@ -1,10 +1,12 @@
 package dynamo
 
 import (
+	"context"
 	"slices"
 	"strconv"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/chatterm/chat/server"
@@ -132,4 +134,40 @@ func entryMentions(conv, status item) []int64 {
 	seqs := append(getNS(status, mentionSeqsAttr), getNS(conv, mentionAllAttr)...)
 	slices.Sort(seqs)
 	return slices.Compact(seqs)
+}
+
+// mentionAllAdminsAttr on the conversation item: @all and @here for admins
+// only. Read only when a message holds one of them, so a send without
+// costs no read for it.
+const mentionAllAdminsAttr = "mention_all_admins"
+
+func (s *Store) MentionAllAdminsOnly(ctx context.Context, convID string) (bool, error) {
+	var on bool
+	err := s.do(ctx, "mention setting", func(ctx context.Context) error {
+		out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
+			TableName: aws.String(s.t.conversations), Key: item{"conversation_id": sv(convID)},
+			ProjectionExpression: aws.String(mentionAllAdminsAttr),
+		})
+		if err != nil {
+			return err
+		}
+		on = getBool(out.Item, mentionAllAdminsAttr)
+		return nil
+	})
+	return on, err
+}
+
+func (s *Store) SetMentionAllAdminsOnly(ctx context.Context, convID string, adminsOnly bool) error {
+	return s.do(ctx, "set mention setting", func(ctx context.Context) error {
+		_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+			TableName: aws.String(s.t.conversations), Key: item{"conversation_id": sv(convID)},
+			UpdateExpression:          aws.String("SET " + mentionAllAdminsAttr + " = :on"),
+			ConditionExpression:       aws.String("attribute_exists(conversation_id)"),
+			ExpressionAttributeValues: item{":on": bv(adminsOnly)},
+		})
+		if isCondFailed(err) {
+			return server.ErrNotFound
+		}
+		return err
+	})
 }

@@ -1,6 +1,9 @@
 package sqlite
 
 import (
+	"context"
+	"database/sql"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -60,4 +63,33 @@ func parseSeqs(s string) ([]int64, error) {
 	}
 	slices.Sort(out) // group_concat promises no order
 	return out, nil
+}
+
+func (s *Store) MentionAllAdminsOnly(ctx context.Context, convID string) (bool, error) {
+	var on int
+	err := s.r.QueryRowContext(ctx, `SELECT all_admins_only FROM mention_settings WHERE conversation_id = ?`, convID).Scan(&on)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("mention setting: %w", err)
+	}
+	return on != 0, nil
+}
+
+func (s *Store) SetMentionAllAdminsOnly(ctx context.Context, convID string, adminsOnly bool) error {
+	return s.write(ctx, func(tx *sql.Tx) error {
+		var one int
+		if err := tx.QueryRow(`SELECT 1 FROM conversations WHERE conversation_id = ?`, convID).Scan(&one); errors.Is(err, sql.ErrNoRows) {
+			return server.ErrNotFound
+		} else if err != nil {
+			return fmt.Errorf("conversation lookup: %w", err)
+		}
+		_, err := tx.Exec(`INSERT INTO mention_settings (conversation_id, all_admins_only) VALUES (?, ?)
+			ON CONFLICT (conversation_id) DO UPDATE SET all_admins_only = excluded.all_admins_only`, convID, adminsOnly)
+		if err != nil {
+			return fmt.Errorf("set mention setting: %w", err)
+		}
+		return nil
+	})
 }

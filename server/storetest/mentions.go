@@ -109,3 +109,28 @@ func testMentions(t *testing.T, s server.Store) {
 		t.Fatalf("carol's inbox: %+v", in)
 	}
 }
+
+// testMentionSetting: a group's @all rule is off until set, set both ways,
+// and refused for a conversation that does not exist.
+func testMentionSetting(t *testing.T, s server.Store) {
+	ctx := context.Background()
+	g := server.Conversation{ID: "g:setting", Type: wire.Group, Name: "Team", CreatedAt: t0}
+	must(t, s.CreateConversation(ctx, g, []server.Participant{{ConversationID: g.ID, UserID: "alice", Role: wire.RoleAdmin, JoinedAt: t0}}))
+	on, err := s.MentionAllAdminsOnly(ctx, g.ID)
+	must(t, err)
+	if on {
+		t.Fatal("a new group keeps @all for admins")
+	}
+	for _, want := range []bool{true, false, true} {
+		must(t, s.SetMentionAllAdminsOnly(ctx, g.ID, want))
+		on, err := s.MentionAllAdminsOnly(ctx, g.ID)
+		must(t, err)
+		if on != want {
+			t.Fatalf("set %v, read %v", want, on)
+		}
+	}
+	wantErr(t, s.SetMentionAllAdminsOnly(ctx, "g:none", true), server.ErrNotFound)
+	if on, err := s.MentionAllAdminsOnly(ctx, "g:none"); err != nil || on {
+		t.Fatalf("no such group: %v, %v", on, err)
+	}
+}

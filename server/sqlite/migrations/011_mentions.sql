@@ -11,3 +11,9 @@ CREATE TABLE mentions (
 	seq_no          INTEGER NOT NULL,
 	PRIMARY KEY (user_id, conversation_id, seq_no)
 ) WITHOUT ROWID;
+-- A group's mention setting: @all and @here for its admins only. A table of
+-- its own, since few groups set it.
+CREATE TABLE mention_settings (
+	conversation_id TEXT PRIMARY KEY,
+	all_admins_only INTEGER NOT NULL
+) WITHOUT ROWID;
