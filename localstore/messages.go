@@ -1,12 +1,12 @@
 package localstore
 
 import (
-	"strings"
 	"cmp"
 	"context"
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/chatterm/chat/wire"
 )
