@@ -54,7 +54,7 @@ type (
 // cached, so View only slices them.
 type chatModel struct {
 	// completing is a tab completion of a mention under way (complete.go).
-	completing *mentionCompletion
+	completing   *mentionCompletion
 	c            *common
 	conv         wire.InboxEntry
 	participants []wire.Participant
