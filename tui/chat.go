@@ -53,8 +53,6 @@ type (
 // bottom, and the composer. History lines are rendered once per change and
 // cached, so View only slices them.
 type chatModel struct {
-	// completing is a tab completion of a mention under way (complete.go).
-	completing   *mentionCompletion
 	c            *common
 	conv         wire.InboxEntry
 	participants []wire.Participant
@@ -148,6 +146,9 @@ type chatModel struct {
 	// Who else is around (presence.go): typing hints by user, and presence.
 	typers   map[string]time.Time
 	presence map[string]wire.MemberPresence
+
+	// completing is a tab completion of a mention under way (complete.go).
+	completing *mentionCompletion
 }
 
 // maxContentW is the widest a message's text runs, as prose is set for

@@ -141,16 +141,17 @@ type Model struct {
 	height  int
 	conn    client.State
 
-	login  loginModel
-	inbox  inboxModel
-	chat   chatModel
-	finder finderModel
-	search searchModel
+	login   loginModel
+	inbox   inboxModel
+	chat    chatModel
+	finder  finderModel
+	search  searchModel
+	help    helpModel
+	newChat newConvModel
+	members membersModel
+
 	// mentions is the mentions view (@, mentions.go).
 	mentions mentionsModel
-	help     helpModel
-	newChat  newConvModel
-	members  membersModel
 
 	// resumeWriting: the composer had focus when an overlay opened, so it gets
 	// it back when the overlay closes.
