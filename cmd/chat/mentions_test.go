@@ -2,9 +2,13 @@ package main
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/chatterm/chat/client"
 	"github.com/chatterm/chat/server/servertest"
 	"github.com/chatterm/chat/wire"
 )
@@ -62,5 +66,24 @@ func TestMentions(t *testing.T) {
 	}
 	if _, _, code := bob.run("", "mentions", "--all", "admins"); code != exitUsage {
 		t.Fatalf("--all without --group: exit %d", code)
+	}
+}
+
+// The TUI's highlight words come from CHAT_HIGHLIGHT_WORDS and from the
+// highlight_words file in the chat home, comments left out.
+func TestHighlightWords(t *testing.T) {
+	home := t.TempDir()
+	if err := os.WriteFile(filepath.Join(home, highlightWordsFile), []byte("deploy\n# a comment\n  on call  # trailing\n\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	got, err := highlightWords(client.Config{Home: home}, "alice, Launch ,")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"alice", "Launch", "deploy", "on call"}; !slices.Equal(got, want) {
+		t.Fatalf("highlight words %q, want %q", got, want)
+	}
+	if got, err := highlightWords(client.Config{Home: t.TempDir()}, ""); err != nil || len(got) != 0 {
+		t.Fatalf("none set: %q, %v", got, err)
 	}
 }
