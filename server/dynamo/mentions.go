@@ -171,3 +171,31 @@ func (s *Store) SetMentionAllAdminsOnly(ctx context.Context, convID string, admi
 		return err
 	})
 }
+
+// DefaultKeepMentions is Options.KeepMentions' default: what a page or two of
+// GET /v1/mentions shows of one conversation.
+const DefaultKeepMentions = 100
+
+// trimMentions adds to a status update (AdvanceStatus) the DELETE of the
+// member's oldest mention seq_nos beyond the newest KeepMentions, those the
+// new read boundary has passed: read, they no longer count, and only the
+// newest are listed. An unread one is never dropped. A DELETE of given
+// numbers leaves a mention a send adds meanwhile alone.
+func (s *Store) trimMentions(in *dynamodb.UpdateItemInput, row item, read int64) {
+	seqs := getNS(row, mentionSeqsAttr)
+	if len(seqs) <= s.o.KeepMentions {
+		return
+	}
+	slices.Sort(seqs)
+	var old []int64
+	for _, seq := range seqs[:len(seqs)-s.o.KeepMentions] {
+		if seq <= read {
+			old = append(old, seq)
+		}
+	}
+	if len(old) == 0 {
+		return
+	}
+	in.UpdateExpression = aws.String(*in.UpdateExpression + " DELETE " + mentionSeqsAttr + " :old")
+	in.ExpressionAttributeValues[":old"] = nsv(old)
+}

@@ -3,6 +3,7 @@ package dynamo_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -60,5 +61,39 @@ func TestMentionCost(t *testing.T) {
 	t.Logf("user01's inbox of one conversation: %g RCU: %s", meter.ReadUnits(), meter)
 	if len(in) != 1 || len(in[0].MentionSeqs) != 3 {
 		t.Fatalf("user01's mention seq_nos: %+v", in)
+	}
+}
+
+// TestMentionSeqsTrimmedByReads: a member's mention seq_nos past the newest
+// KeepMentions go once a read passes them, unread ones never; the count after
+// the read boundary is what it was.
+func TestMentionSeqsTrimmedByReads(t *testing.T) {
+	s := open(t, dynamo.Options{KeepMentions: 2})
+	ctx := context.Background()
+	now := time.Now().UTC()
+	const conv = "g:trim"
+	must(t, s.CreateConversation(ctx, server.Conversation{ID: conv, Type: wire.Group, CreatedAt: now}, []server.Participant{
+		{UserID: "alice", Role: wire.RoleAdmin, JoinedAt: now}, {UserID: "bob", Role: wire.RoleMember, JoinedAt: now}}))
+	for seq := int64(1); seq <= 5; seq++ {
+		must(t, s.AppendMessage(ctx, server.Message{ConversationID: conv, SeqNo: seq, MessageID: wire.NewMessageID(), SenderID: "alice",
+			Content: "@bob", Timestamp: now.Add(time.Duration(seq) * time.Second), Mentions: []string{"bob"}}, []string{"bob"}))
+	}
+	seqs := func() []int64 {
+		t.Helper()
+		es, err := s.InboxEntries(ctx, "bob", []string{conv})
+		must(t, err)
+		return es[0].MentionSeqs
+	}
+	if _, _, err := s.AdvanceStatus(ctx, "bob", conv, 1, 1); err != nil {
+		t.Fatal(err)
+	}
+	if got := seqs(); !slices.Equal(got, []int64{2, 3, 4, 5}) {
+		t.Fatalf("after reading 1: %v, want 2..5 (unread ones stay)", got)
+	}
+	if _, _, err := s.AdvanceStatus(ctx, "bob", conv, 4, 4); err != nil {
+		t.Fatal(err)
+	}
+	if got := seqs(); !slices.Equal(got, []int64{4, 5}) {
+		t.Fatalf("after reading 4: %v, want the newest two", got)
 	}
 }

@@ -863,6 +863,7 @@ func (s *Store) AdvanceStatus(ctx context.Context, userID, convID string, delive
 				UpdateExpression:          aws.String("SET last_delivered_seq = :d, last_read_seq = :r"),
 				ExpressionAttributeValues: item{":d": nv(st.LastDeliveredSeq), ":r": nv(st.LastReadSeq)},
 			}
+			s.trimMentions(in, row, st.LastReadSeq)
 			if exists {
 				in.ConditionExpression = aws.String("last_delivered_seq = :d0 AND last_read_seq = :r0")
 				in.ExpressionAttributeValues[":d0"], in.ExpressionAttributeValues[":r0"] = nv(d0), nv(r0)
