@@ -232,7 +232,7 @@ func (s *Store) RemoveMember(ctx context.Context, conversationID, userID string)
 }
 
 const inboxColumns = `conversation_id, type, name, peer, last_seq, last_message_body, last_message_sender,
-	last_message_at, last_delivered_seq, last_read_seq, gaps`
+	last_message_at, last_delivered_seq, last_read_seq, gaps, ` + unreadMentionsColumn
 
 func scanInbox(rows *sql.Rows) ([]wire.InboxEntry, error) {
 	defer rows.Close()
@@ -241,7 +241,7 @@ func scanInbox(rows *sql.Rows) ([]wire.InboxEntry, error) {
 		var e wire.InboxEntry
 		var at, gaps int64
 		if err := rows.Scan(&e.ConversationID, &e.Type, &e.Name, &e.Peer, &e.LastSeq, &e.LastMessageBody,
-			&e.LastMessageSender, &at, &e.LastDeliveredSeq, &e.LastReadSeq, &gaps); err != nil {
+			&e.LastMessageSender, &at, &e.LastDeliveredSeq, &e.LastReadSeq, &gaps, &e.Mentions); err != nil {
 			return nil, err
 		}
 		e.LastMessageAt = fromNanos(at)

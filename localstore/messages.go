@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/chatterm/chat/wire"
 )
@@ -51,7 +52,8 @@ func (s *Store) putMessages(ctx context.Context, tx *sql.Tx, msgs []wire.Message
 func (s *Store) putMessagesChecked(ctx context.Context, tx *sql.Tx, msgs []wire.Message) (_, conflicts []wire.Message, _ error) {
 	ins, err := tx.PrepareContext(ctx, `INSERT OR IGNORE INTO messages
 		(conversation_id, seq_no, message_id, sender_id, content, attachment, timestamp,
-		kind, target_seq, reply_to, edited, deleted, reactions, updated_seq, attachment_info) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+		kind, target_seq, reply_to, edited, deleted, reactions, updated_seq, attachment_info, mentions, mentions_me)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -64,7 +66,8 @@ func (s *Store) putMessagesChecked(ctx context.Context, tx *sql.Tx, msgs []wire.
 	senders := map[senderKey]int64{}    // per sender, their newest new message
 	for _, m := range msgs {
 		res, err := ins.ExecContext(ctx, m.ConversationID, m.SeqNo, m.MessageID, m.SenderID, m.Content, m.Attachment, nanos(m.Timestamp),
-			m.Kind, m.TargetSeq, m.ReplyTo, m.Edited, m.Deleted, encodeReactions(m.Reactions), m.UpdatedSeq, encodeAttachmentInfo(m.AttachmentInfo))
+			m.Kind, m.TargetSeq, m.ReplyTo, m.Edited, m.Deleted, encodeReactions(m.Reactions), m.UpdatedSeq, encodeAttachmentInfo(m.AttachmentInfo),
+			strings.Join(m.Mentions, ","), wire.MentionsUser(m.Mentions, m.SenderID, s.self))
 		if err != nil {
 			return nil, nil, err
 		}
@@ -192,7 +195,7 @@ func advanceCursor(ctx context.Context, tx *sql.Tx, conv string, floor int64) er
 }
 
 const messageColumns = `conversation_id, seq_no, message_id, sender_id, content, attachment, timestamp,
-	kind, target_seq, reply_to, edited, deleted, reactions, updated_seq, attachment_info`
+	kind, target_seq, reply_to, edited, deleted, reactions, updated_seq, attachment_info, mentions`
 
 func scanMessages(rows *sql.Rows) ([]wire.Message, error) {
 	defer rows.Close()
@@ -211,15 +214,18 @@ func scanMessages(rows *sql.Rows) ([]wire.Message, error) {
 func scanMessage(r scanner, extra ...any) (wire.Message, error) {
 	var m wire.Message
 	var ts int64
-	var reactions, info string
+	var reactions, info, mentions string
 	dest := append([]any{&m.ConversationID, &m.SeqNo, &m.MessageID, &m.SenderID, &m.Content, &m.Attachment, &ts,
-		&m.Kind, &m.TargetSeq, &m.ReplyTo, &m.Edited, &m.Deleted, &reactions, &m.UpdatedSeq, &info}, extra...)
+		&m.Kind, &m.TargetSeq, &m.ReplyTo, &m.Edited, &m.Deleted, &reactions, &m.UpdatedSeq, &info, &mentions}, extra...)
 	if err := r.Scan(dest...); err != nil {
 		return m, err
 	}
 	m.Timestamp = fromNanos(ts)
 	m.Reactions = decodeReactions(reactions)
 	m.AttachmentInfo = decodeAttachmentInfo(info)
+	if mentions != "" {
+		m.Mentions = strings.Split(mentions, ",")
+	}
 	return m, nil
 }
 

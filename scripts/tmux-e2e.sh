@@ -4,7 +4,8 @@
 # alice and bob with `chat register --password-stdin`, runs two `chat` TUIs in a
 # private tmux server (separate CHAT_HOMEs), types messages both ways, and checks
 # the screens with capture-pane: the messages appear on both sides, and alice's
-# tick turns to read (blue) once bob opens the conversation.
+# tick turns to read (blue) once bob opens the conversation, and a mention of
+# bob in the chat he muted is counted on his inbox row and in his window title.
 #
 # Usage: scripts/tmux-e2e.sh            (from anywhere in the repo)
 # Env:   E2E_TIMEOUT  seconds to wait for each screen (default 15)
@@ -242,6 +243,26 @@ until screen alice | grep -q "▶.*hello from alice"; do
 	sleep 0.1
 done
 log "a search found alice's first message and jumped to it"
+
+# A mention in a muted chat: bob mutes his chat with alice and goes back to
+# the inbox; alice writes "@bob ...". bob's inbox row and window title count
+# the mention (a muted chat counts nothing else), and @ lists it.
+tm send-keys -t bob M
+wait_for bob "muted" "bob's chat to say it is muted"
+tm send-keys -t bob Escape
+wait_for bob "Conversations" "bob's inbox"
+tm send-keys -t alice Escape
+tm send-keys -t alice i
+type_line alice "@bob look at the demo"
+wait_for bob "@1(1)" "the mention counted on bob's inbox row"
+title=$(tm display-message -p -t bob '#{pane_title}')
+[[ $title == *" @1" ]] || fail "bob's window title \"$title\" does not count the mention"
+tm send-keys -t bob @
+wait_for bob "Mentions of you" "bob's mentions view"
+wait_for bob "@bob look at the demo" "alice's mention in bob's mentions view"
+tm send-keys -t bob Enter
+wait_for bob "alice  direct" "bob's chat with alice, opened from the mentions view"
+log "a mention in a muted chat was counted, titled and listed"
 
 # Quit cleanly with ctrl+c: chat exits with status 0.
 for s in alice bob; do

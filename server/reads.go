@@ -168,7 +168,8 @@ func (s *Service) Inbox(ctx context.Context, userID string, limit int) (wire.Inb
 		c := e.Conversation
 		we := wire.InboxEntry{ConversationID: c.ID, Type: c.Type, Name: c.Name, LastSeq: c.LastSeq,
 			LastMessageBody: c.LastMessageBody, LastMessageSender: c.LastMessageSender, LastMessageAt: c.LastMessageAt,
-			LastDeliveredSeq: e.Status.LastDeliveredSeq, LastReadSeq: e.Status.LastReadSeq, Unread: unread[i]}
+			LastDeliveredSeq: e.Status.LastDeliveredSeq, LastReadSeq: e.Status.LastReadSeq, Unread: unread[i],
+			Mentions: unreadMentions(e.MentionSeqs, e.Status.LastReadSeq)}
 		if a, b, ok := wire.DirectMembers(c.ID); ok {
 			we.Peer = a
 			if a == userID {

@@ -250,7 +250,8 @@ func (s *Service) pushOnce(ctx context.Context, user, conv string, first, upTo i
 			return // an edit or a delete is no news to wake a phone for
 		}
 	}
-	n := Notification{UserID: user, ConversationID: conv, SeqNo: m.SeqNo, SenderID: m.SenderID, Preview: preview(text)}
+	n := Notification{UserID: user, ConversationID: conv, SeqNo: m.SeqNo, SenderID: m.SenderID, Preview: preview(text),
+		Mention: pushesMention(m, user)}
 	if err := s.cfg.Pusher.Push(ctx, n); err != nil {
 		s.metrics.Fallbacks.WithLabelValues("push").Inc()
 		s.log.Debug("push", "user", user, "err", err)

@@ -212,6 +212,10 @@ type Notification struct {
 	SeqNo          int64
 	SenderID       string
 	Preview        string
+	// Mention: the message names the user, or the group with @all (not
+	// @here, which is for those online). A mention pushes whether or not the
+	// user muted the conversation: mutes are the client's.
+	Mention bool
 }
 
 // Pusher delivers notifications to users with no live connection (a webhook such

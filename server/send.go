@@ -95,6 +95,7 @@ func (s *Service) sendMany(ctx context.Context, userID, convID string, reqs []wi
 	if len(resent) > 0 {
 		s.refanout(ctx, convID, resent, members, from)
 	}
+	valid = s.checkGroupMentions(ctx, userID, convID, reqs, valid, out)
 	valid = s.linkAttachments(ctx, convID, reqs, valid, out)
 	if len(valid) == 0 {
 		return out
@@ -243,6 +244,7 @@ func (s *Service) storeMany(ctx context.Context, userID, convID string, members 
 		msgs[i] = Message{ConversationID: convID, MessageID: req.MessageID, SenderID: userID, Content: req.Content,
 			Attachment: req.Attachment, AttachmentInfo: req.AttachmentInfo, Timestamp: now,
 			Kind: req.Kind, TargetSeq: req.TargetSeq, ReplyTo: req.ReplyTo, SenderAck: ack}
+		msgs[i].Mentions = resolveMentions(msgs[i], members)
 		if len(receivers) == 1 && !isGroup(convID) {
 			msgs[i].ReceiverID = receivers[0]
 		}
@@ -660,5 +662,5 @@ func wireMessage(m Message) wire.Message {
 	return wire.Message{ConversationID: m.ConversationID, SeqNo: m.SeqNo, MessageID: m.MessageID, SenderID: m.SenderID,
 		Content: m.Content, Attachment: m.Attachment, AttachmentInfo: m.AttachmentInfo, Timestamp: m.Timestamp,
 		Kind: m.Kind, TargetSeq: m.TargetSeq, ReplyTo: m.ReplyTo,
-		Edited: m.Edited, Deleted: m.Deleted, Reactions: m.Reactions, UpdatedSeq: m.UpdatedSeq}
+		Edited: m.Edited, Deleted: m.Deleted, Reactions: m.Reactions, UpdatedSeq: m.UpdatedSeq, Mentions: m.Mentions}
 }

@@ -152,6 +152,11 @@ type Message struct {
 	// (ErrTargetChanged) if the archiver moved the target meanwhile, so no
 	// blob it wrote is left behind holding text the event took away.
 	BaseRef string
+	// Mentions are the members m mentions, resolved by the Service at send
+	// (server/mentions.go): receivers' user ids, and wire.MentionAll or
+	// wire.MentionHere. Stored with the message; see MessageStore.AppendMessage
+	// for what they count.
+	Mentions []string
 }
 
 // IsEvent says whether m changes another message rather than being one.
@@ -187,6 +192,11 @@ type Pending struct {
 type InboxEntry struct {
 	Conversation Conversation
 	Status       Status
+	// MentionSeqs are the seq_nos, ascending, of the messages mentioning the
+	// member (by id, @all or @here) the store keeps for them: every one after
+	// the member's read boundary at least. The unread-mentions count is
+	// those after LastReadSeq.
+	MentionSeqs []int64
 }
 
 // Wire is m as clients see it.

@@ -22,7 +22,17 @@ type Store interface {
 	InboxStore
 	IdentityStore
 	MediaStore
+	MentionSettingStore
 	Close() error
+}
+
+// MentionSettingStore holds a group's one mention setting: whether @all and
+// @here are for its admins only (server/mentions.go).
+type MentionSettingStore interface {
+	// MentionAllAdminsOnly is false for a group never set (and for any
+	// conversation the store has no setting for).
+	MentionAllAdminsOnly(ctx context.Context, convID string) (bool, error)
+	SetMentionAllAdminsOnly(ctx context.Context, convID string, adminsOnly bool) error // ErrNotFound: no such conversation
 }
 
 // IdentityStore holds the store's identity: a random id that a restore from a
@@ -114,6 +124,11 @@ type MessageStore interface {
 	// holds the content again; the Service removes the old blob). An event
 	// moves last_seq but not the preview, unless it is an edit or delete of the
 	// message the preview shows; it never moves the participants' activity.
+	// A message's Mentions are stored with it and counted in the same write:
+	// m.SeqNo joins the MentionSeqs of each receiver it names, and, for
+	// wire.MentionAll or MentionHere, of every member (InboxEntry.MentionSeqs;
+	// the sender's own read boundary is at m.SeqNo, so it never counts for
+	// them).
 	// Errors: ErrSeqTaken (m.SeqNo <= last_seq: the counter is behind), a
 	// *DuplicateError (with the stored original, SenderID included, which may
 	// be another member's), ErrNotFound (no such conversation), ErrTargetChanged.

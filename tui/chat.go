@@ -146,6 +146,9 @@ type chatModel struct {
 	// Who else is around (presence.go): typing hints by user, and presence.
 	typers   map[string]time.Time
 	presence map[string]wire.MemberPresence
+
+	// completing is a tab completion of a mention under way (complete.go).
+	completing *mentionCompletion
 }
 
 // maxContentW is the widest a message's text runs, as prose is set for
@@ -522,7 +525,11 @@ func (m *chatModel) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 	// a key: a page arriving after their G must not take them back up.
 	m.toUnread = false
 	if m.composing {
+		m.endCompletion(msg)
 		switch {
+		case msg.String() == "tab" && m.completeMention():
+			m.afterLayoutChange()
+			return nil
 		case matches(msg, k.Send) && msg.String() == "enter":
 			return m.send()
 		case matches(msg, k.Cancel):
@@ -1028,13 +1035,17 @@ func (m *chatModel) messageLines(x wire.Message, k lineKey) (lines []string, tic
 	if x.Edited && !x.Deleted {
 		body[len(body)-1] += s.Faint.Render(" (edited)")
 	}
+	text := s.Content
+	if m.c.mentionsMe(x) { // a mention or highlight word: the line stands out (mentions.go)
+		text = s.Mention
+	}
 	lines = make([]string, len(body))
 	for i, b := range body {
 		prefix := indent
 		if i == 0 {
 			prefix = timeStr + name + " "
 		}
-		line := prefix + s.Content.Render(b)
+		line := prefix + text.Render(b)
 		if i == len(body)-1 && t != tickNone {
 			line += strings.Repeat(" ", max(w-lipgloss.Width(line)-tickGlyphW-1, 1))
 			if t != tickLater {

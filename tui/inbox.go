@@ -247,6 +247,9 @@ func (m *inboxModel) applyMessage(msg wire.Message, seen bool) bool {
 			e.LastSeq = msg.SeqNo
 			if !seen {
 				e.Unread++
+				if m.c.mentionsMe(msg) {
+					e.Mentions++
+				}
 			}
 		}
 		e.LastMessageBody = msg.Content
@@ -263,7 +266,7 @@ func (m *inboxModel) applyMessage(msg wire.Message, seen bool) bool {
 			e.LastMessageAt = msg.Timestamp
 		}
 		if seen {
-			e.Unread = 0
+			e.Unread, e.Mentions = 0, 0
 		}
 		m.sortEntries()
 		m.selectID(sel.ConversationID)
@@ -385,6 +388,7 @@ func (m inboxModel) row(e wire.InboxEntry, sel bool) string {
 	if e.Unread > 0 {
 		badgeText = "(" + wire.UnreadLabel(e.Unread) + ")"
 	}
+	mentionText := mentionBadge(e)
 	preview := termtext.OneLine(e.LastMessageBody)
 	switch {
 	case e.LastMessageSender == "":
@@ -393,11 +397,11 @@ func (m inboxModel) row(e wire.InboxEntry, sel bool) string {
 	case e.Type == wire.Group:
 		preview = e.LastMessageSender + ": " + preview
 	}
-	prevW := max(w-4-ansi.StringWidth(badgeText)-2, 1)
+	prevW := max(w-4-ansi.StringWidth(mentionText+badgeText)-2, 1)
 	preview = ansi.Truncate(preview, prevW, "…")
-	gap2 := max(w-4-ansi.StringWidth(preview)-ansi.StringWidth(badgeText)-1, 1)
+	gap2 := max(w-4-ansi.StringWidth(preview)-ansi.StringWidth(mentionText+badgeText)-1, 1)
 	line2 := bar + plain.Render("  ") + st(s.Subtle).Render(preview) + plain.Render(strings.Repeat(" ", gap2)) +
-		st(s.Unread).Render(badgeText) + plain.Render(" ")
+		st(s.Mention).Render(mentionText) + st(s.Unread).Render(badgeText) + plain.Render(" ")
 	return line1 + "\n" + line2
 }
 
@@ -413,7 +417,7 @@ func (m inboxModel) compactRow(e wire.InboxEntry, sel bool) string {
 	}
 	badge := ""
 	if e.Unread > 0 {
-		badge = " " + wire.UnreadLabel(e.Unread)
+		badge = " " + mentionBadge(e) + wire.UnreadLabel(e.Unread)
 	}
 	name := ansi.Truncate(convTitle(e, m.c.me), max(m.width-4-len(badge)-1, 1), "…")
 	nameStyle := s.App

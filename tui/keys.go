@@ -10,6 +10,7 @@ type KeyMap struct {
 	Help       key.Binding
 	Finder     key.Binding
 	Search     key.Binding
+	Mentions   key.Binding // the mentions view (mentions.go)
 	NextUnread key.Binding
 	Reconnect  key.Binding
 	Mouse      key.Binding // f2: hand the mouse to the terminal (select, copy) or take it back
@@ -75,6 +76,7 @@ func DefaultKeyMap() KeyMap {
 		Help:       b([]string{"?", "f1"}, "?/f1", "help"),
 		Finder:     b([]string{"ctrl+k"}, "ctrl+k", "switch conversation"),
 		Search:     b([]string{"/"}, "/", "search messages (in a chat: that chat)"),
+		Mentions:   b([]string{"@"}, "@", "mentions of you"),
 		NextUnread: b([]string{"alt+n", "u"}, "u/alt+n", "next unread"),
 		Reconnect:  b([]string{"ctrl+r"}, "ctrl+r", "reconnect now"),
 		Mouse:      b([]string{"f2"}, "f2", "select text (mouse)"),
@@ -136,7 +138,7 @@ func (k KeyMap) sections() []helpSection {
 	// card is complete.
 	note := func(keys, desc string) key.Binding { return key.NewBinding(key.WithHelp(keys, desc)) }
 	return []helpSection{
-		{"Everywhere", []key.Binding{k.Finder, k.Search, k.NextUnread, k.Reconnect, k.Mouse, k.Help, k.Quit}},
+		{"Everywhere", []key.Binding{k.Finder, k.Search, k.Mentions, k.NextUnread, k.Reconnect, k.Mouse, k.Help, k.Quit}},
 		{"Lists: inbox and chat", []key.Binding{k.Up, k.Down, k.HalfUp, k.HalfDown, k.PageUp, k.PageDown, k.Top, k.Bottom, k.Open, k.Back}},
 		{"Inbox", []key.Binding{k.NewDirect, k.NewGroup}},
 		{"Chat: reading (esc)", []key.Binding{k.FirstUnread, k.Compose, k.Members, note("a", "add members (in members)"), k.Mute}},

@@ -49,8 +49,9 @@ type notifyHeldMsg struct{}
 func (mdl *Model) notify(m wire.Message) tea.Cmd {
 	mode := mdl.c.notify
 	now := mdl.c.now()
-	if mode == NotifyOff || mdl.c.muted[m.ConversationID] {
-		return nil
+	mention := mdl.c.mentionsMe(m)
+	if mode == NotifyOff || mdl.c.muted[m.ConversationID] && !mention {
+		return nil // a mention rings in a muted chat too
 	}
 	if wait := notifyGap - now.Sub(mdl.lastNotify); wait > 0 {
 		mdl.held = append(mdl.held, m)
@@ -61,7 +62,11 @@ func (mdl *Model) notify(m wire.Message) tea.Cmd {
 	}
 	mdl.held = nil
 	mdl.lastNotify = now
-	return mdl.ring(m.SenderID, wire.Preview(m.Content, m.Attachment))
+	who := m.SenderID
+	if mention {
+		who += " mentioned you"
+	}
+	return mdl.ring(who, wire.Preview(m.Content, m.Attachment))
 }
 
 // notifyHeld tells of the messages held during the hold-off, in one

@@ -77,6 +77,8 @@ func (m Model) hints() string {
 		bs = m.finder.ShortHelp()
 	case overlaySearch:
 		bs = m.search.ShortHelp()
+	case overlayMentions:
+		bs = m.mentions.ShortHelp()
 	case overlayNewChat:
 		bs = m.newChat.ShortHelp()
 	case overlayHelp:

@@ -25,6 +25,7 @@ type Styles struct {
 	Cursor     lipgloss.Style // the bar in front of the selected row
 	Unread     lipgloss.Style // unread badge
 	UnreadName lipgloss.Style // a conversation name with unread messages
+	Mention    lipgloss.Style // a message that mentions the user, and the @N badge
 	GroupMark  lipgloss.Style
 
 	DaySep  lipgloss.Style
@@ -76,6 +77,7 @@ func NewStyles(isDark bool) *Styles {
 	s.Cursor = lipgloss.NewStyle().Foreground(accent).Bold(true)
 	s.Unread = lipgloss.NewStyle().Foreground(blue).Bold(true)
 	s.UnreadName = lipgloss.NewStyle().Bold(true).Foreground(fg)
+	s.Mention = lipgloss.NewStyle().Foreground(accent).Bold(true)
 	s.GroupMark = lipgloss.NewStyle().Foreground(accent)
 	s.DaySep = lipgloss.NewStyle().Foreground(subtle)
 	s.Time = lipgloss.NewStyle().Foreground(subtle)

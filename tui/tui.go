@@ -49,6 +49,10 @@ type Options struct {
 	// OpenURL opens an attachment's URL outside the terminal; nil means
 	// $BROWSER, else xdg-open (open on macOS).
 	OpenURL func(url string) error
+	// HighlightWords: a message from someone else holding one of these
+	// words is treated as a mention of the user (mentions.go), like
+	// weechat's highlight_words.
+	HighlightWords []string
 }
 
 // common is what every screen shares: soft-serve's common.Common.
@@ -69,6 +73,8 @@ type common struct {
 	openURL func(url string) error
 	inputs  inputHistory    // what was sent, by conversation (inputhistory.go)
 	muted   map[string]bool // conversations that ring nothing (mute.go)
+	// highlight: Options.HighlightWords.
+	highlight []string
 	// parts is the sidebar and status line as last drawn, with what they
 	// were drawn from (render.go): the same for every copy of the model.
 	parts partsShown
@@ -105,6 +111,7 @@ const (
 	overlayNewChat
 	overlayMembers
 	overlaySearch
+	overlayMentions
 )
 
 // Messages the root model sends or that several screens send to it.
@@ -142,6 +149,9 @@ type Model struct {
 	help    helpModel
 	newChat newConvModel
 	members membersModel
+
+	// mentions is the mentions view (@, mentions.go).
+	mentions mentionsModel
 
 	// resumeWriting: the composer had focus when an overlay opened, so it gets
 	// it back when the overlay closes.
@@ -199,7 +209,7 @@ func New(o Options) Model {
 		ctx: o.Context, be: o.Backend, me: user, server: server,
 		styles: NewStyles(o.Dark), keys: DefaultKeyMap(),
 		now: o.Now, loc: o.Location, log: o.Logger, page: o.PageSize, timeout: o.CallTimeout,
-		started: o.Started, notify: o.Notify, openURL: o.OpenURL,
+		started: o.Started, notify: o.Notify, openURL: o.OpenURL, highlight: o.HighlightWords,
 	}
 	m := Model{c: c, page: pageInbox, conn: client.State{Status: client.Connecting}}
 	m.login = newLoginModel(c, server)
@@ -207,6 +217,7 @@ func New(o Options) Model {
 	m.chat = newChatModel(c)
 	m.finder = newFinderModel(c)
 	m.search = newSearchModel(c)
+	m.mentions = mentionsModel{c: c}
 	m.help = newHelpModel(c)
 	m.newChat = newNewConvModel(c)
 	m.members = newMembersModel(c)
@@ -485,6 +496,9 @@ func (m *Model) routeToFocused(msg tea.Msg) tea.Cmd {
 	case overlaySearch:
 		m.search, cmd = m.search.Update(msg)
 		return cmd
+	case overlayMentions:
+		m.mentions, cmd = m.mentions.Update(msg)
+		return cmd
 	case overlayNewChat:
 		m.newChat, cmd = m.newChat.Update(msg)
 		return cmd
@@ -576,6 +590,9 @@ func (m Model) handleKey(msg tea.KeyPressMsg) (Model, tea.Cmd) {
 			}
 			m.openOverlay(overlaySearch)
 			return m, m.search.open(conv, m.inbox.entries)
+		case matches(msg, k.Mentions) && !typing && m.overlay == overlayNone:
+			m.openOverlay(overlayMentions)
+			return m, m.mentions.open(m.inbox.entries)
 		case matches(msg, k.Reconnect):
 			if m.conn.Status == client.Connected {
 				return m, nil
@@ -804,6 +821,7 @@ func (m *Model) resize() {
 	}
 	m.finder.SetSize(m.width, h)
 	m.search.SetSize(m.width, h)
+	m.mentions.SetSize(m.width, h)
 	m.help.SetSize(m.width, h)
 	m.newChat.SetSize(m.width, h)
 	m.members.SetSize(m.width, h)
@@ -833,6 +851,9 @@ func (m Model) View() tea.View {
 		v.WindowTitle = "chat · " + m.c.me
 		if n, label := m.inbox.totalUnread(); n > 0 {
 			v.WindowTitle = fmt.Sprintf("chat · %s (%s)", m.c.me, label)
+		}
+		if n := m.inbox.totalMentions(); n > 0 { // muted chats too: a mention asks for attention
+			v.WindowTitle += " @" + wire.UnreadLabel(n)
 		}
 	}
 	return v
@@ -882,6 +903,8 @@ func (m Model) render() string {
 		box = m.finder.View()
 	case overlaySearch:
 		box = m.search.View()
+	case overlayMentions:
+		box = m.mentions.View()
 	case overlayHelp:
 		box = m.help.View()
 	case overlayNewChat:

@@ -53,6 +53,11 @@ type Message struct {
 	Deleted    bool      `json:"deleted,omitempty"`
 	Reactions  Reactions `json:"reactions,omitempty"` // user_id → emoji
 	UpdatedSeq int64     `json:"updated_seq,omitempty"`
+
+	// Mentions are the members the message mentions (user ids, and MentionAll
+	// or MentionHere), as the server resolved them from the content when it
+	// stored the message (wire/mentions.go). An edit does not change them.
+	Mentions []string `json:"mentions,omitempty"`
 }
 
 // Preview is the last-message line an inbox shows for a message with this
@@ -279,6 +284,9 @@ type InboxEntry struct {
 	LastDeliveredSeq  int64     `json:"last_delivered_seq"`
 	LastReadSeq       int64     `json:"last_read_seq"`
 	Unread            int64     `json:"unread"`
+	// Mentions counts the unread messages (after last_read_seq) that mention
+	// the user, up to MaxUnread.
+	Mentions int64 `json:"mentions,omitempty"`
 }
 
 // InboxResponse is GET /v1/inbox: most recent activity first.

@@ -19,9 +19,11 @@ func TestAPICodecMatchesEncodingJSON(t *testing.T) {
 		&HistoryResponse{},
 		&SendResponse{ConversationID: "dm:alice:bob", SeqNo: 7, MessageID: "m-7", Timestamp: ts},
 		&StatusResponse{ConversationID: "g:x", Members: []MemberStatus{{UserID: "bob", LastDeliveredSeq: 3, LastReadSeq: 2}}},
-		&InboxResponse{Conversations: []InboxEntry{{ConversationID: "g:x", Type: Group, Name: "crew", LastSeq: 9, LastMessageBody: "yo", LastMessageSender: "bob", LastMessageAt: ts, Unread: 2, Peer: ""}, {ConversationID: "dm:a:b"}}},
+		&InboxResponse{Conversations: []InboxEntry{{ConversationID: "g:x", Type: Group, Name: "crew", LastSeq: 9, LastMessageBody: "yo", LastMessageSender: "bob", LastMessageAt: ts, Unread: 2, Mentions: 1, Peer: ""}, {ConversationID: "dm:a:b"}}},
 		&Conversation{ConversationID: "g:x", Type: Group, Name: "crew", Participants: []Participant{{UserID: "a", Role: RoleAdmin, JoinedAt: ts}}, CreatedAt: ts},
 		&AuthResponse{UserID: "alice", Token: "t", ExpiresAt: ts},
+		&MentionSetting{AllAdminsOnly: true},
+		&MentionsResponse{Mentions: []Message{{ConversationID: "g:x", SeqNo: 3, MessageID: "m-3", SenderID: "bob", Content: "@alice hi", Timestamp: ts, Mentions: []string{"alice"}}}, NextBefore: ts},
 	}
 	for _, v := range values {
 		var buf bytes.Buffer

@@ -1124,6 +1124,33 @@ func easyjsonC1cedd36DecodeGithubComChattermChatWire11(in *jlexer.Lexer, out *Me
 			} else {
 				out.UpdatedSeq = int64(in.Int64())
 			}
+		case "mentions":
+			if in.IsNull() {
+				in.Skip()
+				out.Mentions = nil
+			} else {
+				in.Delim('[')
+				if out.Mentions == nil {
+					if !in.IsDelim(']') {
+						out.Mentions = make([]string, 0, 4)
+					} else {
+						out.Mentions = []string{}
+					}
+				} else {
+					out.Mentions = (out.Mentions)[:0]
+				}
+				for !in.IsDelim(']') {
+					var v7 string
+					if in.IsNull() {
+						in.Skip()
+					} else {
+						v7 = string(in.String())
+					}
+					out.Mentions = append(out.Mentions, v7)
+					in.WantComma()
+				}
+				in.Delim(']')
+			}
 		default:
 			in.SkipRecursive()
 		}
@@ -1213,6 +1240,20 @@ func easyjsonC1cedd36EncodeGithubComChattermChatWire11(out *jwriter.Writer, in M
 		out.RawString(prefix)
 		out.Int64(int64(in.UpdatedSeq))
 	}
+	if len(in.Mentions) != 0 {
+		const prefix string = ",\"mentions\":"
+		out.RawString(prefix)
+		{
+			out.RawByte('[')
+			for v8, v9 := range in.Mentions {
+				if v8 > 0 {
+					out.RawByte(',')
+				}
+				out.String(string(v9))
+			}
+			out.RawByte(']')
+		}
+	}
 	out.RawByte('}')
 }
 
@@ -1255,13 +1296,13 @@ func easyjsonC1cedd36DecodeGithubComChattermChatWire12(in *jlexer.Lexer, out *Me
 					out.Members = (out.Members)[:0]
 				}
 				for !in.IsDelim(']') {
-					var v7 string
+					var v10 string
 					if in.IsNull() {
 						in.Skip()
 					} else {
-						v7 = string(in.String())
+						v10 = string(in.String())
 					}
-					out.Members = append(out.Members, v7)
+					out.Members = append(out.Members, v10)
 					in.WantComma()
 				}
 				in.Delim(']')
@@ -1287,11 +1328,11 @@ func easyjsonC1cedd36EncodeGithubComChattermChatWire12(out *jwriter.Writer, in M
 			out.RawString("null")
 		} else {
 			out.RawByte('[')
-			for v8, v9 := range in.Members {
-				if v8 > 0 {
+			for v11, v12 := range in.Members {
+				if v11 > 0 {
 					out.RawByte(',')
 				}
-				out.String(string(v9))
+				out.String(string(v12))
 			}
 			out.RawByte(']')
 		}
@@ -1824,13 +1865,13 @@ func easyjsonC1cedd36DecodeGithubComChattermChatWire19(in *jlexer.Lexer, out *In
 					out.Invites = (out.Invites)[:0]
 				}
 				for !in.IsDelim(']') {
-					var v10 InviteInfo
+					var v13 InviteInfo
 					if in.IsNull() {
 						in.Skip()
 					} else {
-						(v10).UnmarshalEasyJSON(in)
+						(v13).UnmarshalEasyJSON(in)
 					}
-					out.Invites = append(out.Invites, v10)
+					out.Invites = append(out.Invites, v13)
 					in.WantComma()
 				}
 				in.Delim(']')
@@ -1856,11 +1897,11 @@ func easyjsonC1cedd36EncodeGithubComChattermChatWire19(out *jwriter.Writer, in I
 			out.RawString("null")
 		} else {
 			out.RawByte('[')
-			for v11, v12 := range in.Invites {
-				if v11 > 0 {
+			for v14, v15 := range in.Invites {
+				if v14 > 0 {
 					out.RawByte(',')
 				}
-				(v12).MarshalEasyJSON(out)
+				(v15).MarshalEasyJSON(out)
 			}
 			out.RawByte(']')
 		}
@@ -2046,13 +2087,13 @@ func easyjsonC1cedd36DecodeGithubComChattermChatWire22(in *jlexer.Lexer, out *In
 					out.Conversations = (out.Conversations)[:0]
 				}
 				for !in.IsDelim(']') {
-					var v13 InboxEntry
+					var v16 InboxEntry
 					if in.IsNull() {
 						in.Skip()
 					} else {
-						(v13).UnmarshalEasyJSON(in)
+						(v16).UnmarshalEasyJSON(in)
 					}
-					out.Conversations = append(out.Conversations, v13)
+					out.Conversations = append(out.Conversations, v16)
 					in.WantComma()
 				}
 				in.Delim(']')
@@ -2078,11 +2119,11 @@ func easyjsonC1cedd36EncodeGithubComChattermChatWire22(out *jwriter.Writer, in I
 			out.RawString("null")
 		} else {
 			out.RawByte('[')
-			for v14, v15 := range in.Conversations {
-				if v14 > 0 {
+			for v17, v18 := range in.Conversations {
+				if v17 > 0 {
 					out.RawByte(',')
 				}
-				(v15).MarshalEasyJSON(out)
+				(v18).MarshalEasyJSON(out)
 			}
 			out.RawByte(']')
 		}
@@ -2181,6 +2222,12 @@ func easyjsonC1cedd36DecodeGithubComChattermChatWire23(in *jlexer.Lexer, out *In
 			} else {
 				out.Unread = int64(in.Int64())
 			}
+		case "mentions":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.Mentions = int64(in.Int64())
+			}
 		default:
 			in.SkipRecursive()
 		}
@@ -2250,6 +2297,11 @@ func easyjsonC1cedd36EncodeGithubComChattermChatWire23(out *jwriter.Writer, in I
 		out.RawString(prefix)
 		out.Int64(int64(in.Unread))
 	}
+	if in.Mentions != 0 {
+		const prefix string = ",\"mentions\":"
+		out.RawString(prefix)
+		out.Int64(int64(in.Mentions))
+	}
 	out.RawByte('}')
 }
 
@@ -2298,13 +2350,13 @@ func easyjsonC1cedd36DecodeGithubComChattermChatWire24(in *jlexer.Lexer, out *Hi
 					out.Messages = (out.Messages)[:0]
 				}
 				for !in.IsDelim(']') {
-					var v16 Message
+					var v19 Message
 					if in.IsNull() {
 						in.Skip()
 					} else {
-						(v16).UnmarshalEasyJSON(in)
+						(v19).UnmarshalEasyJSON(in)
 					}
-					out.Messages = append(out.Messages, v16)
+					out.Messages = append(out.Messages, v19)
 					in.WantComma()
 				}
 				in.Delim(']')
@@ -2341,11 +2393,11 @@ func easyjsonC1cedd36EncodeGithubComChattermChatWire24(out *jwriter.Writer, in H
 			out.RawString("null")
 		} else {
 			out.RawByte('[')
-			for v17, v18 := range in.Messages {
-				if v17 > 0 {
+			for v20, v21 := range in.Messages {
+				if v20 > 0 {
 					out.RawByte(',')
 				}
-				(v18).MarshalEasyJSON(out)
+				(v21).MarshalEasyJSON(out)
 			}
 			out.RawByte(']')
 		}
@@ -2409,13 +2461,13 @@ func easyjsonC1cedd36DecodeGithubComChattermChatWire25(in *jlexer.Lexer, out *Cr
 					out.Members = (out.Members)[:0]
 				}
 				for !in.IsDelim(']') {
-					var v19 string
+					var v22 string
 					if in.IsNull() {
 						in.Skip()
 					} else {
-						v19 = string(in.String())
+						v22 = string(in.String())
 					}
-					out.Members = append(out.Members, v19)
+					out.Members = append(out.Members, v22)
 					in.WantComma()
 				}
 				in.Delim(']')
@@ -2451,11 +2503,11 @@ func easyjsonC1cedd36EncodeGithubComChattermChatWire25(out *jwriter.Writer, in C
 			out.RawString("null")
 		} else {
 			out.RawByte('[')
-			for v20, v21 := range in.Members {
-				if v20 > 0 {
+			for v23, v24 := range in.Members {
+				if v23 > 0 {
 					out.RawByte(',')
 				}
-				out.String(string(v21))
+				out.String(string(v24))
 			}
 			out.RawByte(']')
 		}
@@ -2554,13 +2606,13 @@ func easyjsonC1cedd36DecodeGithubComChattermChatWire26(in *jlexer.Lexer, out *Co
 					out.Participants = (out.Participants)[:0]
 				}
 				for !in.IsDelim(']') {
-					var v22 Participant
+					var v25 Participant
 					if in.IsNull() {
 						in.Skip()
 					} else {
-						(v22).UnmarshalEasyJSON(in)
+						(v25).UnmarshalEasyJSON(in)
 					}
-					out.Participants = append(out.Participants, v22)
+					out.Participants = append(out.Participants, v25)
 					in.WantComma()
 				}
 				in.Delim(']')
@@ -2624,11 +2676,11 @@ func easyjsonC1cedd36EncodeGithubComChattermChatWire26(out *jwriter.Writer, in C
 		out.RawString(prefix)
 		{
 			out.RawByte('[')
-			for v23, v24 := range in.Participants {
-				if v23 > 0 {
+			for v26, v27 := range in.Participants {
+				if v26 > 0 {
 					out.RawByte(',')
 				}
-				(v24).MarshalEasyJSON(out)
+				(v27).MarshalEasyJSON(out)
 			}
 			out.RawByte(']')
 		}
@@ -2845,13 +2897,13 @@ func easyjsonC1cedd36DecodeGithubComChattermChatWire29(in *jlexer.Lexer, out *Ad
 					out.Users = (out.Users)[:0]
 				}
 				for !in.IsDelim(']') {
-					var v25 AdminUser
+					var v28 AdminUser
 					if in.IsNull() {
 						in.Skip()
 					} else {
-						(v25).UnmarshalEasyJSON(in)
+						(v28).UnmarshalEasyJSON(in)
 					}
-					out.Users = append(out.Users, v25)
+					out.Users = append(out.Users, v28)
 					in.WantComma()
 				}
 				in.Delim(']')
@@ -2877,11 +2929,11 @@ func easyjsonC1cedd36EncodeGithubComChattermChatWire29(out *jwriter.Writer, in A
 			out.RawString("null")
 		} else {
 			out.RawByte('[')
-			for v26, v27 := range in.Users {
-				if v26 > 0 {
+			for v29, v30 := range in.Users {
+				if v29 > 0 {
 					out.RawByte(',')
 				}
-				(v27).MarshalEasyJSON(out)
+				(v30).MarshalEasyJSON(out)
 			}
 			out.RawByte(']')
 		}

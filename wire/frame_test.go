@@ -33,6 +33,8 @@ func sampleFrames() []Frame {
 		{Type: TypeMessage, Message: &Message{ConversationID: "g:x", SeqNo: 7, MessageID: "m1", SenderID: "alice", Content: "hi (fixed)", Timestamp: ts,
 			ReplyTo: 3, Edited: true, Reactions: map[string]string{"bob": "👍", "carol": "🎉"}, UpdatedSeq: 12,
 			Attachment: "media/alice/abcdefghijklmnop0123", AttachmentInfo: &AttachmentInfo{Name: "a.png", Type: "image/png", Size: 3}}},
+		{Type: TypeMessage, Message: &Message{ConversationID: "g:x", SeqNo: 8, MessageID: "m8", SenderID: "alice", Content: "@carol @all look", Timestamp: ts,
+			Mentions: []string{"carol", MentionAll}}},
 		{Type: TypeMessage, Message: &Message{ConversationID: "g:x", SeqNo: 12, MessageID: "m9", SenderID: "bob", Kind: KindEdit, TargetSeq: 7, Content: "hi (fixed)", Timestamp: ts}},
 		{Type: TypeMessage, Message: &Message{ConversationID: "g:x", SeqNo: 13, MessageID: "m10", SenderID: "bob", Deleted: true, UpdatedSeq: 14, Timestamp: ts}},
 		{Type: TypeStatus, ConversationID: "g:abc", Status: &MemberStatus{UserID: "bob", LastDeliveredSeq: 9, LastReadSeq: 8}},

@@ -128,6 +128,7 @@ func init() {
 		{"fetch", "cache a conversation's whole history", (*app).runFetch},
 		{"ls", "list conversations", (*app).runLs},
 		{"tail", "follow new messages", (*app).runTail},
+		{"mentions", "messages that mention you", (*app).runMentions},
 		{"group", "manage groups", (*app).runGroup},
 		{"invite", "make an invite code", (*app).runInvite},
 		{"admin", "administer the server (admins)", (*app).runAdmin},

@@ -169,8 +169,9 @@ func reactionsLine(reactions map[string]string) string {
 const lsUsage = `
 Usage: chat ls [--json] [--limit N]
 
-Lists your conversations, most recent activity first, with unread counts. With
---json, one inbox entry per line.
+Lists your conversations, most recent activity first, with unread counts; "@N"
+before a count is how many of them mention you. With --json, one inbox entry
+per line ("mentions" is that count, absent when 0).
 
 Examples:
   chat ls
@@ -215,6 +216,9 @@ func (a *app) runLs(ctx context.Context, args []string) error {
 		if e.Unread > 0 {
 			unread = "(" + wire.UnreadLabel(e.Unread) + ")"
 		}
+		if e.Mentions > 0 { // "@1(3)": one of the three unread mentions you
+			unread = "@" + wire.UnreadLabel(e.Mentions) + unread
+		}
 		when := ""
 		if !e.LastMessageAt.IsZero() {
 			when = e.LastMessageAt.Local().Format("01-02 15:04")
@@ -237,13 +241,14 @@ func truncate(s string, n int) string {
 }
 
 const tailUsage = `
-Usage: chat tail [--with USER | --group ID] [--json]
+Usage: chat tail [--with USER | --group ID] [--mentions] [--json]
 
 Follows new messages until interrupted (Ctrl-C), printing each as it arrives,
 and acks their delivery (the senders see them as delivered). Messages that
 were waiting for you come first. --with or --group limits it to one
-conversation (others are left undelivered for your other devices). With
---json, one message object per line. Reconnects by itself when the connection
+conversation (others are left undelivered for your other devices).
+--mentions prints only the messages that mention you (every message is still
+acked). With --json, one message object per line. Reconnects by itself when the connection
 drops; reconnection notes go to stderr.
 
 Examples:
@@ -256,6 +261,7 @@ func (a *app) runTail(ctx context.Context, args []string) error {
 	with := fs.String("with", "", "only the direct conversation with `USER`")
 	group := fs.String("group", "", "only conversation `ID`")
 	asJSON := fs.Bool("json", false, "one JSON message per line")
+	onlyMentions := fs.Bool("mentions", false, "only messages that mention you (@you, @all, @here)")
 	if err := parseFlagsOnly(fs, args); err != nil {
 		return err
 	}
@@ -300,6 +306,9 @@ func (a *app) runTail(ctx context.Context, args []string) error {
 			return err
 		}
 		for _, m := range msgs {
+			if *onlyMentions && !wire.MentionsUser(m.Mentions, m.SenderID, me) {
+				continue
+			}
 			if *asJSON {
 				if err := enc.Encode(m); err != nil {
 					return err

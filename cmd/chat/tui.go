@@ -50,7 +50,12 @@ func runTUI(ctx context.Context, cfg client.Config) error {
 	if !tui.ValidNotify(notify) {
 		return usagef("CHAT_NOTIFY=%s: want bell (the default), off, osc9, osc777 or notify-send", notify)
 	}
-	m := tui.New(tui.Options{Backend: be, Logger: logger, Context: ctx, Dark: true, Started: started, Notify: notify})
+	highlight, err := highlightWords(cfg, os.Getenv("CHAT_HIGHLIGHT_WORDS"))
+	if err != nil {
+		return err
+	}
+	m := tui.New(tui.Options{Backend: be, Logger: logger, Context: ctx, Dark: true, Started: started, Notify: notify,
+		HighlightWords: highlight})
 	_, err = tea.NewProgram(m, tea.WithContext(ctx)).Run()
 	if err != nil && !(errors.Is(err, tea.ErrProgramKilled) && ctx.Err() != nil) && !errors.Is(err, tea.ErrInterrupted) {
 		return fmt.Errorf("terminal UI: %w", err)

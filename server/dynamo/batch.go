@@ -138,16 +138,23 @@ func (s *Store) batchItems(msgs []server.Message, stored []int, receivers []stri
 		set += ", #sent = :last"
 		names = map[string]string{"#sent": sentAttr(last.SenderID)}
 	}
+	batch := make([]server.Message, len(stored))
+	for k, i := range stored {
+		batch[k] = msgs[i]
+	}
+	mentionAll, mentioned := mentionPlan(batch)
+	vals := item{":first": nv(first.SeqNo), ":last": nv(last.SeqNo), ":b": sv(last.Preview()), ":snd": sv(last.SenderID), ":t": tv(last.Timestamp)}
 	items = append(items, planned{kind: kindConversation, tx: types.TransactWriteItem{Update: &types.Update{
 		TableName: aws.String(s.t.conversations), Key: item{"conversation_id": sv(last.ConversationID)},
-		UpdateExpression:          aws.String(set),
+		UpdateExpression:          aws.String(addMentionAll(set, vals, mentionAll)),
 		ConditionExpression:       aws.String("attribute_exists(conversation_id) AND last_seq < :first"),
 		ExpressionAttributeNames:  names,
-		ExpressionAttributeValues: item{":first": nv(first.SeqNo), ":last": nv(last.SeqNo), ":b": sv(last.Preview()), ":snd": sv(last.SenderID), ":t": tv(last.Timestamp)},
+		ExpressionAttributeValues: vals,
 	}}})
 	if !folded {
 		items = append(items, planned{kind: kindSender, user: last.SenderID, tx: types.TransactWriteItem{Update: s.senderUpdate(last, senderBoth)}})
 	}
+	items = append(items, s.mentionItems(last.ConversationID, mentioned)...)
 	for _, r := range receivers {
 		items = append(items, planned{kind: kindPending, user: r, tx: types.TransactWriteItem{Update: &types.Update{
 			TableName: aws.String(s.t.pending), Key: item{"receiver_id": sv(r), "conversation_id": sv(last.ConversationID)},

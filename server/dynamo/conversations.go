@@ -378,6 +378,7 @@ func (s *Store) entries(ctx context.Context, userID string, convIDs []string, ch
 		out = append(out, server.InboxEntry{
 			Conversation: convFrom(c),
 			Status:       server.Status{UserID: userID, ConversationID: id, LastDeliveredSeq: d, LastReadSeq: r},
+			MentionSeqs:  entryMentions(c, st),
 		})
 	}
 	return out, nil

@@ -83,6 +83,13 @@ type Options struct {
 	// reads that much further down the index.
 	InboxIndexLag time.Duration
 
+	// KeepMentions is how many of a member's mention seq_nos their
+	// message_status item keeps once their read boundary has passed the
+	// older ones [DefaultKeepMentions]: the rest are dropped by the read
+	// that passes them, so the item stays small however often they are
+	// named (mentions.go).
+	KeepMentions int
+
 	// Meter, if set, counts the write units of every write (tests and
 	// benches only: it reads each item a write touches, before and after).
 	Meter *Meter
@@ -126,6 +133,9 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 	}
 	if o.InboxIndexLag <= 0 {
 		o.InboxIndexLag = DefaultInboxIndexLag
+	}
+	if o.KeepMentions <= 0 {
+		o.KeepMentions = DefaultKeepMentions
 	}
 	if o.IdempotencyTTL <= 0 {
 		o.IdempotencyTTL = 30 * 24 * time.Hour

@@ -161,6 +161,7 @@ func (s *Store) appendItems(m server.Message, plan appendPlan) (items, later []p
 	items = s.messageItems(m)
 	convKey := item{"conversation_id": sv(m.ConversationID)}
 	folded := plan.folded && plan.newest
+	mentionAll, mentioned := mentionPlan([]server.Message{m})
 	switch {
 	case plan.newest:
 		set, vals := "SET last_seq = :seq", item{":seq": nv(m.SeqNo)}
@@ -175,11 +176,20 @@ func (s *Store) appendItems(m server.Message, plan appendPlan) (items, later []p
 			set += ", #sent = :seq"
 			names = map[string]string{"#sent": sentAttr(m.SenderID)}
 		}
+		set = addMentionAll(set, vals, mentionAll)
 		items = append(items, planned{kind: kindConversation, tx: types.TransactWriteItem{Update: &types.Update{
 			TableName: aws.String(s.t.conversations), Key: convKey,
 			UpdateExpression:          aws.String(set),
 			ConditionExpression:       aws.String("attribute_exists(conversation_id) AND last_seq < :seq"),
 			ExpressionAttributeNames:  names,
+			ExpressionAttributeValues: vals,
+		}}})
+	case len(mentionAll) > 0:
+		vals := item{}
+		items = append(items, planned{kind: kindConversation, tx: types.TransactWriteItem{Update: &types.Update{
+			TableName: aws.String(s.t.conversations), Key: convKey,
+			UpdateExpression:          aws.String(addMentionAll("", vals, mentionAll)),
+			ConditionExpression:       aws.String("attribute_exists(conversation_id)"),
 			ExpressionAttributeValues: vals,
 		}}})
 	default:
@@ -193,6 +203,7 @@ func (s *Store) appendItems(m server.Message, plan appendPlan) (items, later []p
 			items = append(items, planned{kind: kindSender, user: m.SenderID, tx: types.TransactWriteItem{Update: u}})
 		}
 	}
+	items = append(items, s.mentionItems(m.ConversationID, mentioned)...)
 	var pend []planned
 	for r, p := range plan.pending {
 		if u := s.pendingUpdate(m, r, p); u != nil {
@@ -230,6 +241,9 @@ func (s *Store) messageItems(m server.Message) []planned {
 	}
 	if m.ReplyTo != 0 {
 		msg["reply_to"] = nv(m.ReplyTo)
+	}
+	if len(m.Mentions) > 0 {
+		msg["mentions"] = mentionsAttr(m.Mentions)
 	}
 	// ts lets SentMessages answer a resend from this record alone; so does a
 	// reaction's kind and content (how its toggle went), and sender_id tells
@@ -540,6 +554,7 @@ func messageFrom(it item) server.Message {
 		Deleted:        getBool(it, "deleted"),
 		Reactions:      getStringMap(it, "reactions"),
 		UpdatedSeq:     getN(it, "updated_seq"),
+		Mentions:       getMentions(it),
 	}
 }
 
@@ -848,6 +863,7 @@ func (s *Store) AdvanceStatus(ctx context.Context, userID, convID string, delive
 				UpdateExpression:          aws.String("SET last_delivered_seq = :d, last_read_seq = :r"),
 				ExpressionAttributeValues: item{":d": nv(st.LastDeliveredSeq), ":r": nv(st.LastReadSeq)},
 			}
+			s.trimMentions(in, row, st.LastReadSeq)
 			if exists {
 				in.ConditionExpression = aws.String("last_delivered_seq = :d0 AND last_read_seq = :r0")
 				in.ExpressionAttributeValues[":d0"], in.ExpressionAttributeValues[":r0"] = nv(d0), nv(r0)

@@ -115,8 +115,9 @@ func (s *Store) RemoveParticipant(ctx context.Context, convID, userID string) er
 	})
 }
 
-const inboxSelect = `SELECT c.conversation_id, c.type, c.name, c.last_seq, c.last_message_body, c.last_message_sender,
-	c.last_message_at, c.created_at, COALESCE(st.last_delivered_seq, 0), COALESCE(st.last_read_seq, 0)
+var inboxSelect = `SELECT c.conversation_id, c.type, c.name, c.last_seq, c.last_message_body, c.last_message_sender,
+	c.last_message_at, c.created_at, COALESCE(st.last_delivered_seq, 0), COALESCE(st.last_read_seq, 0),
+	COALESCE(` + mentionSeqsColumn + `, '')
 	FROM participants p
 	JOIN conversations c ON c.conversation_id = p.conversation_id
 	LEFT JOIN message_status st ON st.user_id = p.user_id AND st.conversation_id = p.conversation_id`
@@ -124,10 +125,14 @@ const inboxSelect = `SELECT c.conversation_id, c.type, c.name, c.last_seq, c.las
 func scanInbox(rows *sql.Rows, userID string) (server.InboxEntry, error) {
 	var e server.InboxEntry
 	var at, created int64
+	var mentions string
 	err := rows.Scan(&e.Conversation.ID, &e.Conversation.Type, &e.Conversation.Name, &e.Conversation.LastSeq,
 		&e.Conversation.LastMessageBody, &e.Conversation.LastMessageSender, &at, &created,
-		&e.Status.LastDeliveredSeq, &e.Status.LastReadSeq)
+		&e.Status.LastDeliveredSeq, &e.Status.LastReadSeq, &mentions)
 	if err != nil {
+		return e, fmt.Errorf("scan inbox: %w", err)
+	}
+	if e.MentionSeqs, err = parseSeqs(mentions); err != nil {
 		return e, fmt.Errorf("scan inbox: %w", err)
 	}
 	e.Conversation.LastMessageAt, e.Conversation.CreatedAt = fromNS(at), fromNS(created)

@@ -373,8 +373,12 @@ func (s *Store) commitFast(batch []*job) (done bool, err error) {
 // The send path's statements (see hot.go), by name.
 var hotQueries = map[string]string{
 	"msgByID": `SELECT ` + msgColumns + ` FROM messages WHERE conversation_id = ? AND message_id = ?`,
-	"insertMsg": `INSERT INTO messages (conversation_id, seq_no, message_id, sender_id, receiver_id, content, ts, attachment, kind, target_seq, reply_to, attachment_info)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+	"insertMsg": `INSERT INTO messages (conversation_id, seq_no, message_id, sender_id, receiver_id, content, ts, attachment, kind, target_seq, reply_to, attachment_info, mentions)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+	// A mention of one member, and of all of them but the sender (@all, @here).
+	"insertMention": `INSERT INTO mentions (user_id, conversation_id, seq_no) VALUES (?, ?, ?) ON CONFLICT DO NOTHING`,
+	"insertMentionAll": `INSERT INTO mentions (user_id, conversation_id, seq_no)
+		SELECT user_id, conversation_id, ?3 FROM participants WHERE conversation_id = ?1 AND user_id != ?2 ON CONFLICT DO NOTHING`,
 	"updateConv": `UPDATE conversations SET last_message_body = ?2, last_message_sender = ?3, last_message_at = ?4,
 		last_seq = ?1, counter = MAX(counter, ?1), last_message_seq = ?1
 		WHERE conversation_id = ?5 AND last_seq < ?6`,

@@ -79,12 +79,12 @@ func (s *Store) MaxAppend(int) int { return 1 << 16 }
 // decide the rest; only a conflict pays for the idempotency lookup.
 func (s *Store) insertMessage(m server.Message) (*server.DuplicateError, error) {
 	n, err := s.hot("insertMsg").exec(m.ConversationID, m.SeqNo, m.MessageID, m.SenderID, m.ReceiverID, m.Content, ns(m.Timestamp), m.Attachment,
-		m.Kind, m.TargetSeq, m.ReplyTo, encodeAttachmentInfo(m.AttachmentInfo))
+		m.Kind, m.TargetSeq, m.ReplyTo, encodeAttachmentInfo(m.AttachmentInfo), encodeMentions(m.Mentions))
 	if err != nil {
 		return nil, fmt.Errorf("insert message: %w", err)
 	}
 	if n == 1 {
-		return nil, nil
+		return nil, s.insertMentions(m)
 	}
 	var row msgRow
 	err = s.hot("msgByID").scanRow([]any{m.ConversationID, m.MessageID}, row.dest()...)
@@ -173,7 +173,7 @@ func (s *Store) NextSeq(ctx context.Context, convID string) (int64, error) {
 }
 
 const msgColumns = `seq_no, message_id, sender_id, receiver_id, content, ts, s3_ref, attachment,
-	kind, target_seq, reply_to, edited, deleted, reactions, updated_seq, attachment_info`
+	kind, target_seq, reply_to, edited, deleted, reactions, updated_seq, attachment_info, mentions`
 
 // msgRow is a row of msgColumns being scanned.
 type msgRow struct {
@@ -182,12 +182,13 @@ type msgRow struct {
 	edited, deleted int64
 	reactions       string
 	attachmentInfo  string
+	mentions        string
 }
 
 func (r *msgRow) dest() []any {
 	m := &r.m
 	return []any{&m.SeqNo, &m.MessageID, &m.SenderID, &m.ReceiverID, &m.Content, &r.ts, &m.S3Ref, &m.Attachment,
-		&m.Kind, &m.TargetSeq, &m.ReplyTo, &r.edited, &r.deleted, &r.reactions, &m.UpdatedSeq, &r.attachmentInfo}
+		&m.Kind, &m.TargetSeq, &m.ReplyTo, &r.edited, &r.deleted, &r.reactions, &m.UpdatedSeq, &r.attachmentInfo, &r.mentions}
 }
 
 func (r *msgRow) message(convID string) (server.Message, error) {
@@ -202,6 +203,7 @@ func (r *msgRow) message(convID string) (server.Message, error) {
 	if m.AttachmentInfo, err = decodeAttachmentInfo(r.attachmentInfo); err != nil {
 		return m, fmt.Errorf("message %s/%d: %w", convID, m.SeqNo, err)
 	}
+	m.Mentions = decodeMentions(r.mentions)
 	return m, nil
 }
 

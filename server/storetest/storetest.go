@@ -59,6 +59,8 @@ func Run(t *testing.T, newStore Factory, opt Options) {
 	t.Run("History", func(t *testing.T) { testHistory(t, newStore(t)) })
 	t.Run("Status", func(t *testing.T) { testStatus(t, newStore(t)) })
 	t.Run("Inbox", func(t *testing.T) { testInbox(t, newStore(t)) })
+	t.Run("Mentions", func(t *testing.T) { testMentions(t, newStore(t)) })
+	t.Run("MentionSetting", func(t *testing.T) { testMentionSetting(t, newStore(t)) })
 	t.Run("NextSeq", func(t *testing.T) { testNextSeq(t, newStore(t)) })
 	t.Run("SentMessages", func(t *testing.T) { testSentMessages(t, newStore(t)) })
 	t.Run("CountMessages", func(t *testing.T) { testCountMessages(t, newStore(t)) })

@@ -113,6 +113,12 @@ func (p *Pusher) post(n server.Notification) error {
 	}
 	req.Header.Set("Content-Type", "text/plain; charset=utf-8")
 	req.Header.Set("Title", "New message from "+n.SenderID)
+	if n.Mention {
+		// ntfy's headers: a mention is worth more than a message.
+		req.Header.Set("Title", n.SenderID+" mentioned you")
+		req.Header.Set("Priority", "high")
+		req.Header.Set("X-Chat-Mention", "1")
+	}
 	req.Header.Set("X-Chat-User", n.UserID)
 	req.Header.Set("X-Chat-Conversation", n.ConversationID)
 	req.Header.Set("X-Chat-Seq", fmt.Sprint(n.SeqNo))

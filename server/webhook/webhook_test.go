@@ -65,3 +65,26 @@ func TestNewRejectsBadURL(t *testing.T) {
 		}
 	}
 }
+
+// A mention is pushed as one: its own title and a high priority (ntfy).
+func TestPushMarksAMention(t *testing.T) {
+	got := make(chan *http.Request, 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { got <- r }))
+	defer srv.Close()
+	p, err := webhook.New(webhook.Config{URL: srv.URL + "/{user}"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	if err := p.Push(context.Background(), server.Notification{UserID: "bob", ConversationID: "g:x", SeqNo: 8, SenderID: "alice", Preview: "@bob look", Mention: true}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case r := <-got:
+		if r.Header.Get("Title") != "alice mentioned you" || r.Header.Get("Priority") != "high" || r.Header.Get("X-Chat-Mention") != "1" {
+			t.Fatalf("headers %v", r.Header)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("no push arrived")
+	}
+}

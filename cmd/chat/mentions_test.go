@@ -1,0 +1,89 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/chatterm/chat/client"
+	"github.com/chatterm/chat/server/servertest"
+	"github.com/chatterm/chat/wire"
+)
+
+// TestMentions: chat ls counts the unread mentions, chat mentions lists
+// them, chat tail --mentions prints only them, and chat mentions --group sets
+// a group's @all rule, after which a member's @all is refused.
+func TestMentions(t *testing.T) {
+	srv := servertest.Start(t)
+	alice, bob := newUser(t, srv, "alice"), newUser(t, srv, "bob")
+	newUser(t, srv, "carol")
+	gid := strings.TrimSpace(alice.must("", "group", "create", "ops", "--members", "bob,carol"))
+	lines, stderr := bob.tailLines("--mentions", "--json")
+	alice.must("", "send", "--group", gid, "nothing for bob")
+	alice.must("", "send", "--group", gid, "@bob can you look?")
+	alice.must("", "send", "--group", gid, "@carol and @dave")
+	var m wire.Message
+	if err := json.Unmarshal([]byte(waitLine(t, lines, stderr, "look")), &m); err != nil || m.Mentions[0] != "bob" {
+		t.Fatalf("tail --mentions: %+v, %v", m, err)
+	}
+	alice.must("", "send", "--group", gid, "@all done")
+	if l := waitLine(t, lines, stderr, "@"); !strings.Contains(l, "@all done") {
+		t.Fatalf("tail --mentions printed %q, want the @all (nothing between)", l)
+	}
+
+	ls := bob.must("", "ls")
+	if !strings.Contains(ls, "@2(4)") {
+		t.Fatalf("ls lacks bob's two mentions of four unread:\n%s", ls)
+	}
+	var e wire.InboxEntry
+	if err := json.Unmarshal([]byte(bob.must("", "ls", "--json")), &e); err != nil || e.Mentions != 2 || e.Unread != 4 {
+		t.Fatalf("ls --json: %+v, %v", e, err)
+	}
+	out := bob.must("", "mentions")
+	if got := strings.Count(out, "\n"); got != 2 || !strings.Contains(out, "@all done") || strings.Index(out, "@all done") > strings.Index(out, "@bob can") {
+		t.Fatalf("chat mentions, newest first:\n%s", out)
+	}
+	page, errOut, code := bob.run("", "mentions", "--limit", "1")
+	if code != 0 || !strings.Contains(page, "@all done") || !strings.Contains(errOut, "--before ") {
+		t.Fatalf("a page of one: exit %d\n%s%s", code, page, errOut)
+	}
+	before := strings.TrimSuffix(strings.TrimSpace(errOut[strings.Index(errOut, "--before ")+len("--before "):]), ")")
+	if older := bob.must("", "mentions", "--limit", "1", "--before", before); !strings.Contains(older, "@bob can") {
+		t.Fatalf("the next page (--before %s):\n%s", before, older)
+	}
+
+	if _, _, code := bob.run("", "mentions", "--group", gid, "--all", "admins"); code == 0 {
+		t.Fatal("a member set the @all rule")
+	}
+	if out := alice.must("", "mentions", "--group", gid, "--all", "admins"); !strings.Contains(out, "admins only") {
+		t.Fatalf("set the rule: %q", out)
+	}
+	if _, errOut, code := bob.run("", "send", "--group", gid, "@here lunch"); code == 0 || !strings.Contains(errOut, "@all") {
+		t.Fatalf("bob's @here after the rule: exit %d %q", code, errOut)
+	}
+	if _, _, code := bob.run("", "mentions", "--all", "admins"); code != exitUsage {
+		t.Fatalf("--all without --group: exit %d", code)
+	}
+}
+
+// The TUI's highlight words come from CHAT_HIGHLIGHT_WORDS and from the
+// highlight_words file in the chat home, comments left out.
+func TestHighlightWords(t *testing.T) {
+	home := t.TempDir()
+	if err := os.WriteFile(filepath.Join(home, highlightWordsFile), []byte("deploy\n# a comment\n  on call  # trailing\n\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	got, err := highlightWords(client.Config{Home: home}, "alice, Launch ,")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"alice", "Launch", "deploy", "on call"}; !slices.Equal(got, want) {
+		t.Fatalf("highlight words %q, want %q", got, want)
+	}
+	if got, err := highlightWords(client.Config{Home: t.TempDir()}, ""); err != nil || len(got) != 0 {
+		t.Fatalf("none set: %q, %v", got, err)
+	}
+}
