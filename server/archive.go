@@ -117,6 +117,10 @@ func (s *Service) ArchiveOnce(ctx context.Context, cold ColdStore, after time.Du
 func (s *Service) archive(ctx context.Context, cold ColdStore, cutoff time.Time, renew func() (bool, error)) (int, error) {
 	moved, looked := 0, 0
 	skip := map[string]bool{}
+	// How far this pass has archived each conversation: the index may answer
+	// with a watermark a moment old (a DynamoDB GSI is eventually
+	// consistent), and a visit starts from the higher of the two.
+	reached := map[string]int64{}
 	var errs []error
 	for {
 		due, err := cold.ArchiveDue(ctx, cutoff, archiveDuePage)
@@ -136,6 +140,7 @@ func (s *Service) archive(ctx context.Context, cold ColdStore, cutoff time.Time,
 				looked = 0
 			}
 			progress = true
+			d.ArchivedThrough = max(d.ArchivedThrough, reached[d.ConversationID])
 			r, err := s.archiveConversation(ctx, cold, d, cutoff)
 			moved += r.moved
 			looked += r.looked
@@ -145,7 +150,9 @@ func (s *Service) archive(ctx context.Context, cold ColdStore, cutoff time.Time,
 				}
 				errs = append(errs, fmt.Errorf("conversation %s: %w", d.ConversationID, err))
 			}
-			if !r.advanced {
+			if r.through > d.ArchivedThrough {
+				reached[d.ConversationID] = r.through
+			} else {
 				skip[d.ConversationID] = true
 			}
 		}
@@ -161,9 +168,9 @@ const archiveDuePage = 100
 
 // archiveRun is what one visit to a conversation did.
 type archiveRun struct {
-	moved    int  // rows whose content went to the cold tier
-	looked   int  // rows read
-	advanced bool // the watermark or the next row's time moved: worth another visit
+	moved   int   // rows whose content went to the cold tier
+	looked  int   // rows read
+	through int64 // the watermark it reached: above the one it started from, worth another visit
 }
 
 // archiveConversation walks d's rows after its watermark in seq order while
@@ -219,7 +226,7 @@ walk:
 	if err := cold.AdvanceArchive(ctx, d.ConversationID, through, next); err != nil {
 		return run, errors.Join(stop, fmt.Errorf("advance the watermark to %d: %w", through, err))
 	}
-	run.advanced = through > d.ArchivedThrough
+	run.through = through
 	return run, ignoreChanged(stop)
 }
 
