@@ -324,6 +324,20 @@ func (s *Service) archiveContent(ctx context.Context, cold ColdStore, m Message)
 	} else if err != nil {
 		return 0, fmt.Errorf("mark %s archived: %w", key, err)
 	}
+	if m.IsEvent() && m.TargetSeq > 0 {
+		// Deleted since the archiver read it: the delete may have looked
+		// for this event's blob before it was marked.
+		target, err := s.messageAt(ctx, m.ConversationID, m.TargetSeq)
+		if err != nil {
+			return 0, fmt.Errorf("read the target of %d again: %w", m.SeqNo, err)
+		}
+		if target.Deleted {
+			if err := s.cfg.Blobs.Delete(ctx, key); err != nil {
+				return 0, fmt.Errorf("remove %s of a deleted message: %w", key, err)
+			}
+			return 0, nil
+		}
+	}
 	s.metrics.Archived.Inc()
 	return 1, nil
 }
@@ -337,19 +351,24 @@ func (s *Service) archiveStep(ctx context.Context, step string) error {
 	return ctx.Err()
 }
 
-// removeArchivedEdits removes the blobs of target's archived edits, before a
-// delete of it is recorded: the text of every version of a deleted message
-// leaves the cold tier, as it leaves the table.
+// removeArchivedEdits removes the blobs target's edits may have in the cold
+// tier: the text of every version of a deleted message leaves it, as it
+// leaves the table. The delete calls it before it is recorded, and again
+// after: an archiver that read the target before the delete may mark one of
+// its edits in between (the archiver checks the target again after marking
+// an edit, which covers a mark after the delete).
 func (s *Service) removeArchivedEdits(ctx context.Context, target Message) error {
 	cold, ok := s.store.(ColdStore)
 	if !ok || s.cfg.Blobs == nil {
 		return nil
 	}
-	keys, err := cold.ArchivedEdits(ctx, target.ConversationID, target.SeqNo)
+	seqs, err := cold.EditSeqs(ctx, target.ConversationID, target.SeqNo)
 	if err != nil {
-		return fmt.Errorf("list the archived edits of %d: %w", target.SeqNo, err)
+		return fmt.Errorf("list the edits of %d: %w", target.SeqNo, err)
 	}
-	for _, key := range keys {
+	for _, seq := range seqs {
+		// An archived event's key: it has no version of its own.
+		key := coldKey(Message{ConversationID: target.ConversationID, SeqNo: seq})
 		if err := s.cfg.Blobs.Delete(ctx, key); err != nil {
 			return fmt.Errorf("remove archived edit %s: %w", key, err)
 		}

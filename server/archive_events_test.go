@@ -224,3 +224,47 @@ func TestArchiverKilledMidRun(t *testing.T) {
 		})
 	}
 }
+
+// TestDeleteRacingTheArchiver: a message deleted while the archiver is
+// archiving its edit (after the edit's blob is written, before it is marked)
+// leaves no text of it in the cold tier.
+func TestDeleteRacingTheArchiver(t *testing.T) {
+	for _, b := range mediaBackends {
+		t.Run(b.name, func(t *testing.T) {
+			store, blobs := b.open(t)
+			cold := store.(server.ColdStore)
+			ctx := context.Background()
+			h := &archiveHistory{t: t, svc: serviceOn(t, store, server.Config{SendRate: -1, Backends: server.Backends{Blobs: blobs}})}
+			registerAliceAndBob(t, h.svc)
+			if _, _, err := h.svc.CreateConversation(ctx, "alice", wire.CreateConversationRequest{Type: wire.Direct, Members: []string{"bob"}}); err != nil {
+				t.Fatal(err)
+			}
+			h.conv = wire.DirectConversationID("alice", "bob")
+			one := h.send("alice", wire.SendRequest{Content: "a message soon deleted"})
+			edit := h.send("alice", wire.SendRequest{Kind: wire.KindEdit, TargetSeq: one, Content: "its edited text, long enough to be archived"})
+			marks := 0
+			h.svc.SetArchiveStepHook(func(step string) {
+				if step == "mark" {
+					if marks++; marks == 2 { // the edit's blob is written
+						h.send("alice", wire.SendRequest{Kind: wire.KindDelete, TargetSeq: one})
+					}
+				}
+			})
+			if _, err := h.svc.ArchiveOnce(ctx, cold, -time.Hour); err != nil {
+				t.Fatal(err)
+			}
+			if marks < 2 {
+				t.Fatalf("the archiver reached %d marks, want the edit's", marks)
+			}
+			key := "cold/" + h.conv + "/" + fmt.Sprint(edit) + ".json"
+			if _, err := blobs.Get(ctx, key); !errors.Is(err, server.ErrNotFound) {
+				t.Fatalf("the deleted message's edit is in the cold tier (%s): %v", key, err)
+			}
+			for _, m := range h.read() {
+				if m.Content != "" {
+					t.Fatalf("a row of the deleted message reads %+v", m)
+				}
+			}
+		})
+	}
+}

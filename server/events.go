@@ -65,6 +65,11 @@ func (s *Service) storeChecked(ctx context.Context, m Message, receivers []strin
 		if errors.Is(err, ErrTargetChanged) {
 			return m, false, wire.Errorf(wire.CodeConflict, "message %d keeps changing; try again", m.TargetSeq)
 		}
+		if err == nil && created && ev.Kind == wire.KindDelete && target.Edited {
+			if derr := s.removeArchivedEdits(ctx, target); derr != nil {
+				s.log.Warn("a deleted message's archived edits could not be removed", "seq", target.SeqNo, "err", derr)
+			}
+		}
 		if err == nil && created && ev.Kind == wire.KindEdit && target.S3Ref != "" {
 			// The table holds the new content now; the old one must not stay in
 			// the cold tier. A failure leaves a blob nothing points to.

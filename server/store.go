@@ -256,9 +256,10 @@ type ColdStore interface {
 	// ErrTargetChanged if an edit or delete came in between, ErrNotFound if
 	// there is no such row.
 	MarkArchived(ctx context.Context, m Message, ref string) error
-	// ArchivedEdits returns the blob keys of targetSeq's edits whose text is
-	// archived: a delete of the message removes them with its own.
-	ArchivedEdits(ctx context.Context, convID string, targetSeq int64) ([]string, error)
+	// EditSeqs returns the seqs of targetSeq's edits, in order: a delete of
+	// the message removes their archived text with its own (an archived
+	// event's blob key follows from its seq).
+	EditSeqs(ctx context.Context, convID string, targetSeq int64) ([]int64, error)
 }
 
 // ArchiveDue is a conversation the archiver has rows to look at in: those

@@ -2,6 +2,7 @@ package dynamo
 
 import (
 	"context"
+	"fmt"
 	"hash/fnv"
 	"slices"
 	"strconv"
@@ -167,12 +168,11 @@ func (s *Store) MarkArchived(ctx context.Context, m server.Message, ref string) 
 	})
 }
 
-// ArchivedEdits reads the target's edit_seqs (kept for a delete to clear
-// the edits' text) and those edits' rows: a GetItem and a BatchGetItem, only
-// on the delete of an edited message.
-func (s *Store) ArchivedEdits(ctx context.Context, convID string, targetSeq int64) ([]string, error) {
-	var out []string
-	err := s.do(ctx, "archived edits", func(ctx context.Context) error {
+// EditSeqs reads the target's edit_seqs (kept for a delete to clear the
+// edits' text): a GetItem, on the delete of an edited message only.
+func (s *Store) EditSeqs(ctx context.Context, convID string, targetSeq int64) ([]int64, error) {
+	var out []int64
+	err := s.do(ctx, "edit seqs", func(ctx context.Context) error {
 		out = out[:0]
 		target, _, err := s.getItem(ctx, s.t.messages, item{"conversation_id": sv(convID), "seq_no": nv(targetSeq)})
 		if err != nil {
@@ -182,19 +182,14 @@ func (s *Store) ArchivedEdits(ctx context.Context, convID string, targetSeq int6
 		if edits == nil {
 			return nil
 		}
-		var keys []item
-		for _, seq := range edits.Value {
-			keys = append(keys, item{"conversation_id": sv(convID), "seq_no": &types.AttributeValueMemberN{Value: seq}})
-		}
-		got, err := s.batchGet(ctx, map[string][]item{s.t.messages: keys})
-		if err != nil {
-			return err
-		}
-		for _, it := range got[s.t.messages] {
-			if ref := getS(it, "s3_ref"); ref != "" {
-				out = append(out, ref)
+		for _, v := range edits.Value {
+			seq, err := strconv.ParseInt(v, 10, 64)
+			if err != nil {
+				return fmt.Errorf("edit_seqs of %s/%d: %w", convID, targetSeq, err)
 			}
+			out = append(out, seq)
 		}
+		slices.Sort(out)
 		return nil
 	})
 	return out, err

@@ -78,21 +78,21 @@ func (s *Store) MarkArchived(ctx context.Context, m server.Message, ref string) 
 	})
 }
 
-// ArchivedEdits reads the events index (messages_by_target).
-func (s *Store) ArchivedEdits(ctx context.Context, convID string, targetSeq int64) ([]string, error) {
-	rows, err := s.r.QueryContext(ctx, `SELECT s3_ref FROM messages INDEXED BY messages_by_target
-		WHERE conversation_id = ? AND target_seq = ? AND target_seq > 0 AND kind = 'edit' AND s3_ref != ''`, convID, targetSeq)
+// EditSeqs reads the events index (messages_by_target).
+func (s *Store) EditSeqs(ctx context.Context, convID string, targetSeq int64) ([]int64, error) {
+	rows, err := s.r.QueryContext(ctx, `SELECT seq_no FROM messages INDEXED BY messages_by_target
+		WHERE conversation_id = ? AND target_seq = ? AND target_seq > 0 AND kind = 'edit' ORDER BY seq_no`, convID, targetSeq)
 	if err != nil {
-		return nil, fmt.Errorf("archived edits: %w", err)
+		return nil, fmt.Errorf("edit seqs: %w", err)
 	}
 	defer rows.Close()
-	var out []string
+	var out []int64
 	for rows.Next() {
-		var ref string
-		if err := rows.Scan(&ref); err != nil {
-			return nil, fmt.Errorf("archived edits: %w", err)
+		var seq int64
+		if err := rows.Scan(&seq); err != nil {
+			return nil, fmt.Errorf("edit seqs: %w", err)
 		}
-		out = append(out, ref)
+		out = append(out, seq)
 	}
 	return out, rows.Err()
 }

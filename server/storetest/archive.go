@@ -129,37 +129,38 @@ func testColdStore(t *testing.T, s server.Store, cold server.ColdStore) {
 	wantErr(t, cold.MarkArchived(ctx, server.Message{ConversationID: c.ID, SeqNo: 99}, "cold/99"), server.ErrNotFound)
 }
 
-// testArchivedEdits: a message's archived edits are found for its delete,
-// which leaves none of them pointing at a blob.
-func testArchivedEdits(t *testing.T, s server.Store, cold server.ColdStore) {
+// testEditSeqs: a message's edits are found for its delete, whose archived
+// text it removes; the delete leaves none of them with text or a blob ref.
+func testEditSeqs(t *testing.T, s server.Store, cold server.ColdStore) {
 	ctx := context.Background()
 	c, members := direct("alice", "bob")
 	must(t, s.CreateConversation(ctx, c, members))
 	must(t, s.AppendMessage(ctx, msg(c.ID, 1, "alice", "bob"), nil))
 	must(t, s.AppendMessage(ctx, msg(c.ID, 2, "alice", "bob"), nil))
 	must(t, s.AppendMessage(ctx, event(c.ID, 3, "alice", wire.KindEdit, 1, 0, "first edit"), nil))
-	must(t, s.AppendMessage(ctx, event(c.ID, 4, "alice", wire.KindEdit, 1, 3, "second edit"), nil))
-	must(t, s.AppendMessage(ctx, event(c.ID, 5, "alice", wire.KindEdit, 2, 0, "other message's edit"), nil))
-	for _, seq := range []int64{3, 5} {
+	must(t, s.AppendMessage(ctx, event(c.ID, 4, "bob", wire.KindReaction, 1, 3, "👍"), nil))
+	must(t, s.AppendMessage(ctx, event(c.ID, 5, "alice", wire.KindEdit, 1, 4, "second edit"), nil))
+	must(t, s.AppendMessage(ctx, event(c.ID, 6, "alice", wire.KindEdit, 2, 0, "other message's edit"), nil))
+	for _, seq := range []int64{3, 6} {
 		must(t, cold.MarkArchived(ctx, messageAt(t, s, c.ID, seq), fmt.Sprintf("cold/%d", seq)))
 	}
-	got, err := cold.ArchivedEdits(ctx, c.ID, 1)
+	got, err := cold.EditSeqs(ctx, c.ID, 1)
 	must(t, err)
-	if !slices.Equal(got, []string{"cold/3"}) {
-		t.Fatalf("archived edits of 1: %v; want cold/3 (4 is hot, 5 edits 2)", got)
+	if !slices.Equal(got, []int64{3, 5}) {
+		t.Fatalf("edits of 1: %v; want 3 and 5 (4 is a reaction, 6 edits 2)", got)
 	}
-	if got, err := cold.ArchivedEdits(ctx, c.ID, 99); err != nil || len(got) != 0 {
-		t.Fatalf("archived edits of no message: %v, %v", got, err)
+	if got, err := cold.EditSeqs(ctx, c.ID, 99); err != nil || len(got) != 0 {
+		t.Fatalf("edits of no message: %v, %v", got, err)
 	}
-	must(t, s.AppendMessage(ctx, event(c.ID, 6, "alice", wire.KindDelete, 1, 4, ""), nil))
-	for _, seq := range []int64{3, 4} {
+	must(t, s.AppendMessage(ctx, event(c.ID, 7, "alice", wire.KindDelete, 1, 5, ""), nil))
+	for _, seq := range []int64{3, 5} {
 		if m := messageAt(t, s, c.ID, seq); m.Content != "" || m.S3Ref != "" {
 			t.Fatalf("an edit of a deleted message keeps %q / %q", m.Content, m.S3Ref)
 		}
 	}
 	// An edit whose text the delete cleared cannot be marked archived.
-	wantErr(t, cold.MarkArchived(ctx, event(c.ID, 4, "alice", wire.KindEdit, 1, 3, "second edit"), "cold/4"), server.ErrTargetChanged)
-	if m := messageAt(t, s, c.ID, 5); m.S3Ref != "cold/5" {
+	wantErr(t, cold.MarkArchived(ctx, event(c.ID, 5, "alice", wire.KindEdit, 1, 4, "second edit"), "cold/5"), server.ErrTargetChanged)
+	if m := messageAt(t, s, c.ID, 6); m.S3Ref != "cold/6" {
 		t.Fatalf("another message's archived edit: %+v", m)
 	}
 }

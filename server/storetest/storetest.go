@@ -83,9 +83,9 @@ func Run(t *testing.T, newStore Factory, opt Options) {
 		s, cold := coldStore(t)
 		testArchiveDue(t, s, cold)
 	})
-	t.Run("ArchivedEdits", func(t *testing.T) {
+	t.Run("EditSeqs", func(t *testing.T) {
 		s, cold := coldStore(t)
-		testArchivedEdits(t, s, cold)
+		testEditSeqs(t, s, cold)
 	})
 	t.Run("ColdStoreEvents", func(t *testing.T) {
 		s, cold := coldStore(t)
