@@ -14,12 +14,12 @@ import (
 // archiver pass (at most the interval).
 const firstArchivePass = time.Minute
 
-// archiveBatch is how many rows the archiver reads from a conversation at a
-// time, and looks at between renewals of its lease.
+// archiveBatch is how many rows the archiver reads from a conversation in one
+// visit (in pages of archivePage), and looks at between renewals of its lease.
 const archiveBatch = 500
 
-// coldKey is where an archived message lives in the BlobStore: one key per
-// version of it (updated_seq), so an edit that removes the old version's blob
+// coldKey is where an archived row lives in the BlobStore: one key per
+// version of a message (updated_seq; an event has none), so an edit that removes the old version's blob
 // can never remove the new version's, archived again meanwhile.
 func coldKey(m Message) string {
 	if m.UpdatedSeq > 0 {
