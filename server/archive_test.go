@@ -65,9 +65,9 @@ func TestArchiverTakesTurns(t *testing.T) {
 						t.Fatalf("message %d reads %q, want %q", m.SeqNo, m.Content, want)
 					}
 				}
-				left, err := cold.ListArchivable(ctx, clk.Now().Add(time.Hour), 10)
+				left, err := cold.ArchiveDue(ctx, clk.Now().Add(time.Hour), 10)
 				if err != nil || len(left) != 0 {
-					t.Fatalf("still archivable: %d, %v", len(left), err)
+					t.Fatalf("still due: %v, %v", left, err)
 				}
 			}
 
@@ -122,7 +122,7 @@ func TestArchiverTakesTurns(t *testing.T) {
 			done := make(chan struct{})
 			go func() { nodes[other].RunArchiver(rctx, -time.Hour, 10*time.Millisecond); close(done) }()
 			for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-				left, err := cold.ListArchivable(ctx, clk.Now().Add(time.Hour), 10)
+				left, err := cold.ArchiveDue(ctx, clk.Now().Add(time.Hour), 10)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -44,6 +44,12 @@ func (s *Service) storeChecked(ctx context.Context, m Message, receivers []strin
 		if target.S3Ref != "" && s.cfg.Blobs == nil {
 			return m, false, fmt.Errorf("message %d is archived but no blob storage is configured", target.SeqNo)
 		}
+		if ev.Kind == wire.KindDelete && target.Edited {
+			// So do the archived texts of its edits (archive.go).
+			if err := s.removeArchivedEdits(ctx, target); err != nil {
+				return m, false, fmt.Errorf("%w: %w", ErrNotApplied, err)
+			}
+		}
 		if ev.Kind == wire.KindDelete && target.S3Ref != "" {
 			// The archived content goes first: if the blob cannot be removed the
 			// delete is refused, rather than done in the table and not in the
@@ -58,6 +64,11 @@ func (s *Service) storeChecked(ctx context.Context, m Message, receivers []strin
 		}
 		if errors.Is(err, ErrTargetChanged) {
 			return m, false, wire.Errorf(wire.CodeConflict, "message %d keeps changing; try again", m.TargetSeq)
+		}
+		if err == nil && created && ev.Kind == wire.KindDelete && target.Edited {
+			if derr := s.removeArchivedEdits(ctx, target); derr != nil {
+				s.log.Warn("a deleted message's archived edits could not be removed", "seq", target.SeqNo, "err", derr)
+			}
 		}
 		if err == nil && created && ev.Kind == wire.KindEdit && target.S3Ref != "" {
 			// The table holds the new content now; the old one must not stay in

@@ -24,3 +24,9 @@ func (s *Service) SendBatch(ctx context.Context, userID, convID string, reqs []w
 	}
 	return errs
 }
+
+// SetArchiveStepHook has f called between the archiver's writes ("mark":
+// after a row's blob is written, before its content leaves the table;
+// "advance": before a conversation's watermark moves), so a test can kill
+// the archiver there by cancelling its context.
+func (s *Service) SetArchiveStepHook(f func(step string)) { s.archiveStepHook = f }

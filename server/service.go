@@ -186,6 +186,8 @@ type Service struct {
 	resyncing atomic.Bool // a resyncSoon is pending
 	onLost    atomic.Pointer[func()]
 
+	archiveStepHook func(step string) // tests: called between the archiver's writes (archive.go)
+
 	admit    sync.RWMutex    // orders wg.Add against Shutdown's Wait
 	closing  atomic.Bool     // Shutdown has begun: no new work
 	inFlight atomic.Int64    // sends between admission and answer

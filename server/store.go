@@ -227,19 +227,46 @@ type SenderAcker interface {
 	StoresSenderAck()
 }
 
-// ColdStore is what the archiver needs from a Store to move old messages to the
-// cold tier (BlobStore after 30 days). It is optional: a Store without
-// it keeps every message hot. Its reads run in the background archiver, never on
-// a request path, so they may scan.
+// ColdStore is what the archiver needs from a Store to move old rows
+// (messages and events) to the cold tier (BlobStore after 30 days). It is
+// optional: a Store without it keeps every row hot.
+//
+// The archiver is incremental: each conversation keeps a watermark,
+// archived_through, below which every row is archived (or has nothing to
+// move), and the store keeps an index of the conversations with rows after
+// their watermark, by when the first of them was stored. A pass reads that
+// index, and for each conversation due the rows after its watermark
+// (MessageStore.ListMessagesAfter): its cost follows what it archives, not
+// the size of the messages table.
 type ColdStore interface {
-	// ListArchivable returns up to limit messages (not events, not deleted)
-	// stored before cutoff whose content is still in the table.
-	ListArchivable(ctx context.Context, cutoff time.Time, limit int) ([]Message, error)
+	// ArchiveDue lists up to limit conversations with rows after their
+	// watermark stored before cutoff, as far as the store knows: oldest
+	// first; a conversation whose rows after the watermark have not been
+	// looked at yet (it had none, then got some) is due too.
+	ArchiveDue(ctx context.Context, cutoff time.Time, limit int) ([]ArchiveDue, error)
+	// AdvanceArchive moves convID's watermark up to through (never down) and
+	// records when its next row was stored: next, or, when next is zero,
+	// that no row follows through (the conversation leaves the index unless
+	// a row was stored meanwhile).
+	AdvanceArchive(ctx context.Context, convID string, through int64, next time.Time) error
 	// MarkArchived clears m's content and records where it went (ref); the
-	// message keeps its key, sender and timestamp. Only if m is still as
-	// listed (UpdatedSeq, not deleted): ErrTargetChanged if an edit or delete
-	// came in between, ErrNotFound if there is no such message.
+	// row keeps its key, sender and timestamp. m is a message or an event.
+	// Only if m is still as listed (UpdatedSeq, not deleted, its content
+	// still there: a delete clears the content of its target's edits):
+	// ErrTargetChanged if an edit or delete came in between, ErrNotFound if
+	// there is no such row.
 	MarkArchived(ctx context.Context, m Message, ref string) error
+	// EditSeqs returns the seqs of targetSeq's edits, in order: a delete of
+	// the message removes their archived text with its own (an archived
+	// event's blob key follows from its seq).
+	EditSeqs(ctx context.Context, convID string, targetSeq int64) ([]int64, error)
+}
+
+// ArchiveDue is a conversation the archiver has rows to look at in: those
+// after ArchivedThrough.
+type ArchiveDue struct {
+	ConversationID  string
+	ArchivedThrough int64
 }
 
 // Leaser is a Store shared by several nodes that lets one of them at a time
@@ -247,8 +274,8 @@ type ColdStore interface {
 // work, and a pass over the messages table costs reads in proportion to the
 // table. A Store only one node uses (the embedded one) does not need it. The
 // lease is a saving, not a lock anything depends on for correctness: two
-// archivers at once still archive each message once (MarkArchived is
-// conditional), at twice the reads.
+// archivers at once still archive each row once (MarkArchived is
+// conditional, the watermark never moves down), at twice the reads.
 type Leaser interface {
 	// TakeLease gives the lease name to owner until until, or extends it if
 	// owner holds it already. It reports false, with no error, while another

@@ -144,6 +144,7 @@ func (s *Store) batchItems(msgs []server.Message, stored []int, receivers []stri
 	}
 	mentionAll, mentioned := mentionPlan(batch)
 	vals := item{":first": nv(first.SeqNo), ":last": nv(last.SeqNo), ":b": sv(last.Preview()), ":snd": sv(last.SenderID), ":t": tv(last.Timestamp)}
+	set += archiveSet(last.ConversationID, first.Timestamp, vals)
 	items = append(items, planned{kind: kindConversation, tx: types.TransactWriteItem{Update: &types.Update{
 		TableName: aws.String(s.t.conversations), Key: item{"conversation_id": sv(last.ConversationID)},
 		UpdateExpression:          aws.String(addMentionAll(set, vals, mentionAll)),

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"reflect"
 	"sort"
 	"strings"
 	"sync"
@@ -38,7 +39,7 @@ import (
 //   - each global secondary index entry written costs 1 WCU per started KB of
 //     the index entry, also in a transaction: an update that changes an index
 //     key costs a delete and a put (2), one that adds or removes the key 1, one
-//     leaving it alone 0 (the store's only index projects keys only).
+//     leaving it alone 0 (nor any attribute the index projects).
 //
 // Item sizes follow AWS's rules: attribute name bytes plus value bytes (a
 // string its UTF-8 length, a number about one byte per two significant
@@ -280,22 +281,37 @@ func (s *Store) meterRead(ctx context.Context, table string, key item) item {
 }
 
 // indexWrites is the GSI units a write from before to after costs: the
-// participants table's by_user_activity, keys only.
+// participants table's by_user_activity (keys only) and the conversations
+// table's archive_due (its keys and archived_through).
 func (s *Store) indexWrites(table string, before, after item) float64 {
-	if table != s.t.participants {
-		return 0
-	}
-	entry := func(it item) (item, bool) {
-		if it == nil || it["activity"] == nil || it["user_id"] == nil {
-			return nil, false
+	var entry func(it item) (item, bool)
+	switch table {
+	case s.t.participants:
+		entry = func(it item) (item, bool) {
+			if it == nil || it["activity"] == nil || it["user_id"] == nil {
+				return nil, false
+			}
+			return item{"user_id": it["user_id"], "activity": it["activity"], "conversation_id": it["conversation_id"]}, true
 		}
-		return item{"user_id": it["user_id"], "activity": it["activity"], "conversation_id": it["conversation_id"]}, true
+	case s.t.conversations:
+		entry = func(it item) (item, bool) {
+			if it == nil || it["archive_shard"] == nil || it["archive_at"] == nil {
+				return nil, false
+			}
+			e := item{"archive_shard": it["archive_shard"], "archive_at": it["archive_at"], "conversation_id": it["conversation_id"]}
+			if w := it["archived_through"]; w != nil {
+				e["archived_through"] = w
+			}
+			return e, true
+		}
+	default:
+		return 0
 	}
 	kb := func(e item) float64 { return math.Ceil(float64(itemSize(e)+100) / 1024) }
 	b, hadB := entry(before)
 	a, hasA := entry(after)
 	switch {
-	case hadB && hasA && getN(b, "activity") == getN(a, "activity"):
+	case hadB && hasA && reflect.DeepEqual(b, a):
 		return 0
 	case hadB && hasA:
 		return kb(b) + kb(a)
@@ -377,6 +393,19 @@ func readUnits(params, result any) (float64, bool) {
 		return n, true
 	case *dynamodb.QueryInput:
 		o, _ := result.(*dynamodb.QueryOutput)
+		if o == nil {
+			return 0, false
+		}
+		size := 0
+		for _, it := range o.Items {
+			size += itemSize(it)
+		}
+		return units(size) * per(p.ConsistentRead), true
+	case *dynamodb.ScanInput:
+		// Billed for what it read; with a filter that is more than it
+		// returns, which is all this sees: count a filtered scan's cost by
+		// scanning without the filter.
+		o, _ := result.(*dynamodb.ScanOutput)
 		if o == nil {
 			return 0, false
 		}

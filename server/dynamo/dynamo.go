@@ -17,6 +17,7 @@ import (
 	"os"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -111,8 +112,8 @@ type Store struct {
 	cb  *breaker.Breaker
 	log *slog.Logger
 
-	scan archiveScan
-	idx  indexMoves
+	archiveSeeded atomic.Bool // seedArchive is done (archive.go)
+	idx           indexMoves
 
 	bg      sync.WaitGroup // background writes (finishLater's retries)
 	closing chan struct{}  // closed by Close
@@ -263,7 +264,8 @@ func isDomainErr(err error) bool {
 	var dup *server.DuplicateError
 	return errors.Is(err, server.ErrNotFound) || errors.Is(err, server.ErrExists) || errors.Is(err, server.ErrNotFirst) ||
 		errors.Is(err, server.ErrBadInvite) || errors.Is(err, server.ErrSeqTaken) || errors.As(err, &dup) ||
-		errors.Is(err, server.ErrRaced) || errors.Is(err, server.ErrNotApplied) || errors.Is(err, server.ErrConfusable)
+		errors.Is(err, server.ErrRaced) || errors.Is(err, server.ErrNotApplied) || errors.Is(err, server.ErrConfusable) ||
+		errors.Is(err, server.ErrTargetChanged)
 }
 
 // isFailure says whether err means DynamoDB is in trouble (not that the request

@@ -39,11 +39,14 @@ func open(t testing.TB, o dynamo.Options) *dynamo.Store {
 			o.CallTimeout = 30 * time.Second
 		}
 	}
-	o.TablePrefix = prefix()
-	// A region of its own: moto keeps each region's tables apart, and restores
-	// all of a region's tables when a transaction fails (see SerialWrites).
-	// scripts/services.sh starts moto with MOTO_ALLOW_NONEXISTENT_REGION=true.
-	o.Region, o.AccessKeyID, o.SecretAccessKey = "t"+prefix()[1:9], "test", "test"
+	if o.TablePrefix == "" { // else a second Store on another's tables
+		o.TablePrefix = prefix()
+		// A region of its own: moto keeps each region's tables apart, and restores
+		// all of a region's tables when a transaction fails (see SerialWrites).
+		// scripts/services.sh starts moto with MOTO_ALLOW_NONEXISTENT_REGION=true.
+		o.Region = "t" + prefix()[1:9]
+	}
+	o.AccessKeyID, o.SecretAccessKey = "test", "test"
 	o.SkipResponseChecksum, o.SerialWrites = true, true
 	s, err := dynamo.Open(context.Background(), o)
 	if err != nil {

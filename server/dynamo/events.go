@@ -121,7 +121,7 @@ func (s *Store) applyEventLater(ctx context.Context, m server.Message) error {
 			n, _ := strconv.ParseInt(seq, 10, 64)
 			_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 				TableName: aws.String(s.t.messages), Key: item{"conversation_id": sv(m.ConversationID), "seq_no": nv(n)},
-				UpdateExpression:    aws.String("REMOVE content"),
+				UpdateExpression:    aws.String("REMOVE content, s3_ref"), // the Service removed the blob first
 				ConditionExpression: aws.String("attribute_exists(seq_no)"),
 			})
 			if err != nil && !isCondFailed(err) {

@@ -169,6 +169,7 @@ func (s *Store) appendItems(m server.Message, plan appendPlan) (items, later []p
 			set += ", last_message_body = :b, last_message_sender = :snd, last_message_at = :t, last_message_seq = :seq"
 			vals[":b"], vals[":snd"], vals[":t"] = sv(m.Preview()), sv(m.SenderID), tv(m.Timestamp)
 		}
+		set += archiveSet(m.ConversationID, m.Timestamp, vals)
 		var names map[string]string
 		if folded {
 			// No condition of its own: last_seq < :seq says seq is above

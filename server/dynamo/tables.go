@@ -55,12 +55,13 @@ func newTables(prefix string) tables {
 }
 
 type tableDef struct {
-	name      string
-	pk, sk    string
-	skType    types.ScalarAttributeType
-	ttl       bool
-	extraGSI  bool // participants' by_user_activity
-	unsentGSI bool // media_uploads' unsent
+	name       string
+	pk, sk     string
+	skType     types.ScalarAttributeType
+	ttl        bool
+	extraGSI   bool // participants' by_user_activity
+	unsentGSI  bool // media_uploads' unsent
+	archiveGSI bool // conversations' archive_due (archive_table.go)
 }
 
 func (s *Store) tableDefs() []tableDef {
@@ -69,7 +70,7 @@ func (s *Store) tableDefs() []tableDef {
 		{name: t.users, pk: "user_id"},
 		{name: t.tokens, pk: "hash", ttl: true},
 		{name: t.invites, pk: "hash", ttl: true},
-		{name: t.conversations, pk: "conversation_id"},
+		{name: t.conversations, pk: "conversation_id", archiveGSI: true},
 		{name: t.participants, pk: "conversation_id", sk: "user_id", skType: types.ScalarAttributeTypeS, extraGSI: true},
 		{name: t.messages, pk: "conversation_id", sk: "seq_no", skType: types.ScalarAttributeTypeN},
 		{name: t.messageIDs, pk: "conversation_id", sk: "message_id", skType: types.ScalarAttributeTypeS, ttl: true},
@@ -142,6 +143,10 @@ func (s *Store) createTable(ctx context.Context, d tableDef) error {
 			Projection: &types.Projection{ProjectionType: types.ProjectionTypeAll},
 		}}
 	}
+	if d.archiveGSI {
+		in.AttributeDefinitions = append(in.AttributeDefinitions, archiveIndexAttrs...)
+		in.GlobalSecondaryIndexes = []types.GlobalSecondaryIndex{archiveIndexDef()}
+	}
 	_, err := s.db.CreateTable(ctx, in)
 	var inUse *types.ResourceInUseException
 	if err != nil && !errors.As(err, &inUse) {
@@ -152,6 +157,11 @@ func (s *Store) createTable(ctx context.Context, d tableDef) error {
 	})
 	if err := w.Wait(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(d.name)}, 5*time.Minute); err != nil {
 		return fmt.Errorf("dynamo: wait for table %s: %w", d.name, err)
+	}
+	if d.archiveGSI {
+		if err := s.ensureArchiveIndex(ctx, d.name); err != nil {
+			return err
+		}
 	}
 	if !d.ttl {
 		return nil

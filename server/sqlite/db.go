@@ -46,7 +46,6 @@ type Store struct {
 	hotStmts hotSet // writer goroutine only
 
 	reads sync.Map // query text → *sql.Stmt prepared on r
-	scan  archiveScan
 }
 
 // Options tune a Store. The zero value is right for production.

@@ -72,7 +72,7 @@ func (s *Store) afterEvent(tx *sql.Tx, m server.Message, receivers []string) err
 			return fmt.Errorf("apply delete: %w", err)
 		}
 		// The text of earlier edits is the message's text too.
-		if _, err := tx.Exec(`UPDATE messages INDEXED BY messages_by_target SET content = ''
+		if _, err := tx.Exec(`UPDATE messages INDEXED BY messages_by_target SET content = '', s3_ref = ''
 			WHERE conversation_id = ? AND target_seq = ? AND target_seq > 0 AND kind = 'edit'`, target...); err != nil {
 			return fmt.Errorf("clear edits of a deleted message: %w", err)
 		}

@@ -6,8 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sync"
-	"time"
 
 	"github.com/chatterm/chat/server"
 	"github.com/chatterm/chat/wire"
@@ -418,75 +416,4 @@ func (s *Store) ListPending(ctx context.Context, userID string) ([]server.Pendin
 		out = append(out, p)
 	}
 	return out, rows.Err()
-}
-
-var _ server.ColdStore = (*Store)(nil)
-
-// archiveScan is where the archiver's walk of the messages table stands
-// (its primary key), so that consecutive ListArchivable calls go on from there
-// instead of starting over: a pass costs one walk of the table however many
-// batches it takes. Starting over each time read every message already
-// archived again for each batch of 500, which on a large store enabling the
-// cold tier for the first time grows with the square of its size.
-type archiveScan struct {
-	mu   sync.Mutex
-	conv string
-	seq  int64
-}
-
-// ListArchivable walks the table in key order from where the last call
-// stopped; a call that reaches the end starts the next one from the beginning.
-func (s *Store) ListArchivable(ctx context.Context, cutoff time.Time, limit int) ([]server.Message, error) {
-	s.scan.mu.Lock()
-	defer s.scan.mu.Unlock()
-	rows, err := s.r.QueryContext(ctx, `SELECT conversation_id, `+msgColumns+` FROM messages
-		WHERE (conversation_id, seq_no) > (?, ?) AND ts < ? AND s3_ref = '' AND kind = '' AND deleted = 0
-		ORDER BY conversation_id, seq_no LIMIT ?`, s.scan.conv, s.scan.seq, ns(cutoff), limit)
-	if err != nil {
-		return nil, fmt.Errorf("list archivable: %w", err)
-	}
-	defer rows.Close()
-	var out []server.Message
-	var row msgRow
-	var convID string
-	dest := append([]any{&convID}, row.dest()...)
-	for rows.Next() {
-		row = msgRow{}
-		if err := rows.Scan(dest...); err != nil {
-			return nil, fmt.Errorf("list archivable: %w", err)
-		}
-		m, err := row.message(convID)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, m)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("list archivable: %w", err)
-	}
-	if len(out) < limit {
-		s.scan.conv, s.scan.seq = "", 0 // the end: the next pass starts over
-	} else {
-		last := out[len(out)-1]
-		s.scan.conv, s.scan.seq = last.ConversationID, last.SeqNo
-	}
-	return out, nil
-}
-
-func (s *Store) MarkArchived(ctx context.Context, m server.Message, ref string) error {
-	return s.write(ctx, func(tx *sql.Tx) error {
-		res, err := tx.Exec(`UPDATE messages SET content = '', s3_ref = ? WHERE conversation_id = ? AND seq_no = ? AND updated_seq = ? AND deleted = 0`,
-			ref, m.ConversationID, m.SeqNo, m.UpdatedSeq)
-		if err != nil {
-			return fmt.Errorf("mark archived: %w", err)
-		}
-		if n, _ := res.RowsAffected(); n == 0 {
-			var one int
-			if err := tx.QueryRow(`SELECT 1 FROM messages WHERE conversation_id = ? AND seq_no = ?`, m.ConversationID, m.SeqNo).Scan(&one); errors.Is(err, sql.ErrNoRows) {
-				return server.ErrNotFound
-			}
-			return server.ErrTargetChanged
-		}
-		return nil
-	})
 }

@@ -79,9 +79,13 @@ func Run(t *testing.T, newStore Factory, opt Options) {
 		s, cold := coldStore(t)
 		testColdStore(t, s, cold)
 	})
-	t.Run("ColdStoreContinues", func(t *testing.T) {
+	t.Run("ArchiveDue", func(t *testing.T) {
 		s, cold := coldStore(t)
-		testArchiveContinues(t, s, cold)
+		testArchiveDue(t, s, cold)
+	})
+	t.Run("EditSeqs", func(t *testing.T) {
+		s, cold := coldStore(t)
+		testEditSeqs(t, s, cold)
 	})
 	t.Run("ColdStoreEvents", func(t *testing.T) {
 		s, cold := coldStore(t)
@@ -89,74 +93,6 @@ func Run(t *testing.T, newStore Factory, opt Options) {
 	})
 	t.Run("Events", func(t *testing.T) { testEvents(t, newStore(t)) })
 	t.Run("EventTargetChanged", func(t *testing.T) { testEventTargetChanged(t, newStore(t)) })
-}
-
-// testArchiveContinues: consecutive ListArchivable calls go on where the last
-// stopped rather than starting over, and the call after the one that reached
-// the end starts over.
-func testArchiveContinues(t *testing.T, s server.Store, cold server.ColdStore) {
-	ctx := context.Background()
-	c, members := direct("alice", "bob")
-	must(t, s.CreateConversation(ctx, c, members))
-	for i := int64(1); i <= 5; i++ {
-		must(t, s.AppendMessage(ctx, msg(c.ID, i, "alice", "bob"), nil))
-	}
-	cutoff := t0.Add(time.Hour) // all five are old enough
-	seen := map[int64]bool{}
-	for len(seen) < 5 {
-		got, err := cold.ListArchivable(ctx, cutoff, 2)
-		must(t, err)
-		if len(got) == 0 {
-			t.Fatalf("a call found nothing with %d of 5 seen", len(seen))
-		}
-		for _, m := range got {
-			if seen[m.SeqNo] {
-				t.Fatalf("seq %d listed again before the walk reached the end (seen %v)", m.SeqNo, seen)
-			}
-			seen[m.SeqNo] = true
-		}
-	}
-	// The walk has reached the end: the next call starts over (nothing was
-	// archived, so the messages come again).
-	got, err := cold.ListArchivable(ctx, cutoff, 2)
-	must(t, err)
-	if len(got) == 0 {
-		t.Fatal("after the end, the next call did not start over")
-	}
-}
-
-func testColdStore(t *testing.T, s server.Store, cold server.ColdStore) {
-	ctx := context.Background()
-	c, members := direct("alice", "bob")
-	must(t, s.CreateConversation(ctx, c, members))
-	for i := int64(1); i <= 4; i++ {
-		must(t, s.AppendMessage(ctx, msg(c.ID, i, "alice", "bob"), nil)) // timestamps t0+1s … t0+4s
-	}
-	got, err := cold.ListArchivable(ctx, t0.Add(3*time.Second), 10)
-	must(t, err)
-	if len(got) != 2 {
-		t.Fatalf("archivable before t0+3s: %d messages, want 2", len(got))
-	}
-	for _, m := range got {
-		if m.Content == "" || m.SeqNo > 2 {
-			t.Fatalf("candidate %+v", m)
-		}
-		must(t, cold.MarkArchived(ctx, m, fmt.Sprintf("cold/%d", m.SeqNo)))
-	}
-	again, err := cold.ListArchivable(ctx, t0.Add(3*time.Second), 10)
-	must(t, err)
-	if len(again) != 0 {
-		t.Fatalf("archived messages listed again: %+v", again)
-	}
-	hist, err := s.ListMessages(ctx, c.ID, 0, 10)
-	must(t, err)
-	for _, m := range hist {
-		archived := m.SeqNo <= 2
-		if archived != (m.Content == "" && m.S3Ref == fmt.Sprintf("cold/%d", m.SeqNo)) || m.Timestamp.IsZero() || m.SenderID != "alice" {
-			t.Fatalf("after archiving: %+v", m)
-		}
-	}
-	wantErr(t, cold.MarkArchived(ctx, server.Message{ConversationID: c.ID, SeqNo: 99}, "cold/99"), server.ErrNotFound)
 }
 
 func must(t *testing.T, err error) {
