@@ -73,6 +73,15 @@ type Backend interface {
 	Muted(ctx context.Context) (map[string]bool, error)
 	SetMuted(ctx context.Context, conversationID string, muted bool) error
 
+	// Drafts returns the unsent text of each conversation, and InputHistory
+	// what was sent from this device (oldest first), as kept on this machine
+	// across restarts. SaveDrafts stores drafts (an empty text removes one);
+	// AddInput records a text sent and removes the conversation's draft.
+	Drafts(ctx context.Context) (map[string]string, error)
+	InputHistory(ctx context.Context) (map[string][]string, error)
+	SaveDrafts(ctx context.Context, drafts map[string]string) error
+	AddInput(ctx context.Context, conversationID, text string) error
+
 	// RetryNow cuts a reconnect wait short. It must not block.
 	RetryNow()
 

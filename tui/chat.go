@@ -233,12 +233,14 @@ func (m *chatModel) open(e wire.InboxEntry) tea.Cmd {
 	if drafts == nil {
 		drafts = map[string]string{}
 	}
+	var keep tea.Cmd
 	if m.conv.ConversationID != "" {
 		if v := m.compose.Value(); v != "" {
 			drafts[m.conv.ConversationID] = v
 		} else {
 			delete(drafts, m.conv.ConversationID)
 		}
+		keep = saveDrafts(m.c, map[string]string{m.conv.ConversationID: m.compose.Value()})
 	}
 	*m = chatModel{
 		c: m.c, conv: e, statuses: map[string]wire.MemberStatus{}, failed: map[string]string{},
@@ -268,7 +270,7 @@ func (m *chatModel) open(e wire.InboxEntry) tea.Cmd {
 		cv, err := c.be.Conversation(ctx, id)
 		return convInfoMsg{conv: cv, err: err}
 	}
-	return tea.Batch(load, stat, info, loadPresence(c, id), presenceTick(id), m.focusCompose())
+	return tea.Batch(load, stat, info, loadPresence(c, id), presenceTick(id), m.focusCompose(), keep)
 }
 
 // loadNewest asks for the newest page; also after a reconnect when what is on
@@ -645,11 +647,13 @@ func (m *chatModel) send() tea.Cmd {
 	m.action, m.target, m.actionFromReading = actMessage, wire.Message{}, false
 	m.unstash()
 	m.afterLayoutChange()
+	var keep tea.Cmd
 	if out.Kind == "" {
 		m.c.inputs.add(out.ConversationID, text)
+		keep = keepInput(m.c, out.ConversationID, text)
 	}
 	m.histPos = 0
-	return m.sendMessage(out, text)
+	return tea.Batch(m.sendMessage(out, text), keep)
 }
 
 // sendMessage hands a message or event to the backend; text is what was
