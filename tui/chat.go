@@ -25,6 +25,9 @@ type (
 		before int64
 		page   Page
 		err    error
+		// fresh: the page replaces the window (g, the first unread);
+		// below: it continues the window downward (window.go).
+		fresh, below bool
 	}
 	// sendQueuedMsg: Backend.Send accepted a message (pending until client.SentEvent).
 	sendQueuedMsg struct {
@@ -69,6 +72,10 @@ type chatModel struct {
 	loaded       bool // the newest page has arrived
 	more         bool // older pages may exist
 	loadingOlder bool
+	// The window of loaded messages (window.go): behind while it stops
+	// short of the newest message, lastSeq the newest seq_no known.
+	behind, loadingNewer bool
+	lastSeq              int64
 	// toOldest: g/Home asked for the first message; older pages load one
 	// after another (keys stay live) until it is there, or another key moves.
 	toOldest bool
@@ -247,6 +254,7 @@ func (m *chatModel) open(e wire.InboxEntry) tea.Cmd {
 		compose: m.compose, width: m.width, height: m.height, active: true, drafts: drafts, composerShown: m.composerShown, disconnected: m.disconnected,
 		shown: m.shown, redraws: m.redraws, // on screen or not, as it was: a chat opened in place (a restore) draws at once
 	}
+	m.lastSeq = e.LastSeq
 	if e.Unread > 0 {
 		m.unreadFrom = e.LastReadSeq + 1
 		m.toUnread = true
@@ -258,6 +266,11 @@ func (m *chatModel) open(e wire.InboxEntry) tea.Cmd {
 	m.render()
 	c, id := m.c, e.ConversationID
 	load := m.loadNewest()
+	if m.toUnread && e.LastSeq-e.LastReadSeq > int64(c.page) {
+		// Further back than the newest page: one page there, not every
+		// page between (window.go).
+		load = m.loadAt(m.unreadFrom - unreadContext)
+	}
 	stat := func() tea.Msg {
 		ctx, cancel := c.call()
 		defer cancel()
@@ -312,6 +325,15 @@ func (m chatModel) Update(msg tea.Msg) (chatModel, tea.Cmd) {
 		if msg.conv != m.conv.ConversationID {
 			return m, nil
 		}
+		if msg.below {
+			return m, m.pageBelow(msg)
+		}
+		if msg.fresh {
+			m.loaded = true
+			if msg.err == nil {
+				m.startWindow(msg)
+			}
+		}
 		if msg.before != 0 {
 			m.loadingOlder = false
 		}
@@ -338,12 +360,20 @@ func (m chatModel) Update(msg tea.Msg) (chatModel, tea.Cmd) {
 			}
 		}
 		m.more = msg.page.More
+		anchor := m.bottomSeq()
 		m.merge(msg.page.Messages)
+		trimmed := !msg.fresh && msg.before != 0 && len(m.msgs) > maxWindow
+		if trimmed {
+			m.trimNewest(maxWindow) // an older page in: the newest go
+		}
 		// On the way back to the first unread nothing is drawn until it is
 		// there: a chat opening at 5,000 unread drew every page it passed.
 		onTheWay := m.toUnread && m.jumpTo == 0 && len(m.msgs) > 0 && m.msgs[0].SeqNo > m.unreadFrom && m.more
 		if !onTheWay {
 			m.render()
+		}
+		if trimmed {
+			m.keepBottom(anchor)
 		}
 		if m.toOldest && msg.before != 0 {
 			m.toOldest = m.more
@@ -359,7 +389,7 @@ func (m chatModel) Update(msg tea.Msg) (chatModel, tea.Cmd) {
 				m.scrollToUnread()
 			}
 		}
-		cmds = append(cmds, m.maybeLoadOlder(), m.maybeMarkRead())
+		cmds = append(cmds, m.maybeLoadOlder(), m.maybeLoadNewer(), m.maybeMarkRead())
 
 	case presenceMsg, presenceTickMsg, client.TypingEvent, typingExpiredMsg:
 		return m, m.updatePresence(msg)
@@ -397,6 +427,9 @@ func (m chatModel) Update(msg tea.Msg) (chatModel, tea.Cmd) {
 			m.addPending(msg.msg)
 			m.offset, m.newHere = 0, 0
 			m.render()
+			if m.behind { // what was sent shows at the newest
+				return m, m.loadAt(m.lastSeq)
+			}
 		}
 
 	case attachmentDoneMsg:
@@ -415,6 +448,11 @@ func (m chatModel) Update(msg tea.Msg) (chatModel, tea.Cmd) {
 			return m, nil
 		}
 		m.stoppedTyping(msg.Message.SenderID)
+		if m.behind {
+			m.heardNewer(msg.Message)
+			return m, nil
+		}
+		m.lastSeq = max(m.lastSeq, msg.Message.SeqNo)
 		before := len(m.lines)
 		var newest int64
 		if n := len(m.msgs); n > 0 {
@@ -431,6 +469,7 @@ func (m chatModel) Update(msg tea.Msg) (chatModel, tea.Cmd) {
 				m.newHere++
 			}
 		}
+		m.trimLive()
 		cmds = append(cmds, m.maybeMarkRead())
 
 	case client.ChangedEvent:
@@ -454,7 +493,10 @@ func (m chatModel) Update(msg tea.Msg) (chatModel, tea.Cmd) {
 			if p.MessageID == msg.Sent.MessageID {
 				p.SeqNo, p.Timestamp = msg.Sent.SeqNo, msg.Sent.Timestamp
 				m.pending = append(m.pending[:i:i], m.pending[i+1:]...)
-				m.merge([]wire.Message{p})
+				m.lastSeq = max(m.lastSeq, p.SeqNo)
+				if !m.behind { // behind, it shows when the newest page comes
+					m.merge([]wire.Message{p})
+				}
 				found = true
 				break
 			}
@@ -492,7 +534,7 @@ func (m chatModel) Update(msg tea.Msg) (chatModel, tea.Cmd) {
 		case tea.MouseWheelDown:
 			m.scroll(-3)
 		}
-		cmds = append(cmds, m.maybeLoadOlder(), m.maybeMarkRead())
+		cmds = append(cmds, m.maybeLoadOlder(), m.maybeLoadNewer(), m.maybeMarkRead())
 
 	case tea.KeyPressMsg:
 		cmds = append(cmds, m.handleKey(msg))
@@ -566,7 +608,7 @@ func (m *chatModel) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 			return tea.Batch(m.maybeLoadOlder(), m.maybeMarkRead())
 		case msg.String() == "pgdown":
 			m.scroll(-(hist - 1))
-			return m.maybeMarkRead()
+			return tea.Batch(m.maybeLoadNewer(), m.maybeMarkRead())
 		case m.action == actReact:
 			if emoji, ok := m.quickReaction(msg.String()); ok {
 				m.compose.SetValue(emoji)
@@ -605,7 +647,14 @@ func (m *chatModel) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 	case matches(msg, k.Top):
 		m.toOldest = m.more
 		m.scroll(len(m.lines))
+		if m.more && !m.loadingOlder {
+			return m.loadAt(1) // the first page in place of the window
+		}
 	case matches(msg, k.FirstUnread):
+		if m.unreadFrom > 0 && m.more && len(m.msgs) > 0 && m.msgs[0].SeqNo > m.unreadFrom {
+			m.toUnread = true // the window moved away from it
+			return m.loadAt(m.unreadFrom - unreadContext)
+		}
 		if !m.scrollToUnread() {
 			return flash("nothing was unread when you opened this chat", false)
 		}
@@ -614,10 +663,13 @@ func (m *chatModel) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 		return func() tea.Msg { return toggleMuteMsg{conv: conv} }
 	case matches(msg, k.Bottom):
 		m.scroll(-len(m.lines))
+		if m.behind {
+			return m.loadAt(m.lastSeq)
+		}
 	default:
 		return nil
 	}
-	return tea.Batch(m.maybeLoadOlder(), m.maybeMarkRead())
+	return tea.Batch(m.maybeLoadOlder(), m.maybeLoadNewer(), m.maybeMarkRead())
 }
 
 // send hands the composed text to the backend. The composer clears at once; the
@@ -935,6 +987,11 @@ func (m *chatModel) maybeMarkRead() tea.Cmd {
 			m.unreadLeft++
 		}
 	}
+	if m.behind && len(m.msgs) > 0 {
+		// Below the window nothing is loaded to look at: each seq_no there
+		// counts as a message (window.go).
+		m.unreadLeft += max(m.lastSeq-m.msgs[len(m.msgs)-1].SeqNo, 0)
+	}
 	c, id := m.c, m.conv.ConversationID
 	return func() tea.Msg {
 		ctx, cancel := c.call()
@@ -1118,7 +1175,7 @@ func (m chatModel) viewLines() ([]string, []int) {
 		right = s.Subtle.Render(fmt.Sprintf("↑ to the first message: %d loaded ", len(m.msgs)))
 	case m.newHere > 0:
 		right = s.Unread.Render(fmt.Sprintf("↓ %d new ", m.newHere))
-	case m.offset > 0:
+	case m.offset > 0 || m.behind:
 		right = s.Subtle.Render("↓ G to the newest ")
 	case m.stale:
 		right = s.Subtle.Render("offline: from the cache ")
