@@ -45,8 +45,10 @@ type Backend interface {
 	// under name, never over an existing file, and returns the path.
 	SaveMedia(ctx context.Context, mediaID, name string) (string, error)
 	// Search finds cached messages with every word of query (as a word or
-	// its start), in one conversation or all (""), newest first.
-	Search(ctx context.Context, query, conversationID string, limit int) ([]SearchHit, error)
+	// its start), in one conversation or all (""), newest first, a page of
+	// at most limit after the hit after (nil: from the newest); more says
+	// whether another page follows.
+	Search(ctx context.Context, query, conversationID string, after *wire.Message, limit int) (hits []SearchHit, more bool, err error)
 	// IndexForSearch makes at most n of the cached messages not yet
 	// searchable searchable and reports how many are left: a large backlog
 	// is indexed a step at a time while the search box says so.

@@ -174,8 +174,9 @@ func (f *fakeBackend) IndexForSearch(_ context.Context, n int) (int, error) {
 	return f.searchBacklog, nil
 }
 
-// Search finds messages of the fixture containing query (case ignored).
-func (f *fakeBackend) Search(_ context.Context, query, conv string, limit int) ([]SearchHit, error) {
+// Search finds messages of the fixture containing query (case ignored), in
+// the cache's order: time, conversation, seq_no, newest first.
+func (f *fakeBackend) Search(_ context.Context, query, conv string, after *wire.Message, limit int) ([]SearchHit, bool, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	var hits []SearchHit
@@ -192,8 +193,18 @@ func (f *fakeBackend) Search(_ context.Context, query, conv string, limit int) (
 				Snippet: m.Content[:i] + SnippetStart + m.Content[i:i+len(query)] + SnippetEnd + m.Content[i+len(query):]})
 		}
 	}
-	slices.SortFunc(hits, func(a, b SearchHit) int { return b.Message.Timestamp.Compare(a.Message.Timestamp) })
-	return hits[:min(len(hits), limit)], nil
+	order := func(a, b wire.Message) int {
+		return cmp.Or(b.Timestamp.Compare(a.Timestamp), cmp.Compare(b.ConversationID, a.ConversationID), cmp.Compare(b.SeqNo, a.SeqNo))
+	}
+	slices.SortFunc(hits, func(a, b SearchHit) int { return order(a.Message, b.Message) })
+	if after != nil {
+		i := slices.IndexFunc(hits, func(h SearchHit) bool { return order(*after, h.Message) < 0 })
+		if i < 0 {
+			i = len(hits)
+		}
+		hits = hits[i:]
+	}
+	return hits[:min(len(hits), limit)], len(hits) > limit, nil
 }
 
 func (f *fakeBackend) MediaURL(_ context.Context, mediaID string) (string, error) {
