@@ -59,8 +59,8 @@ type searchModel struct {
 	// for as the cursor reaches the last (loadingMore until it comes).
 	more, loadingMore bool
 	cursor            int
-	width    int
-	height   int
+	width             int
+	height            int
 }
 
 const searchLimit = 50
