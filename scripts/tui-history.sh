@@ -24,7 +24,7 @@ RUNS=${1:-10}
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/chat-tui-history.XXXXXX")
 SERVER_PID=""
 cleanup() {
-	tmux -S "$TMP/tmux.sock" kill-server 2>/dev/null || true
+	for s in "$TMP"/tmux-*.sock; do tmux -S "$s" kill-server 2>/dev/null || true; done
 	[ -n "$SERVER_PID" ] && kill "$SERVER_PID" 2>/dev/null && wait "$SERVER_PID" 2>/dev/null || true
 	rm -rf "$TMP"
 }
@@ -47,10 +47,13 @@ code=$(CHAT_SERVER=$SERVER CHAT_HOME=$TMP/live "$TMP/bin/chat" invite)
 echo bob-password-12 | CHAT_SERVER=$SERVER CHAT_HOME=$TMP/bob "$TMP/bin/chat" register bob --invite "$code" --password-stdin >/dev/null
 echo "hello from bob" | CHAT_SERVER=$SERVER CHAT_HOME=$TMP/bob "$TMP/bin/chat" send --to alice >/dev/null
 
-python3 - "$CHAT" "$TMP" "$RUNS" <<'PY'
+python3 -u - "$CHAT" "$TMP" "$RUNS" <<'PY'
 import os, shutil, subprocess, sys, time
 chat, tmp, runs = sys.argv[1], sys.argv[2], int(sys.argv[3])
-T = ["tmux", "-S", os.path.join(tmp, "tmux.sock"), "-f", "/dev/null"]
+# A tmux server per start: one killed and started again at once refuses
+# ("server exited unexpectedly").
+starts = 0
+T = ["tmux", "-S", os.path.join(tmp, "tmux-0.sock"), "-f", "/dev/null"]
 
 def tmux(*a):
     return subprocess.run(T + list(a), check=True, capture_output=True, text=True).stdout
@@ -66,7 +69,10 @@ def wait_for(text, timeout=300):
     return time.perf_counter()
 
 def start(home, cmd=None):
+    global T, starts
     subprocess.run(T + ["kill-server"], capture_output=True)
+    starts += 1
+    T = ["tmux", "-S", os.path.join(tmp, f"tmux-{starts}.sock"), "-f", "/dev/null"]
     cmd = cmd or f"exec env TERM=xterm-256color CHAT_HOME={home} {chat}"
     t = time.perf_counter()
     tmux("new-session", "-d", "-x", "120", "-y", "40", "-s", "m", cmd)
