@@ -1,7 +1,10 @@
 package localstore
 
 import (
+	"database/sql"
 	"fmt"
+	"io/fs"
+	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -139,5 +142,59 @@ func TestParseSearchCursor(t *testing.T) {
 	c := SearchCursor{Timestamp: time.Unix(0, 1772366400123456789).UTC(), ConversationID: "dm:a:b", SeqNo: 42}
 	if got, err := ParseSearchCursor(c.String()); err != nil || got != c {
 		t.Fatalf("round trip of %v: %v, %v", c, got, err)
+	}
+}
+
+// A cache indexed before migration 0009 (docids in arrival order) is
+// indexed again under the new keys, and a search of one conversation finds
+// every message it found before, and only those.
+func TestSearchAfterMigrationTo9(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "cache.db")
+	raw, err := sql.Open("sqlite3", "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names, err := fs.Glob(migrations, "migrations/*.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(names)
+	for _, name := range names[:8] {
+		body, err := migrations.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := raw.Exec(string(body)); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+	}
+	if _, err := raw.Exec(`PRAGMA user_version = 8`); err != nil {
+		t.Fatal(err)
+	}
+	for seq := 3; seq >= 1; seq-- { // newest first, as pages arrive
+		for _, conv := range []string{dm, "g:ops"} {
+			if _, err := raw.Exec(`INSERT INTO messages (conversation_id, seq_no, message_id, sender_id, content, timestamp)
+				VALUES (?, ?, ?, 'bob', ?, ?)`, conv, seq, fmt.Sprint(conv, seq), fmt.Sprint("alpha ", seq), seq); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	raw.Close()
+	s, err := Open(ctx, path, Options{UserID: "me"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	hits, err := s.Search(ctx, "alpha", dm, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := hitSeqs(hits); !slices.Equal(got, []int64{3, 2, 1}) {
+		t.Fatalf("alpha in %s after the migration: %v, want [3 2 1]", dm, got)
+	}
+	for _, h := range hits {
+		if h.Message.ConversationID != dm {
+			t.Fatalf("a hit from %s", h.Message.ConversationID)
+		}
 	}
 }
