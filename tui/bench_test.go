@@ -50,7 +50,7 @@ func BenchmarkLiveMessage(b *testing.B) {
 	tm, _ = tm.Update(tea.WindowSizeMsg{Width: 100, Height: 40})
 	tm, _ = tm.Update(openConversationMsg{entry: be.inbox[len(be.inbox)-1]})
 	p, _ := be.History(context.Background(), long, 0, 300)
-	tm, _ = tm.Update(historyMsg{conv: long, page: p})
+	tm, _ = tm.Update(historyMsg{conv: long, page: p, gen: tm.(Model).chat.windowGen})
 	seq := int64(300)
 	b.ResetTimer()
 	for b.Loop() {
@@ -79,7 +79,7 @@ func BenchmarkBurstInto10k(b *testing.B) {
 			tm, _ = tm.Update(tea.WindowSizeMsg{Width: 120, Height: 40})
 			tm, _ = tm.Update(openConversationMsg{entry: be.inbox[len(be.inbox)-1]})
 			p, _ := be.History(context.Background(), long, 0, 10000)
-			tm, _ = tm.Update(historyMsg{conv: long, page: p})
+			tm, _ = tm.Update(historyMsg{conv: long, page: p, gen: tm.(Model).chat.windowGen})
 			seq := int64(10000)
 			b.ResetTimer()
 			for b.Loop() {
@@ -123,8 +123,8 @@ func BenchmarkOpenAt5000Unread(b *testing.B) {
 	for b.Loop() {
 		c := m.chat
 		c.open(entry)
-		c, _ = c.Update(historyMsg{conv: long, before: first + 50, page: at, fresh: true})
-		c, _ = c.Update(historyMsg{conv: long, before: first, page: above})
+		c, _ = c.Update(historyMsg{conv: long, before: first + 50, page: at, fresh: true, gen: c.windowGen})
+		c, _ = c.Update(historyMsg{conv: long, before: first, page: above, gen: c.windowGen})
 		if c.newLine < 0 {
 			b.Fatal("no unread marker")
 		}

@@ -26,8 +26,11 @@ type (
 		page   Page
 		err    error
 		// fresh: the page replaces the window (g, the first unread);
-		// below: it continues the window downward (window.go).
+		// below: it continues the window downward (window.go). gen is the
+		// window it was asked for: a page for one that was replaced since
+		// would leave a gap in the new one.
 		fresh, below bool
+		gen          int
 	}
 	// sendQueuedMsg: Backend.Send accepted a message (pending until client.SentEvent).
 	sendQueuedMsg struct {
@@ -76,6 +79,7 @@ type chatModel struct {
 	// short of the newest message, lastSeq the newest seq_no known.
 	behind, loadingNewer bool
 	lastSeq              int64
+	windowGen            int // counts the windows started, for historyMsg.gen
 	// toOldest: g/Home asked for the first message; older pages load one
 	// after another (keys stay live) until it is there, or another key moves.
 	toOldest bool
@@ -253,6 +257,7 @@ func (m *chatModel) open(e wire.InboxEntry) tea.Cmd {
 		c: m.c, conv: e, statuses: map[string]wire.MemberStatus{}, failed: map[string]string{},
 		compose: m.compose, width: m.width, height: m.height, active: true, drafts: drafts, composerShown: m.composerShown, disconnected: m.disconnected,
 		shown: m.shown, redraws: m.redraws, // on screen or not, as it was: a chat opened in place (a restore) draws at once
+		windowGen: m.windowGen + 1,
 	}
 	m.lastSeq = e.LastSeq
 	if e.Unread > 0 {
@@ -289,12 +294,12 @@ func (m *chatModel) open(e wire.InboxEntry) tea.Cmd {
 // loadNewest asks for the newest page; also after a reconnect when what is on
 // screen came from the cache only.
 func (m *chatModel) loadNewest() tea.Cmd {
-	c, id := m.c, m.conv.ConversationID
+	c, id, gen := m.c, m.conv.ConversationID, m.windowGen
 	return func() tea.Msg {
 		ctx, cancel := c.call()
 		defer cancel()
 		p, err := c.be.History(ctx, id, 0, c.page)
-		return historyMsg{conv: id, page: p, err: err}
+		return historyMsg{conv: id, page: p, err: err, gen: gen}
 	}
 }
 
@@ -323,6 +328,15 @@ func (m chatModel) Update(msg tea.Msg) (chatModel, tea.Cmd) {
 	switch msg := msg.(type) {
 	case historyMsg:
 		if msg.conv != m.conv.ConversationID {
+			return m, nil
+		}
+		if msg.gen != m.windowGen { // for a window replaced since
+			if msg.below {
+				m.loadingNewer = false
+			} else if msg.before != 0 && !msg.fresh {
+				m.loadingOlder = false
+				m.render()
+			}
 			return m, nil
 		}
 		if msg.below {
@@ -647,7 +661,7 @@ func (m *chatModel) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 	case matches(msg, k.Top):
 		m.toOldest = m.more
 		m.scroll(len(m.lines))
-		if m.more && !m.loadingOlder {
+		if m.more { // an older page on its way is for the window replaced
 			return m.loadAt(1) // the first page in place of the window
 		}
 	case matches(msg, k.FirstUnread):
@@ -950,12 +964,12 @@ func (m *chatModel) loadOlder() tea.Cmd {
 	if atTop {
 		m.offset = max(len(m.lines)-m.historyHeight(), 0) // show the "loading" line
 	}
-	c, id := m.c, m.conv.ConversationID
+	c, id, gen := m.c, m.conv.ConversationID, m.windowGen
 	return func() tea.Msg {
 		ctx, cancel := c.call()
 		defer cancel()
 		p, err := c.be.History(ctx, id, before, c.page)
-		return historyMsg{conv: id, before: before, page: p, err: err}
+		return historyMsg{conv: id, before: before, page: p, err: err, gen: gen}
 	}
 }
 

@@ -920,7 +920,7 @@ func TestCtrlCClearsTheComposerFirst(t *testing.T) {
 func TestStaleHistorySaysSo(t *testing.T) {
 	h := newHarness(t, fixture(), 80, 24)
 	h.key("enter")
-	h.send(historyMsg{conv: bobConv, page: Page{Messages: nil, Stale: true}})
+	h.send(historyMsg{conv: bobConv, page: Page{Messages: nil, Stale: true}, gen: h.root().chat.windowGen})
 	if !strings.Contains(strings.Split(h.screen(), "\n")[0], "offline: from the cache") {
 		t.Fatalf("header does not say the page is from the cache:\n%s", h.screen())
 	}

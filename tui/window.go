@@ -38,12 +38,14 @@ func (m *chatModel) loadAt(seq int64) tea.Cmd {
 	if before > m.lastSeq {
 		before = 0
 	}
-	c, id := m.c, m.conv.ConversationID
+	m.windowGen++
+	m.loadingOlder, m.loadingNewer = false, false // answers to the old window are dropped
+	c, id, gen := m.c, m.conv.ConversationID, m.windowGen
 	return func() tea.Msg {
 		ctx, cancel := c.call()
 		defer cancel()
 		p, err := c.be.History(ctx, id, before, c.page)
-		return historyMsg{conv: id, before: before, page: p, err: err, fresh: true}
+		return historyMsg{conv: id, before: before, page: p, err: err, fresh: true, gen: gen}
 	}
 }
 
@@ -58,12 +60,12 @@ func (m *chatModel) loadNewer() tea.Cmd {
 		before = 0 // the newest page, with what is still sending
 	}
 	m.loadingNewer = true
-	c, id := m.c, m.conv.ConversationID
+	c, id, gen := m.c, m.conv.ConversationID, m.windowGen
 	return func() tea.Msg {
 		ctx, cancel := c.call()
 		defer cancel()
 		p, err := c.be.History(ctx, id, before, c.page)
-		return historyMsg{conv: id, before: before, page: p, err: err, below: true}
+		return historyMsg{conv: id, before: before, page: p, err: err, below: true, gen: gen}
 	}
 }
 

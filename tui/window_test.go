@@ -54,9 +54,11 @@ func checkWindow(t *testing.T, h *harness) {
 // every message passes over the screen once, in order, while the window
 // never holds more than its bound.
 func TestWindowScrollsThroughEveryMessageBounded(t *testing.T) {
-	const n = 4000
+	const n = 3000
 	be, _ := longChat(n)
-	h := newHarness(t, be, 80, 120)
+	// Pages of 200: fewer commands for the harness to wait on, each of
+	// which a loaded machine can make it give up on.
+	h := newHarnessWith(t, be, 80, 120, func(o *Options) { o.PageSize = 200 })
 	h.key("enter", "esc", "g")
 	want := 1
 	check := func(dir int) {
@@ -76,7 +78,9 @@ func TestWindowScrollsThroughEveryMessageBounded(t *testing.T) {
 	check(1)
 	for steps := 0; want <= n; steps++ {
 		if steps > n {
-			t.Fatalf("page down stopped at message %d", want)
+			c := h.root().chat
+			t.Fatalf("page down stopped at message %d (behind %v, loading %v, err %v, %d loaded %d–%d, offset %d, lines %d, gen %d)", want,
+				c.behind, c.loadingNewer, c.loadErr, len(c.msgs), c.msgs[0].SeqNo, c.msgs[len(c.msgs)-1].SeqNo, c.offset, len(c.lines), c.windowGen)
 		}
 		h.key("pgdown")
 		check(1)
