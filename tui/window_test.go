@@ -160,3 +160,24 @@ func TestLiveChatStaysBounded(t *testing.T) {
 		t.Fatalf("screen:\n%s", h.screen())
 	}
 }
+
+// An older page asked for before g replaced the window arrives after it:
+// it is dropped, not merged into the new window (which it would leave with
+// a gap).
+func TestStalePageDropped(t *testing.T) {
+	be, long := longChat(300)
+	h := newHarness(t, be, 80, 24)
+	h.key("enter", "esc")
+	old := h.root().chat.windowGen
+	stale, err := be.History(t.Context(), long, 251, 50)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.key("g")
+	h.wantScreen("message number 1 ")
+	h.send(historyMsg{conv: long, before: 251, page: stale, gen: old})
+	checkWindow(t, h)
+	if c := h.root().chat; c.msgs[0].SeqNo != 1 || c.loadingOlder {
+		t.Fatalf("after a stale page: window from %d, loading older %v", c.msgs[0].SeqNo, c.loadingOlder)
+	}
+}
