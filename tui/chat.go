@@ -665,7 +665,8 @@ func (m *chatModel) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 			return m.loadAt(1) // the first page in place of the window
 		}
 	case matches(msg, k.FirstUnread):
-		if m.unreadFrom > 0 && m.more && len(m.msgs) > 0 && m.msgs[0].SeqNo > m.unreadFrom {
+		if n := len(m.msgs); m.unreadFrom > 0 && n > 0 &&
+			(m.more && m.msgs[0].SeqNo > m.unreadFrom || m.behind && m.msgs[n-1].SeqNo < m.unreadFrom) {
 			m.toUnread = true // the window moved away from it
 			return m.loadAt(m.unreadFrom - unreadContext)
 		}

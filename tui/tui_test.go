@@ -316,6 +316,11 @@ func TestOpenAtTheFirstUnread(t *testing.T) {
 	h.wantScreen("message number 300")
 	h.key("U")
 	h.wantScreen("message number 181")
+	// From above it too: g, then U.
+	h.key("g")
+	h.wantScreen("message number 001")
+	h.key("U")
+	h.wantScreen("message number 181")
 
 	// A key pressed while the pages are still coming stops the trip: the
 	// reader's G is not undone by the page that arrives after it.
