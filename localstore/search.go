@@ -96,7 +96,7 @@ func ParseSearchCursor(s string) (SearchCursor, error) {
 // order, while the cache does not change between them.
 //
 // In one conversation the full-text index is read as a range of docids
-// (migration 0009 keys it by conversation and seq_no), newest first, and
+// (migration 0010 keys it by conversation and seq_no), newest first, and
 // stops after the page: a word in every message of a 50,000-message
 // conversation costs what a rare one does. Across conversations every hit
 // is joined to its message to be ordered by time (CROSS JOIN keeps SQLite
@@ -161,7 +161,7 @@ func (s *Store) SearchPage(ctx context.Context, sq SearchQuery) (hits []SearchHi
 	return hits, next, nil
 }
 
-// seqBits is how many low bits of a docid hold the seq_no (migration 0009).
+// seqBits is how many low bits of a docid hold the seq_no (migration 0010).
 const seqBits = 32
 
 // searchQuery is SearchPage's statement, reading one row past the page

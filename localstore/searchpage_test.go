@@ -145,10 +145,10 @@ func TestParseSearchCursor(t *testing.T) {
 	}
 }
 
-// A cache indexed before migration 0009 (docids in arrival order) is
+// A cache indexed before migration 0010 (docids in arrival order) is
 // indexed again under the new keys, and a search of one conversation finds
 // every message it found before, and only those.
-func TestSearchAfterMigrationTo9(t *testing.T) {
+func TestSearchAfterMigrationTo10(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "cache.db")
 	raw, err := sql.Open("sqlite3", "file:"+path)
 	if err != nil {
@@ -159,7 +159,7 @@ func TestSearchAfterMigrationTo9(t *testing.T) {
 		t.Fatal(err)
 	}
 	slices.Sort(names)
-	for _, name := range names[:8] {
+	for _, name := range names[:9] {
 		body, err := migrations.ReadFile(name)
 		if err != nil {
 			t.Fatal(err)
@@ -168,7 +168,7 @@ func TestSearchAfterMigrationTo9(t *testing.T) {
 			t.Fatalf("%s: %v", name, err)
 		}
 	}
-	if _, err := raw.Exec(`PRAGMA user_version = 8`); err != nil {
+	if _, err := raw.Exec(`PRAGMA user_version = 9`); err != nil {
 		t.Fatal(err)
 	}
 	for seq := 3; seq >= 1; seq-- { // newest first, as pages arrive
