@@ -3,8 +3,11 @@ package localstore
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
+	"strconv"
 	"strings"
+	"time"
 	"unicode"
 
 	"github.com/chatterm/chat/wire"
@@ -28,74 +31,180 @@ const (
 // Search finds cached messages (not events, not deleted) with every word of
 // query, as a word or the start of one, case and accents ignored: "deploy
 // fail" finds "Deployment failed". conversationID narrows it to one
-// conversation (empty: all). Newest first, at most limit.
-//
-// The full-text index drives both queries (CROSS JOIN keeps SQLite from
-// reordering them): left to itself, SQLite planned the conversation filter
-// as a walk of the conversation's search_ids with one full-text query per
-// row, a minute on a conversation of 50,000 messages
-// (TestSearchPlanDrivenByTheIndex). In one conversation seq_no orders the
-// hits, so only the newest limit of them are read from messages; snippets
-// are drawn for those alone (snippet.go), since the index's snippet() is
-// computed for every hit before the sort and would need a second full-text
-// query to be asked for fewer.
+// conversation (empty: all). Newest first, at most limit: the first page of
+// SearchPage.
 func (s *Store) Search(ctx context.Context, query, conversationID string, limit int) ([]SearchHit, error) {
-	match := matchExpr(query)
-	if match == "" {
-		return nil, wire.Errorf(wire.CodeInvalid, "search for at least one word")
+	hits, _, err := s.SearchPage(ctx, SearchQuery{Words: query, ConversationID: conversationID, Limit: limit})
+	return hits, err
+}
+
+// SearchQuery is one page of a search.
+type SearchQuery struct {
+	Words          string
+	ConversationID string // empty: every conversation
+	// Before: the page starts after this hit (the zero value: at the
+	// newest); a page's next cursor is the one to give for the page after.
+	Before SearchCursor
+	Limit  int // default 50
+}
+
+// SearchCursor is a place in a search's results (newest first): the last
+// hit of a page. In one conversation only SeqNo counts.
+type SearchCursor struct {
+	Timestamp      time.Time
+	ConversationID string
+	SeqNo          int64
+}
+
+// IsZero reports whether the cursor is the start (or, as a next cursor,
+// that there is no more).
+func (c SearchCursor) IsZero() bool { return c.SeqNo == 0 }
+
+// String is the cursor as a command line takes it back: "SEQ" in one
+// conversation (Timestamp zero), else "UNIXNANOS.SEQ.CONVERSATION".
+func (c SearchCursor) String() string {
+	if c.Timestamp.IsZero() {
+		return strconv.FormatInt(c.SeqNo, 10)
 	}
-	if limit <= 0 {
-		limit = 50
+	return fmt.Sprintf("%d.%d.%s", c.Timestamp.UnixNano(), c.SeqNo, c.ConversationID)
+}
+
+// ParseSearchCursor reads SearchCursor.String.
+func ParseSearchCursor(s string) (SearchCursor, error) {
+	bad := wire.Errorf(wire.CodeInvalid, "search cursor %q: want SEQ or UNIXNANOS.SEQ.CONVERSATION, as a search printed it", s)
+	parts := strings.SplitN(s, ".", 3)
+	if len(parts) == 1 {
+		seq, err := strconv.ParseInt(s, 10, 64)
+		if err != nil || seq <= 0 {
+			return SearchCursor{}, bad
+		}
+		return SearchCursor{SeqNo: seq}, nil
+	}
+	if len(parts) != 3 {
+		return SearchCursor{}, bad
+	}
+	ns, err1 := strconv.ParseInt(parts[0], 10, 64)
+	seq, err2 := strconv.ParseInt(parts[1], 10, 64)
+	if err1 != nil || err2 != nil || seq <= 0 || wire.ValidateConversationID(parts[2]) != nil {
+		return SearchCursor{}, bad
+	}
+	return SearchCursor{Timestamp: time.Unix(0, ns).UTC(), ConversationID: parts[2], SeqNo: seq}, nil
+}
+
+// SearchPage is one page of Search's results, and the cursor of the next
+// page (zero: this was the last). Pages put together are every hit once, in
+// order, while the cache does not change between them.
+//
+// In one conversation the full-text index is read as a range of docids
+// (migration 0010 keys it by conversation and seq_no), newest first, and
+// stops after the page: a word in every message of a 50,000-message
+// conversation costs what a rare one does. Across conversations every hit
+// is joined to its message to be ordered by time (CROSS JOIN keeps SQLite
+// from reordering: left to itself it once walked a conversation's rows with
+// one full-text query per row, TestSearchPlanDrivenByTheIndex). Snippets are
+// drawn for the page alone (snippet.go): the index's snippet() would be
+// computed for every hit before the sort.
+func (s *Store) SearchPage(ctx context.Context, sq SearchQuery) (hits []SearchHit, next SearchCursor, err error) {
+	match := matchExpr(sq.Words)
+	if match == "" {
+		return nil, next, wire.Errorf(wire.CodeInvalid, "search for at least one word")
+	}
+	if sq.Limit <= 0 {
+		sq.Limit = 50
+	}
+	if sq.ConversationID == "" && !sq.Before.IsZero() && sq.Before.Timestamp.IsZero() {
+		return nil, next, wire.Errorf(wire.CodeInvalid, "search cursor %s is from a search in one conversation", sq.Before)
 	}
 	if err := s.indexQueued(ctx); err != nil {
-		return nil, err
+		return nil, next, err
 	}
-	q, args := searchQuery(match, conversationID, limit)
+	q, args, err := s.searchQuery(ctx, match, sq)
+	if err != nil {
+		return nil, next, fmt.Errorf("search: %w", err)
+	}
+	if q == "" {
+		return nil, next, nil
+	}
 	rows, err := s.db.QueryContext(ctx, q, args...)
 	if err != nil {
-		return nil, fmt.Errorf("search: %w", err)
+		return nil, next, fmt.Errorf("search: %w", err)
 	}
 	defer rows.Close()
-	terms := queryWords(query)
+	terms := queryWords(sq.Words)
 	for i, w := range terms {
 		terms[i] = fold(w)
 	}
-	var hits []SearchHit
+	more := false
 	for rows.Next() {
+		if len(hits) == sq.Limit { // the one past the page: there is more
+			more = true
+			break
+		}
 		var h SearchHit
 		var err error
 		if h.Message, err = scanMessage(rows); err != nil {
-			return nil, fmt.Errorf("search: %w", err)
+			return nil, next, fmt.Errorf("search: %w", err)
 		}
 		h.Snippet = snippet(h.Message.Content, terms)
 		hits = append(hits, h)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("search: %w", err)
+		return nil, next, fmt.Errorf("search: %w", err)
 	}
-	return hits, nil
+	if more {
+		last := hits[len(hits)-1].Message
+		next = SearchCursor{SeqNo: last.SeqNo}
+		if sq.ConversationID == "" {
+			next.Timestamp, next.ConversationID = last.Timestamp, last.ConversationID
+		}
+	}
+	return hits, next, nil
 }
 
-// searchQuery is Search's statement: the index first, then the rows it
-// names (Search says why).
-func searchQuery(match, conversationID string, limit int) (string, []any) {
-	if conversationID == "" {
-		return `SELECT ` + prefixed("m.", messageColumns) + `
+// seqBits is how many low bits of a docid hold the seq_no (migration 0010).
+const seqBits = 32
+
+// searchQuery is SearchPage's statement, reading one row past the page
+// (SearchPage says why it is built so); "" when nothing can match.
+func (s *Store) searchQuery(ctx context.Context, match string, sq SearchQuery) (string, []any, error) {
+	if sq.ConversationID == "" {
+		q := `SELECT ` + prefixed("m.", messageColumns) + `
 		FROM message_search
 		CROSS JOIN search_ids s ON s.docid = message_search.docid
 		CROSS JOIN messages m ON m.conversation_id = s.conversation_id AND m.seq_no = s.seq_no
-		WHERE message_search MATCH ?
-		ORDER BY m.timestamp DESC, m.seq_no DESC LIMIT ?`, []any{match, limit}
+		WHERE message_search MATCH ?`
+		args := []any{match}
+		if !sq.Before.IsZero() {
+			q += ` AND (m.timestamp, m.conversation_id, m.seq_no) < (?, ?, ?)`
+			args = append(args, nanos(sq.Before.Timestamp), sq.Before.ConversationID, sq.Before.SeqNo)
+		}
+		q += ` ORDER BY m.timestamp DESC, m.conversation_id DESC, m.seq_no DESC LIMIT ?`
+		return q, append(args, sq.Limit+1), nil
 	}
-	return `SELECT ` + prefixed("m.", messageColumns) + `
-		FROM (SELECT s.conversation_id, s.seq_no
-			FROM message_search
-			CROSS JOIN search_ids s ON s.docid = message_search.docid
-			WHERE message_search MATCH ? AND s.conversation_id = ?
-			ORDER BY s.seq_no DESC LIMIT ?) hit
-		CROSS JOIN messages m ON m.conversation_id = hit.conversation_id AND m.seq_no = hit.seq_no
-		ORDER BY m.seq_no DESC`, []any{match, conversationID, limit}
+	var num int64
+	err := s.db.QueryRowContext(ctx, `SELECT num FROM search_convs WHERE conversation_id = ?`, sq.ConversationID).Scan(&num)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", nil, nil // nothing of it was ever searchable
+	}
+	if err != nil {
+		return "", nil, err
+	}
+	before := int64(1) << seqBits
+	if !sq.Before.IsZero() {
+		before = min(sq.Before.SeqNo, before)
+	}
+	return conversationSearchQuery, []any{match, num << seqBits, num<<seqBits | (before - 1), sq.Limit + 1, sq.ConversationID}, nil
 }
+
+// conversationSearchQuery reads a docid range of the index newest first
+// (searchQuery's arguments: the match, the range, the rows, the
+// conversation).
+var conversationSearchQuery = `SELECT ` + prefixed("m.", messageColumns) + `
+	FROM (SELECT docid FROM message_search
+		WHERE message_search MATCH ? AND docid BETWEEN ? AND ?
+		ORDER BY docid DESC LIMIT ?) hit
+	CROSS JOIN messages m ON m.conversation_id = ? AND m.seq_no = (hit.docid & 4294967295)
+	ORDER BY m.seq_no DESC`
 
 // indexQueued adds the messages waiting in search_queue to the index, in one
 // transaction (migration 0006 says why they wait).

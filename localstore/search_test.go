@@ -87,7 +87,10 @@ func TestSearchPlanDrivenByTheIndex(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, conv := range []string{dm, ""} {
-		q, args := searchQuery(`"seed*"`, conv, 50)
+		q, args, err := s.searchQuery(ctx, `"seed*"`, SearchQuery{ConversationID: conv, Limit: 50})
+		if err != nil {
+			t.Fatal(err)
+		}
 		rows, err := s.db.QueryContext(ctx, "EXPLAIN QUERY PLAN "+q, args...)
 		if err != nil {
 			t.Fatal(err)
@@ -102,6 +105,7 @@ func TestSearchPlanDrivenByTheIndex(t *testing.T) {
 			plan = append(plan, detail)
 		}
 		rows.Close()
+		t.Logf("conversation %q:\n%s", conv, strings.Join(plan, "\n"))
 		var first string
 		for _, d := range plan {
 			if strings.HasPrefix(d, "SCAN ") || strings.HasPrefix(d, "SEARCH ") {
@@ -111,6 +115,18 @@ func TestSearchPlanDrivenByTheIndex(t *testing.T) {
 		}
 		if !strings.HasPrefix(first, "SCAN message_search VIRTUAL TABLE") {
 			t.Errorf("conversation %q: the plan does not start from the full-text index:\n%s", conv, strings.Join(plan, "\n"))
+		}
+		if conv != "" {
+			// FTS4's plan number carries FTS3_HAVE_DOCID_GE (0x20000) and
+			// FTS3_HAVE_DOCID_LE (0x40000) when the docid range reaches the
+			// index, and ":DESC" when it hands the hits newest first, so
+			// that LIMIT stops it after the page.
+			var idx int
+			var order string
+			if _, err := fmt.Sscanf(strings.TrimPrefix(first, "SCAN message_search VIRTUAL TABLE INDEX "), "%d:%s", &idx, &order); err != nil ||
+				idx&0x60000 != 0x60000 || order != "DESC" {
+				t.Errorf("conversation %q: the index is not read as a docid range newest first (%s)", conv, first)
+			}
 		}
 		for _, d := range plan {
 			if strings.Contains(d, " s ") && !strings.Contains(d, "INTEGER PRIMARY KEY") {

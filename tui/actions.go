@@ -106,7 +106,7 @@ func (m *chatModel) handleActionKey(msg tea.KeyPressMsg) (cmd tea.Cmd, handled b
 			m.step(false)
 			m.render()
 			m.showSelected()
-			return nil, true
+			return m.maybeLoadNewer(), true
 		case matches(msg, k.Back):
 			m.selected = 0
 			m.render()
@@ -349,7 +349,11 @@ func (m *chatModel) continueJump() tea.Cmd {
 		m.showSelected()
 		return m.maybeMarkRead()
 	}
-	if m.more && m.loadErr == nil && (len(m.msgs) == 0 || m.msgs[0].SeqNo > m.jumpTo) {
+	if m.loadErr == nil && len(m.msgs) > 0 && (m.more && m.msgs[0].SeqNo > m.jumpTo || m.behind && m.msgs[len(m.msgs)-1].SeqNo < m.jumpTo) {
+		// Outside the window: the page around it in its place (window.go).
+		return m.loadAt(m.jumpTo - int64(m.c.page)/2)
+	}
+	if m.more && m.loadErr == nil && len(m.msgs) == 0 {
 		return m.loadOlder()
 	}
 	m.jumpTo = 0

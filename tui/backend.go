@@ -45,8 +45,10 @@ type Backend interface {
 	// under name, never over an existing file, and returns the path.
 	SaveMedia(ctx context.Context, mediaID, name string) (string, error)
 	// Search finds cached messages with every word of query (as a word or
-	// its start), in one conversation or all (""), newest first.
-	Search(ctx context.Context, query, conversationID string, limit int) ([]SearchHit, error)
+	// its start), in one conversation or all (""), newest first, a page of
+	// at most limit after the hit after (nil: from the newest); more says
+	// whether another page follows.
+	Search(ctx context.Context, query, conversationID string, after *wire.Message, limit int) (hits []SearchHit, more bool, err error)
 	// IndexForSearch makes at most n of the cached messages not yet
 	// searchable searchable and reports how many are left: a large backlog
 	// is indexed a step at a time while the search box says so.
@@ -72,6 +74,15 @@ type Backend interface {
 	// on this machine); SetMuted mutes or unmutes one.
 	Muted(ctx context.Context) (map[string]bool, error)
 	SetMuted(ctx context.Context, conversationID string, muted bool) error
+
+	// Drafts returns the unsent text of each conversation, and InputHistory
+	// what was sent from this device (oldest first), as kept on this machine
+	// across restarts. SaveDrafts stores drafts (an empty text removes one);
+	// AddInput records a text sent and removes the conversation's draft.
+	Drafts(ctx context.Context) (map[string]string, error)
+	InputHistory(ctx context.Context) (map[string][]string, error)
+	SaveDrafts(ctx context.Context, drafts map[string]string) error
+	AddInput(ctx context.Context, conversationID, text string) error
 
 	// RetryNow cuts a reconnect wait short. It must not block.
 	RetryNow()

@@ -25,6 +25,12 @@ type (
 		before int64
 		page   Page
 		err    error
+		// fresh: the page replaces the window (g, the first unread);
+		// below: it continues the window downward (window.go). gen is the
+		// window it was asked for: a page for one that was replaced since
+		// would leave a gap in the new one.
+		fresh, below bool
+		gen          int
 	}
 	// sendQueuedMsg: Backend.Send accepted a message (pending until client.SentEvent).
 	sendQueuedMsg struct {
@@ -69,6 +75,11 @@ type chatModel struct {
 	loaded       bool // the newest page has arrived
 	more         bool // older pages may exist
 	loadingOlder bool
+	// The window of loaded messages (window.go): behind while it stops
+	// short of the newest message, lastSeq the newest seq_no known.
+	behind, loadingNewer bool
+	lastSeq              int64
+	windowGen            int // counts the windows started, for historyMsg.gen
 	// toOldest: g/Home asked for the first message; older pages load one
 	// after another (keys stay live) until it is there, or another key moves.
 	toOldest bool
@@ -233,18 +244,22 @@ func (m *chatModel) open(e wire.InboxEntry) tea.Cmd {
 	if drafts == nil {
 		drafts = map[string]string{}
 	}
+	var keep tea.Cmd
 	if m.conv.ConversationID != "" {
 		if v := m.compose.Value(); v != "" {
 			drafts[m.conv.ConversationID] = v
 		} else {
 			delete(drafts, m.conv.ConversationID)
 		}
+		keep = saveDrafts(m.c, map[string]string{m.conv.ConversationID: m.compose.Value()})
 	}
 	*m = chatModel{
 		c: m.c, conv: e, statuses: map[string]wire.MemberStatus{}, failed: map[string]string{},
 		compose: m.compose, width: m.width, height: m.height, active: true, drafts: drafts, composerShown: m.composerShown, disconnected: m.disconnected,
 		shown: m.shown, redraws: m.redraws, // on screen or not, as it was: a chat opened in place (a restore) draws at once
+		windowGen: m.windowGen + 1,
 	}
+	m.lastSeq = e.LastSeq
 	if e.Unread > 0 {
 		m.unreadFrom = e.LastReadSeq + 1
 		m.toUnread = true
@@ -256,6 +271,11 @@ func (m *chatModel) open(e wire.InboxEntry) tea.Cmd {
 	m.render()
 	c, id := m.c, e.ConversationID
 	load := m.loadNewest()
+	if m.toUnread && e.LastSeq-e.LastReadSeq > int64(c.page) {
+		// Further back than the newest page: one page there, not every
+		// page between (window.go).
+		load = m.loadAt(m.unreadFrom - unreadContext)
+	}
 	stat := func() tea.Msg {
 		ctx, cancel := c.call()
 		defer cancel()
@@ -268,18 +288,18 @@ func (m *chatModel) open(e wire.InboxEntry) tea.Cmd {
 		cv, err := c.be.Conversation(ctx, id)
 		return convInfoMsg{conv: cv, err: err}
 	}
-	return tea.Batch(load, stat, info, loadPresence(c, id), presenceTick(id), m.focusCompose())
+	return tea.Batch(load, stat, info, loadPresence(c, id), presenceTick(id), m.focusCompose(), keep)
 }
 
 // loadNewest asks for the newest page; also after a reconnect when what is on
 // screen came from the cache only.
 func (m *chatModel) loadNewest() tea.Cmd {
-	c, id := m.c, m.conv.ConversationID
+	c, id, gen := m.c, m.conv.ConversationID, m.windowGen
 	return func() tea.Msg {
 		ctx, cancel := c.call()
 		defer cancel()
 		p, err := c.be.History(ctx, id, 0, c.page)
-		return historyMsg{conv: id, page: p, err: err}
+		return historyMsg{conv: id, page: p, err: err, gen: gen}
 	}
 }
 
@@ -310,6 +330,24 @@ func (m chatModel) Update(msg tea.Msg) (chatModel, tea.Cmd) {
 		if msg.conv != m.conv.ConversationID {
 			return m, nil
 		}
+		if msg.gen != m.windowGen { // for a window replaced since
+			if msg.below {
+				m.loadingNewer = false
+			} else if msg.before != 0 && !msg.fresh {
+				m.loadingOlder = false
+				m.render()
+			}
+			return m, nil
+		}
+		if msg.below {
+			return m, m.pageBelow(msg)
+		}
+		if msg.fresh {
+			m.loaded = true
+			if msg.err == nil {
+				m.startWindow(msg)
+			}
+		}
 		if msg.before != 0 {
 			m.loadingOlder = false
 		}
@@ -336,12 +374,20 @@ func (m chatModel) Update(msg tea.Msg) (chatModel, tea.Cmd) {
 			}
 		}
 		m.more = msg.page.More
+		anchor := m.bottomSeq()
 		m.merge(msg.page.Messages)
+		trimmed := !msg.fresh && msg.before != 0 && len(m.msgs) > maxWindow
+		if trimmed {
+			m.trimNewest(maxWindow) // an older page in: the newest go
+		}
 		// On the way back to the first unread nothing is drawn until it is
 		// there: a chat opening at 5,000 unread drew every page it passed.
 		onTheWay := m.toUnread && m.jumpTo == 0 && len(m.msgs) > 0 && m.msgs[0].SeqNo > m.unreadFrom && m.more
 		if !onTheWay {
 			m.render()
+		}
+		if trimmed {
+			m.keepBottom(anchor)
 		}
 		if m.toOldest && msg.before != 0 {
 			m.toOldest = m.more
@@ -357,7 +403,7 @@ func (m chatModel) Update(msg tea.Msg) (chatModel, tea.Cmd) {
 				m.scrollToUnread()
 			}
 		}
-		cmds = append(cmds, m.maybeLoadOlder(), m.maybeMarkRead())
+		cmds = append(cmds, m.maybeLoadOlder(), m.maybeLoadNewer(), m.maybeMarkRead())
 
 	case presenceMsg, presenceTickMsg, client.TypingEvent, typingExpiredMsg:
 		return m, m.updatePresence(msg)
@@ -395,6 +441,9 @@ func (m chatModel) Update(msg tea.Msg) (chatModel, tea.Cmd) {
 			m.addPending(msg.msg)
 			m.offset, m.newHere = 0, 0
 			m.render()
+			if m.behind { // what was sent shows at the newest
+				return m, m.loadAt(m.lastSeq)
+			}
 		}
 
 	case attachmentDoneMsg:
@@ -413,6 +462,11 @@ func (m chatModel) Update(msg tea.Msg) (chatModel, tea.Cmd) {
 			return m, nil
 		}
 		m.stoppedTyping(msg.Message.SenderID)
+		if m.behind {
+			m.heardNewer(msg.Message)
+			return m, nil
+		}
+		m.lastSeq = max(m.lastSeq, msg.Message.SeqNo)
 		before := len(m.lines)
 		var newest int64
 		if n := len(m.msgs); n > 0 {
@@ -429,6 +483,7 @@ func (m chatModel) Update(msg tea.Msg) (chatModel, tea.Cmd) {
 				m.newHere++
 			}
 		}
+		m.trimLive()
 		cmds = append(cmds, m.maybeMarkRead())
 
 	case client.ChangedEvent:
@@ -452,7 +507,10 @@ func (m chatModel) Update(msg tea.Msg) (chatModel, tea.Cmd) {
 			if p.MessageID == msg.Sent.MessageID {
 				p.SeqNo, p.Timestamp = msg.Sent.SeqNo, msg.Sent.Timestamp
 				m.pending = append(m.pending[:i:i], m.pending[i+1:]...)
-				m.merge([]wire.Message{p})
+				m.lastSeq = max(m.lastSeq, p.SeqNo)
+				if !m.behind { // behind, it shows when the newest page comes
+					m.merge([]wire.Message{p})
+				}
 				found = true
 				break
 			}
@@ -490,7 +548,7 @@ func (m chatModel) Update(msg tea.Msg) (chatModel, tea.Cmd) {
 		case tea.MouseWheelDown:
 			m.scroll(-3)
 		}
-		cmds = append(cmds, m.maybeLoadOlder(), m.maybeMarkRead())
+		cmds = append(cmds, m.maybeLoadOlder(), m.maybeLoadNewer(), m.maybeMarkRead())
 
 	case tea.KeyPressMsg:
 		cmds = append(cmds, m.handleKey(msg))
@@ -564,7 +622,7 @@ func (m *chatModel) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 			return tea.Batch(m.maybeLoadOlder(), m.maybeMarkRead())
 		case msg.String() == "pgdown":
 			m.scroll(-(hist - 1))
-			return m.maybeMarkRead()
+			return tea.Batch(m.maybeLoadNewer(), m.maybeMarkRead())
 		case m.action == actReact:
 			if emoji, ok := m.quickReaction(msg.String()); ok {
 				m.compose.SetValue(emoji)
@@ -603,7 +661,15 @@ func (m *chatModel) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 	case matches(msg, k.Top):
 		m.toOldest = m.more
 		m.scroll(len(m.lines))
+		if m.more { // an older page on its way is for the window replaced
+			return m.loadAt(1) // the first page in place of the window
+		}
 	case matches(msg, k.FirstUnread):
+		if n := len(m.msgs); m.unreadFrom > 0 && n > 0 &&
+			(m.more && m.msgs[0].SeqNo > m.unreadFrom || m.behind && m.msgs[n-1].SeqNo < m.unreadFrom) {
+			m.toUnread = true // the window moved away from it
+			return m.loadAt(m.unreadFrom - unreadContext)
+		}
 		if !m.scrollToUnread() {
 			return flash("nothing was unread when you opened this chat", false)
 		}
@@ -612,10 +678,13 @@ func (m *chatModel) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 		return func() tea.Msg { return toggleMuteMsg{conv: conv} }
 	case matches(msg, k.Bottom):
 		m.scroll(-len(m.lines))
+		if m.behind {
+			return m.loadAt(m.lastSeq)
+		}
 	default:
 		return nil
 	}
-	return tea.Batch(m.maybeLoadOlder(), m.maybeMarkRead())
+	return tea.Batch(m.maybeLoadOlder(), m.maybeLoadNewer(), m.maybeMarkRead())
 }
 
 // send hands the composed text to the backend. The composer clears at once; the
@@ -645,11 +714,13 @@ func (m *chatModel) send() tea.Cmd {
 	m.action, m.target, m.actionFromReading = actMessage, wire.Message{}, false
 	m.unstash()
 	m.afterLayoutChange()
+	var keep tea.Cmd
 	if out.Kind == "" {
 		m.c.inputs.add(out.ConversationID, text)
+		keep = keepInput(m.c, out.ConversationID, text)
 	}
 	m.histPos = 0
-	return m.sendMessage(out, text)
+	return tea.Batch(m.sendMessage(out, text), keep)
 }
 
 // sendMessage hands a message or event to the backend; text is what was
@@ -894,12 +965,12 @@ func (m *chatModel) loadOlder() tea.Cmd {
 	if atTop {
 		m.offset = max(len(m.lines)-m.historyHeight(), 0) // show the "loading" line
 	}
-	c, id := m.c, m.conv.ConversationID
+	c, id, gen := m.c, m.conv.ConversationID, m.windowGen
 	return func() tea.Msg {
 		ctx, cancel := c.call()
 		defer cancel()
 		p, err := c.be.History(ctx, id, before, c.page)
-		return historyMsg{conv: id, before: before, page: p, err: err}
+		return historyMsg{conv: id, before: before, page: p, err: err, gen: gen}
 	}
 }
 
@@ -930,6 +1001,11 @@ func (m *chatModel) maybeMarkRead() tea.Cmd {
 		if x := m.msgs[i]; x.SenderID != m.c.me && visible(x) {
 			m.unreadLeft++
 		}
+	}
+	if m.behind && len(m.msgs) > 0 {
+		// Below the window nothing is loaded to look at: each seq_no there
+		// counts as a message (window.go).
+		m.unreadLeft += max(m.lastSeq-m.msgs[len(m.msgs)-1].SeqNo, 0)
 	}
 	c, id := m.c, m.conv.ConversationID
 	return func() tea.Msg {
@@ -1114,7 +1190,7 @@ func (m chatModel) viewLines() ([]string, []int) {
 		right = s.Subtle.Render(fmt.Sprintf("↑ to the first message: %d loaded ", len(m.msgs)))
 	case m.newHere > 0:
 		right = s.Unread.Render(fmt.Sprintf("↓ %d new ", m.newHere))
-	case m.offset > 0:
+	case m.offset > 0 || m.behind:
 		right = s.Subtle.Render("↓ G to the newest ")
 	case m.stale:
 		right = s.Subtle.Render("offline: from the cache ")

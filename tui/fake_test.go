@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"maps"
@@ -16,6 +17,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/chatterm/chat/client"
+	"github.com/chatterm/chat/localstore"
 	"github.com/chatterm/chat/wire"
 )
 
@@ -37,7 +39,10 @@ type fakeBackend struct {
 	typing        []string          // conversations Typing was called for
 	refused       map[string]string // message_id → why the server refused it
 	muted         map[string]bool
-	presence      map[string][]wire.MemberPresence // by conversation
+	// kept holds drafts and input history: the real cache, as the client
+	// keeps them, so a test can start a second Model on what the first left.
+	kept     *localstore.Store
+	presence map[string][]wire.MemberPresence // by conversation
 
 	sends        []wire.Message
 	saved        []string // media ids SaveMedia was asked for
@@ -51,7 +56,13 @@ type fakeBackend struct {
 }
 
 func newFakeBackend(user string, now time.Time) *fakeBackend {
-	return &fakeBackend{
+	// The real cache, in memory: a test that restarts the TUI gives the
+	// second Model the same backend.
+	kept, err := localstore.Open(context.Background(), ":memory:", localstore.Options{UserID: cmp.Or(user, "nobody")})
+	if err != nil {
+		panic(err)
+	}
+	return &fakeBackend{kept: kept,
 		user: user, server: "http://chat.test", now: now,
 		msgs: map[string][]wire.Message{}, pending: map[string][]wire.Message{},
 		statuses: map[string][]wire.MemberStatus{}, convs: map[string]wire.Conversation{},
@@ -163,8 +174,9 @@ func (f *fakeBackend) IndexForSearch(_ context.Context, n int) (int, error) {
 	return f.searchBacklog, nil
 }
 
-// Search finds messages of the fixture containing query (case ignored).
-func (f *fakeBackend) Search(_ context.Context, query, conv string, limit int) ([]SearchHit, error) {
+// Search finds messages of the fixture containing query (case ignored), in
+// the cache's order: time, conversation, seq_no, newest first.
+func (f *fakeBackend) Search(_ context.Context, query, conv string, after *wire.Message, limit int) ([]SearchHit, bool, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	var hits []SearchHit
@@ -181,8 +193,18 @@ func (f *fakeBackend) Search(_ context.Context, query, conv string, limit int) (
 				Snippet: m.Content[:i] + SnippetStart + m.Content[i:i+len(query)] + SnippetEnd + m.Content[i+len(query):]})
 		}
 	}
-	slices.SortFunc(hits, func(a, b SearchHit) int { return b.Message.Timestamp.Compare(a.Message.Timestamp) })
-	return hits[:min(len(hits), limit)], nil
+	order := func(a, b wire.Message) int {
+		return cmp.Or(b.Timestamp.Compare(a.Timestamp), cmp.Compare(b.ConversationID, a.ConversationID), cmp.Compare(b.SeqNo, a.SeqNo))
+	}
+	slices.SortFunc(hits, func(a, b SearchHit) int { return order(a.Message, b.Message) })
+	if after != nil {
+		i := slices.IndexFunc(hits, func(h SearchHit) bool { return order(*after, h.Message) < 0 })
+		if i < 0 {
+			i = len(hits)
+		}
+		hits = hits[i:]
+	}
+	return hits[:min(len(hits), limit)], len(hits) > limit, nil
 }
 
 func (f *fakeBackend) MediaURL(_ context.Context, mediaID string) (string, error) {
@@ -281,6 +303,44 @@ func (f *fakeBackend) SetMuted(_ context.Context, conv string, muted bool) error
 		delete(f.muted, conv)
 	}
 	return nil
+}
+
+func (f *fakeBackend) store() (*localstore.Store, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.kept, nil
+}
+
+func (f *fakeBackend) Drafts(ctx context.Context) (map[string]string, error) {
+	s, err := f.store()
+	if err != nil {
+		return nil, err
+	}
+	return s.Drafts(ctx)
+}
+
+func (f *fakeBackend) InputHistory(ctx context.Context) (map[string][]string, error) {
+	s, err := f.store()
+	if err != nil {
+		return nil, err
+	}
+	return s.InputHistory(ctx)
+}
+
+func (f *fakeBackend) SaveDrafts(ctx context.Context, drafts map[string]string) error {
+	s, err := f.store()
+	if err != nil {
+		return err
+	}
+	return s.SetDrafts(ctx, drafts)
+}
+
+func (f *fakeBackend) AddInput(ctx context.Context, conv, text string) error {
+	s, err := f.store()
+	if err != nil {
+		return err
+	}
+	return s.AddInput(ctx, conv, text)
 }
 
 func (f *fakeBackend) RetryNow() {

@@ -6,7 +6,7 @@ import tea "charm.land/bubbletea/v2"
 // empty composer brings back the last message sent there, up again the one
 // before, down goes forward (past the newest: an empty composer again). A
 // recalled text that is edited stops the browsing: up and down move in it.
-// Kept for the life of the program.
+// Kept across restarts by the backend (drafts.go).
 
 // maxInputHistory bounds the texts kept per conversation.
 const maxInputHistory = 100
@@ -24,6 +24,18 @@ func (h *inputHistory) add(conv, text string) {
 		return
 	}
 	list = append(list, text)
+	if len(list) > maxInputHistory {
+		list = list[len(list)-maxInputHistory:]
+	}
+	h.sent[conv] = list
+}
+
+// keep puts texts sent before this run under those sent in it.
+func (h *inputHistory) keep(conv string, before []string) {
+	if h.sent == nil {
+		h.sent = map[string][]string{}
+	}
+	list := append(append([]string{}, before...), h.sent[conv]...)
 	if len(list) > maxInputHistory {
 		list = list[len(list)-maxInputHistory:]
 	}

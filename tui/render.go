@@ -78,7 +78,9 @@ func (m *chatModel) render() {
 	m.tickAt = map[int]int64{}
 	out, seqs, widths = m.drawMessages(out, seqs, widths, m.msgs, &d)
 	m.drawn = d
-	out, seqs, widths = m.drawMessages(out, seqs, widths, m.pending, &d) // after what is stored, and never a base to append to
+	if !m.behind { // they go after the newest, not under an older window
+		out, seqs, widths = m.drawMessages(out, seqs, widths, m.pending, &d) // after what is stored, and never a base to append to
+	}
 	m.lines, m.lineSeq, m.lineW = out, seqs, widths
 	m.afterLayoutChange()
 }

@@ -29,6 +29,8 @@ const (
 type searchResultsMsg struct {
 	query, conv string
 	hits        []SearchHit
+	more        bool // another page follows
+	next        bool // a page after those shown, to add to them
 	err         error
 	indexing    int // messages still to index before the search can run
 }
@@ -53,9 +55,12 @@ type searchModel struct {
 	// still indexes before it can answer.
 	asked    string
 	indexing int
-	cursor   int
-	width    int
-	height   int
+	// more: the results go on past those shown; the next page is asked
+	// for as the cursor reaches the last (loadingMore until it comes).
+	more, loadingMore bool
+	cursor            int
+	width             int
+	height            int
 }
 
 const searchLimit = 50
@@ -81,6 +86,7 @@ func (m *searchModel) boxWidth() int { return min(max(m.width-4, 20), 90) }
 // open starts a search of one conversation (conv set) or of all of entries.
 func (m *searchModel) open(conv wire.InboxEntry, entries []wire.InboxEntry) tea.Cmd {
 	m.conv, m.hits, m.err, m.cursor, m.asked, m.indexing = conv, nil, nil, 0, "", 0
+	m.more, m.loadingMore = false, false
 	m.names = make(map[string]string, len(entries))
 	for _, e := range entries {
 		m.names[e.ConversationID] = convTitle(e, m.c.me)
@@ -100,7 +106,17 @@ func (m searchModel) Update(msg tea.Msg) (searchModel, tea.Cmd) {
 			m.indexing = msg.indexing
 			return m, m.search(msg.query) // the next step
 		}
+		if msg.next {
+			m.loadingMore = false
+			if msg.err != nil {
+				m.err = msg.err
+				return m, nil
+			}
+			m.hits, m.more = append(m.hits, msg.hits...), msg.more
+			return m, nil
+		}
 		m.hits, m.err, m.cursor, m.asked, m.indexing = msg.hits, msg.err, 0, "", 0
+		m.more, m.loadingMore = msg.more, false
 		return m, nil
 	case tea.KeyPressMsg:
 		switch {
@@ -120,7 +136,7 @@ func (m searchModel) Update(msg tea.Msg) (searchModel, tea.Cmd) {
 			return m, nil
 		case matches(msg, k.FinderDown):
 			m.cursor = min(m.cursor+1, max(len(m.hits)-1, 0))
-			return m, nil
+			return m, m.searchMore()
 		}
 	}
 	before := m.input.Value()
@@ -155,8 +171,23 @@ func (m searchModel) search(q string) tea.Cmd {
 		if err != nil || left > 0 {
 			return searchResultsMsg{query: q, conv: conv, err: err, indexing: left}
 		}
-		hits, err := c.be.Search(ctx, q, conv, searchLimit)
-		return searchResultsMsg{query: q, conv: conv, hits: hits, err: err}
+		hits, more, err := c.be.Search(ctx, q, conv, nil, searchLimit)
+		return searchResultsMsg{query: q, conv: conv, hits: hits, more: more, err: err}
+	}
+}
+
+// searchMore asks for the page after the last hit shown.
+func (m *searchModel) searchMore() tea.Cmd {
+	if !m.more || m.loadingMore || len(m.hits) == 0 || m.cursor < len(m.hits)-1 {
+		return nil
+	}
+	m.loadingMore = true
+	c, conv, q, last := m.c, m.conv.ConversationID, strings.TrimSpace(m.input.Value()), m.hits[len(m.hits)-1].Message
+	return func() tea.Msg {
+		ctx, cancel := c.call()
+		defer cancel()
+		hits, more, err := c.be.Search(ctx, q, conv, &last, searchLimit)
+		return searchResultsMsg{query: q, conv: conv, hits: hits, more: more, err: err, next: true}
 	}
 }
 
@@ -192,6 +223,10 @@ func (m searchModel) View() string {
 	switch {
 	case m.err != nil:
 		lines = append(lines, s.Error.Render("  "+errText(m.err)))
+	case m.loadingMore:
+		lines = append(lines, s.Subtle.Render("  more…"))
+	case m.more && first+rows >= len(m.hits): // the last hit is in view
+		lines = append(lines, s.Subtle.Render("  ↓ more"))
 	case m.indexing > 0:
 		lines = append(lines, s.Subtle.Render(fmt.Sprintf("  indexing %d messages…", m.indexing)))
 	case m.asked != "" && len(m.hits) == 0:

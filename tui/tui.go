@@ -234,7 +234,7 @@ func (m Model) Init() tea.Cmd {
 	if m.page == pageLogin {
 		cmds = append(cmds, m.login.Init())
 	} else {
-		cmds = append(cmds, m.inbox.load(), loadMutes(m.c))
+		cmds = append(cmds, m.inbox.load(), loadMutes(m.c), loadKeptInput(m.c))
 	}
 	return tea.Batch(cmds...)
 }
@@ -400,7 +400,7 @@ func (m Model) update(msg tea.Msg) (Model, tea.Cmd) {
 		m.page = pageInbox
 		m.resize()
 		m.c.muted = nil // the new account's, read next
-		return m, tea.Batch(cmd, m.inbox.load(), loadMutes(m.c))
+		return m, tea.Batch(cmd, m.inbox.load(), loadMutes(m.c), loadKeptInput(m.c))
 
 	case openConversationMsg:
 		m.overlay = overlayNone
@@ -456,6 +456,17 @@ func (m Model) update(msg tea.Msg) (Model, tea.Cmd) {
 
 	case mutesMsg, muteSavedMsg, toggleMuteMsg:
 		return m, m.updateMutes(msg)
+
+	case keptInputMsg:
+		m.applyKeptInput(msg)
+		return m, nil
+
+	case keptSavedMsg:
+		if msg.err != nil {
+			m.c.log.Error("save drafts or input history", "err", msg.err)
+			return m, flash("could not keep the draft: "+errText(msg.err), true)
+		}
+		return m, nil
 
 	case historyMsg, sendQueuedMsg, statusesMsg, convInfoMsg, markedReadMsg, presenceMsg, presenceTickMsg, typingExpiredMsg, editedMsg:
 		var cmd tea.Cmd
@@ -560,14 +571,15 @@ func (m Model) handleKey(msg tea.KeyPressMsg) (Model, tea.Cmd) {
 			}
 			return m, flash("cleared; ctrl+c again quits", false)
 		}
-		// Drafts of other chats live only in memory: a stray ctrl+c (an
-		// irssi or weechat hand reaching for "cancel") must not drop them
-		// without asking.
+		// Drafts are kept across restarts (drafts.go), but a stray ctrl+c
+		// (an irssi or weechat hand reaching for "cancel") still asks when
+		// text or messages are waiting: the outbox is sent only once the
+		// client runs again.
 		if u := m.unsent(); u != "" && !armed {
 			m.quitArmed = true
 			return m, flash(u+" — ctrl+c again to quit", false)
 		}
-		return m, tea.Quit
+		return m, m.quit()
 	}
 	typing := m.typing()
 	if m.page != pageLogin {
@@ -645,7 +657,7 @@ func (m Model) handleKey(msg tea.KeyPressMsg) (Model, tea.Cmd) {
 			m.openOverlay(overlayNewChat)
 			return m, m.newChat.open(true)
 		case msg.String() == "q":
-			return m, tea.Quit
+			return m, m.quit()
 		}
 	case pageChat:
 		if !m.chat.composing {
@@ -787,7 +799,9 @@ func (m *Model) unsent() string {
 	if drafts > 0 {
 		parts = append(parts, plural(drafts, "draft", "drafts")+" unsent")
 	}
-	if n := len(m.chat.pending); n > 0 {
+	// The outbox of every chat, as the client last counted it, not only the
+	// open chat's: quitting leaves them unsent until the next start.
+	if n := max(len(m.chat.pending), m.conn.Unsent); n > 0 {
 		parts = append(parts, plural(n, "message", "messages")+" still sending")
 	}
 	return strings.Join(parts, ", ")

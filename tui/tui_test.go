@@ -264,9 +264,8 @@ func TestUnknownConversationReloadsInbox(t *testing.T) {
 	h.wantScreen("# new group")
 }
 
-// One g reaches the first message of a long conversation: the older pages
-// load one after another, the header counting them, keys live between them;
-// another key stops it.
+// g reaches the first message of a long conversation in one page: the
+// first page in place of the window, not every page between (window.go).
 func TestTopReachesTheFirstMessageInOneGo(t *testing.T) {
 	be := fixture()
 	long := wire.DirectConversationID("alice", "dave")
@@ -276,19 +275,18 @@ func TestTopReachesTheFirstMessageInOneGo(t *testing.T) {
 	h := newHarness(t, be, 80, 24)
 	h.key("enter") // dave: most recent
 	h.wantScreen("message number 300")
-	h.key("esc")
-	m, cmd := h.m.Update(keyMsg("g")) // the first older page asked for, not yet here
-	h.m = m
-	h.wantScreen("↑ to the first message: 50 loaded")
-	h.run(cmd) // that page, then the next ones, each asked for when the last came
+	h.key("esc", "g")
 	h.wantScreen("message number 001")
 	h.wantScreen("beginning of the conversation")
-	if want := []int64{0, 251, 201, 151, 101, 51}; !slices.Equal(be.historyCalls, want) {
-		t.Fatalf("history calls = %v, want every page once: %v", be.historyCalls, want)
+	if want := []int64{0, 51}; !slices.Equal(be.historyCalls, want) {
+		t.Fatalf("history calls = %v, want the newest page, then the first: %v", be.historyCalls, want)
 	}
 	if strings.Contains(h.screen(), "to the first message") {
 		t.Fatalf("still going to the first message once there:\n%s", h.screen())
 	}
+	h.wantScreen("G to the newest")
+	h.key("G")
+	h.wantScreen("message number 300")
 }
 
 // Opening a chat with more unread messages than a screen starts at the first
@@ -308,11 +306,19 @@ func TestOpenAtTheFirstUnread(t *testing.T) {
 	if strings.Contains(h.screen(), "message number 300") {
 		t.Fatalf("opened at the bottom, not at the first unread:\n%s", h.screen())
 	}
-	if want := []int64{0, 251, 201}; !slices.Equal(be.historyCalls, want) {
-		t.Fatalf("history calls = %v, want the pages down to the first unread: %v", be.historyCalls, want)
+	// One page from just above the first unread (176–225), and the page
+	// above it as the screen starts near its top: none of those between it
+	// and the newest.
+	if want := []int64{226, 176}; !slices.Equal(be.historyCalls, want) {
+		t.Fatalf("history calls = %v, want the page at the first unread and the one above: %v", be.historyCalls, want)
 	}
 	h.key("esc", "G")
 	h.wantScreen("message number 300")
+	h.key("U")
+	h.wantScreen("message number 181")
+	// From above it too: g, then U.
+	h.key("g")
+	h.wantScreen("message number 001")
 	h.key("U")
 	h.wantScreen("message number 181")
 
@@ -353,8 +359,9 @@ func TestScrollLoadsOlderPages(t *testing.T) {
 	// Scroll up to the top of what is loaded: an older page is requested, and
 	// while it loads the screen keeps answering keys.
 	h.key("esc")
-	m, cmd := h.m.Update(keyMsg("g"))
+	m, cmd := h.m.Update(keyMsg("pgup"))
 	h.m = m
+	h.key("pgup") // to the top of what is loaded
 	h.wantScreen("loading older messages…")
 	h.key("j", "k")
 	h.wantScreen("loading older messages…")
@@ -368,8 +375,8 @@ func TestScrollLoadsOlderPages(t *testing.T) {
 		t.Fatalf("still loading:\n%s", h.screen())
 	}
 	// Keep going to the very beginning: every page once, then a marker.
-	for range 20 {
-		h.key("g")
+	for range 40 {
+		h.key("pgup")
 	}
 	h.wantScreen("message number 001")
 	h.wantScreen("beginning of the conversation")
@@ -918,7 +925,7 @@ func TestCtrlCClearsTheComposerFirst(t *testing.T) {
 func TestStaleHistorySaysSo(t *testing.T) {
 	h := newHarness(t, fixture(), 80, 24)
 	h.key("enter")
-	h.send(historyMsg{conv: bobConv, page: Page{Messages: nil, Stale: true}})
+	h.send(historyMsg{conv: bobConv, page: Page{Messages: nil, Stale: true}, gen: h.root().chat.windowGen})
 	if !strings.Contains(strings.Split(h.screen(), "\n")[0], "offline: from the cache") {
 		t.Fatalf("header does not say the page is from the cache:\n%s", h.screen())
 	}

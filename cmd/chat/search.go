@@ -13,12 +13,15 @@ import (
 )
 
 const searchUsage = `
-Usage: chat search [--with USER | --group ID] [--limit N] [--json] WORDS...
+Usage: chat search [--with USER | --group ID] [--limit N] [--before CURSOR] [--json] WORDS...
 
 Searches the messages cached on this machine (what the terminal UI has shown
 or fetched, and what chat fetch filled in) for messages with every word, as a
-word or the start of one, case and accents ignored. Newest first. With --json,
-one message object per line, with a "snippet" field.
+word or the start of one, case and accents ignored. Newest first, a page of
+--limit at a time: when there are more, the last line on stderr says how to
+get the next page (--before CURSOR); with --json the cursor is also the
+"next" field of a last line {"next": CURSOR}. With --json, one message object
+per line, with a "snippet" field.
 
 To search a conversation's whole history, fill the cache first:
   chat fetch --with bob
@@ -26,6 +29,7 @@ To search a conversation's whole history, fill the cache first:
 Examples:
   chat search deploy failed
   chat search --group g:7f3k2 --limit 5 standup
+  chat search --with bob --before 4812 invoice
 `
 
 const fetchUsage = `
@@ -45,12 +49,19 @@ func (a *app) runSearch(ctx context.Context, args []string) error {
 	group := fs.String("group", "", "only conversation `ID`")
 	limit := fs.Int("limit", 20, "at most `N` messages (1-500)")
 	asJSON := fs.Bool("json", false, "one JSON message per line, with a snippet")
+	beforeFlag := fs.String("before", "", "the page after `CURSOR` (as the page before printed it)")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
 	}
 	if *limit < 1 || *limit > 500 {
 		return usagef("--limit must be between 1 and 500")
+	}
+	var before localstore.SearchCursor
+	if *beforeFlag != "" {
+		if before, err = localstore.ParseSearchCursor(*beforeFlag); err != nil {
+			return usagef("--before: %s", wire.ErrorMessage(err))
+		}
 	}
 	query := strings.Join(pos, " ")
 	if strings.TrimSpace(query) == "" {
@@ -67,7 +78,7 @@ func (a *app) runSearch(ctx context.Context, args []string) error {
 			return err
 		}
 	}
-	hits, err := store.Search(ctx, query, conv, *limit)
+	hits, next, err := store.SearchPage(ctx, localstore.SearchQuery{Words: query, ConversationID: conv, Before: before, Limit: *limit})
 	if err != nil {
 		return err
 	}
@@ -89,7 +100,16 @@ func (a *app) runSearch(ctx context.Context, args []string) error {
 		}
 		printMessage(a.stdout, h.Message, conv == "", quotes, who)
 	}
-	if len(hits) == 0 && !*asJSON {
+	switch {
+	case !next.IsZero() && *asJSON:
+		if err := enc.Encode(struct {
+			Next string `json:"next"`
+		}{next.String()}); err != nil {
+			return err
+		}
+	case !next.IsZero():
+		fmt.Fprintf(a.stderr, "(more: the same search with --before %s)\n", next)
+	case len(hits) == 0 && !*asJSON && before.IsZero():
 		fmt.Fprintln(a.stderr, "(nothing found in the cache; chat fetch --with USER fills it with a whole conversation)")
 	}
 	return nil

@@ -365,20 +365,27 @@ func (b *tuiBackend) IndexForSearch(ctx context.Context, n int) (int, error) {
 // snippetMarks turns the cache's marks of matched words into the TUI's.
 var snippetMarks = strings.NewReplacer(localstore.SnippetStart, tui.SnippetStart, localstore.SnippetEnd, tui.SnippetEnd)
 
-func (b *tuiBackend) Search(ctx context.Context, query, conv string, limit int) ([]tui.SearchHit, error) {
+func (b *tuiBackend) Search(ctx context.Context, query, conv string, after *wire.Message, limit int) ([]tui.SearchHit, bool, error) {
 	s, err := b.session()
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	hits, err := s.Store().Search(ctx, query, conv, limit)
+	q := localstore.SearchQuery{Words: query, ConversationID: conv, Limit: limit}
+	if after != nil {
+		q.Before = localstore.SearchCursor{SeqNo: after.SeqNo}
+		if conv == "" {
+			q.Before.Timestamp, q.Before.ConversationID = after.Timestamp, after.ConversationID
+		}
+	}
+	hits, next, err := s.Store().SearchPage(ctx, q)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	out := make([]tui.SearchHit, len(hits))
 	for i, h := range hits {
 		out[i] = tui.SearchHit{Message: h.Message, Snippet: snippetMarks.Replace(h.Snippet)}
 	}
-	return out, nil
+	return out, !next.IsZero(), nil
 }
 
 func (b *tuiBackend) MarkRead(ctx context.Context, id string, seq int64) error {

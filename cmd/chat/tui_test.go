@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -271,6 +272,14 @@ func TestTUIOpensFromCacheOffline(t *testing.T) {
 // client has on disk.
 func seedCache(tb testing.TB, home, server, user string, convs, perConv int) {
 	tb.Helper()
+	seedCacheUnread(tb, home, server, user, convs, perConv, 0)
+}
+
+// seedCacheUnread is seedCache with the last unread messages of each
+// conversation from the peer: unread, since the user's own messages mark
+// what came before them read.
+func seedCacheUnread(tb testing.TB, home, server, user string, convs, perConv, unread int) {
+	tb.Helper()
 	ctx := context.Background()
 	cfg := client.Config{Home: home, Server: server}
 	if err := cfg.SaveAccount(client.Account{Server: server, UserID: user, Token: "seeded-token"}); err != nil {
@@ -298,7 +307,7 @@ func seedCache(tb testing.TB, home, server, user string, convs, perConv int) {
 		conv := wire.DirectConversationID(user, peer)
 		for i := 1; i <= perConv; i++ {
 			sender := peer
-			if i%3 == 0 {
+			if i%3 == 0 && i <= perConv-unread {
 				sender = user
 			}
 			batch = append(batch, wire.Message{
@@ -343,6 +352,8 @@ func BenchmarkTUIInboxFrom100kCache(b *testing.B) {
 
 // TestSeedMeasurementHome writes the 100,000-message home used to time the real
 // binary (docs/tui.md); it runs only when CHAT_SEED_HOME names the directory.
+// CHAT_SEED_SHAPE=CONVSxPER changes the shape (default 500x200), and
+// CHAT_SEED_UNREAD=N leaves the last N messages of each unread.
 func TestSeedMeasurementHome(t *testing.T) {
 	home := os.Getenv("CHAT_SEED_HOME")
 	if home == "" {
@@ -352,7 +363,14 @@ func TestSeedMeasurementHome(t *testing.T) {
 	if server == "" {
 		server = "http://127.0.0.1:9"
 	}
-	seedCache(t, home, server, "alice", 500, 200)
+	convs, perConv := 500, 200
+	if v := os.Getenv("CHAT_SEED_SHAPE"); v != "" { // CONVSxPER: 2x50000 for scripts/search-bench.sh
+		if _, err := fmt.Sscanf(v, "%dx%d", &convs, &perConv); err != nil {
+			t.Fatalf("CHAT_SEED_SHAPE=%q: want CONVSxPER, e.g. 2x50000", v)
+		}
+	}
+	unread, _ := strconv.Atoi(os.Getenv("CHAT_SEED_UNREAD")) // the last N of each conversation unread
+	seedCacheUnread(t, home, server, "alice", convs, perConv, unread)
 }
 
 // First run: no login and no server in the home. The TUI asks for both,
