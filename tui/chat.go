@@ -456,6 +456,7 @@ func (m chatModel) Update(msg tea.Msg) (chatModel, tea.Cmd) {
 		if msg.err != nil {
 			m.c.log.Warn("mark read", "conv", msg.conv, "seq", msg.seq, "err", msg.err)
 		}
+		return m, m.c.markedRead(msg)
 
 	case client.MessageEvent:
 		if msg.Message.ConversationID != m.conv.ConversationID {
@@ -1007,12 +1008,7 @@ func (m *chatModel) maybeMarkRead() tea.Cmd {
 		// counts as a message (window.go).
 		m.unreadLeft += max(m.lastSeq-m.msgs[len(m.msgs)-1].SeqNo, 0)
 	}
-	c, id := m.c, m.conv.ConversationID
-	return func() tea.Msg {
-		ctx, cancel := c.call()
-		defer cancel()
-		return markedReadMsg{conv: id, seq: seen, err: c.be.MarkRead(ctx, id, seen)}
-	}
+	return m.c.markRead(m.conv.ConversationID, seen)
 }
 
 // seenSeq is the newest seq_no the screen shows whole (0: none).

@@ -75,6 +75,7 @@ type common struct {
 	muted   map[string]bool // conversations that ring nothing (mute.go)
 	// highlight: Options.HighlightWords.
 	highlight []string
+	marks     readMarks // read reports on their way (markread.go)
 	// parts is the sidebar and status line as last drawn, with what they
 	// were drawn from (render.go): the same for every copy of the model.
 	parts partsShown
