@@ -227,6 +227,25 @@ type partsShown struct {
 	statusKey   []byte
 	status      string
 	statusDraws int
+
+	// frameBuf is where a frame is assembled; frame is the last one handed
+	// out. View runs after every Update, and most Updates (a read report
+	// answered, an ack, a peer's boundary off screen) change nothing shown:
+	// such a frame is the same string again, with nothing allocated, and the
+	// renderer's comparison with the last frame ends at the pointer.
+	frameBuf []byte
+	frame    string
+}
+
+// keepFrame returns the frame assembled in buf: the last one when it reads
+// the same, else a new string of it.
+func (p *partsShown) keepFrame(buf []byte) string {
+	p.frameBuf = buf
+	if p.frame != "" && string(buf) == p.frame {
+		return p.frame
+	}
+	p.frame = string(buf)
+	return p.frame
 }
 
 // sidebarLines is the conversation list beside the chat, exactly h lines of
