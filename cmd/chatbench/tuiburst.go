@@ -210,8 +210,15 @@ func (b *bench) tuiBurstOn(ctx context.Context, t *target, bin, tmux string) err
 			break
 		}
 	}
-	if err := waitExit(ctx, p.pid, 10*time.Second); err != nil {
-		return err
+	if err := waitExit(ctx, p.pid, 30*time.Second); err != nil {
+		// Not what is measured here, but worth knowing: say it and go on.
+		b.logf("WARNING: %v; killed (a --tui-cpuprofile is lost)", err)
+		if proc, ferr := os.FindProcess(p.pid); ferr == nil {
+			proc.Kill()
+		}
+		if err := waitExit(ctx, p.pid, 10*time.Second); err != nil {
+			return err
+		}
 	}
 
 	// chat tail, alone: the TUI has quit.
