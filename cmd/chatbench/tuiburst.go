@@ -436,7 +436,12 @@ func (p *pane) start(ctx context.Context, session string, argv ...string) error 
 func waitExit(ctx context.Context, pid int, within time.Duration) error {
 	deadline := time.Now().Add(within)
 	for {
-		if _, err := os.Stat(fmt.Sprintf("/proc/%d", pid)); errors.Is(err, os.ErrNotExist) {
+		// Gone, or a zombie its parent (the tmux server) has not reaped yet.
+		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if errors.Is(err, os.ErrNotExist) {
+			return nil
+		}
+		if _, rest, ok := strings.Cut(string(stat), ") "); ok && (strings.HasPrefix(rest, "Z") || strings.HasPrefix(rest, "X")) {
 			return nil
 		}
 		if time.Now().After(deadline) {
