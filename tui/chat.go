@@ -7,7 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"charm.land/bubbles/v2/textarea"
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
@@ -95,7 +94,7 @@ type chatModel struct {
 	unreadLeft int64
 	unreadFrom int64 // first unread seq when the chat was opened (0: none); marks "new"
 
-	compose   textarea.Model
+	compose   composer
 	composing bool
 	// Acting on a message (actions.go): the selection (its seq_no, 0: none,
 	// and its first line once rendered), what the composer writes and on
@@ -176,31 +175,6 @@ func newChatModel(c *common) chatModel {
 	m := chatModel{c: c, statuses: map[string]wire.MemberStatus{}, failed: map[string]string{}, composerShown: &composerShown{}}
 	m.compose = newComposer(c)
 	return m
-}
-
-func newComposer(c *common) textarea.Model {
-	ta := textarea.New()
-	ta.Prompt = "› "
-	ta.Placeholder = "Write a message…  (enter sends, alt+enter or ctrl+j for a new line)"
-	ta.ShowLineNumbers = false
-	ta.CharLimit = 0
-	ta.DynamicHeight = true
-	ta.MinHeight = 1
-	ta.MaxHeight = 6
-	ta.KeyMap.InsertNewline.SetKeys(c.keys.Newline.Keys()...)
-	ta.SetStyles(composerStyles(c.styles))
-	return ta
-}
-
-func composerStyles(s *Styles) textarea.Styles {
-	st := textarea.DefaultStyles(s.IsDark)
-	st.Focused.CursorLine = lipgloss.NewStyle()
-	st.Focused.Prompt = s.Accent
-	st.Blurred.Prompt = s.Faint
-	st.Focused.Placeholder = s.Faint
-	st.Blurred.Placeholder = s.Faint
-	st.Cursor.Blink = false
-	return st
 }
 
 // cachedLines is one message's rendering and what it depended on.
@@ -456,6 +430,7 @@ func (m chatModel) Update(msg tea.Msg) (chatModel, tea.Cmd) {
 		if msg.err != nil {
 			m.c.log.Warn("mark read", "conv", msg.conv, "seq", msg.seq, "err", msg.err)
 		}
+		return m, m.c.markedRead(msg)
 
 	case client.MessageEvent:
 		if msg.Message.ConversationID != m.conv.ConversationID {
@@ -1007,12 +982,7 @@ func (m *chatModel) maybeMarkRead() tea.Cmd {
 		// counts as a message (window.go).
 		m.unreadLeft += max(m.lastSeq-m.msgs[len(m.msgs)-1].SeqNo, 0)
 	}
-	c, id := m.c, m.conv.ConversationID
-	return func() tea.Msg {
-		ctx, cancel := c.call()
-		defer cancel()
-		return markedReadMsg{conv: id, seq: seen, err: c.be.MarkRead(ctx, id, seen)}
-	}
+	return m.c.markRead(m.conv.ConversationID, seen)
 }
 
 // seenSeq is the newest seq_no the screen shows whole (0: none).

@@ -159,60 +159,28 @@ func (m *chatModel) drawMessages(out []string, seqs []int64, widths []int, msgs 
 	return out, seqs, widths
 }
 
-// composerShown is the composer's drawing and what it was drawn from.
+// composerShown is the composer's drawing, its lines and their widths, and
+// the revision they were drawn at (composer.rev).
 type composerShown struct {
-	key  composerKey
-	view string
-	// lines and widths are linesOf's lines and their widths in cells:
-	// composerView replaces view first, so linesOf tells whether they are
-	// still view's.
-	linesOf string
-	lines   []string
-	widths  []int
+	rev    int
+	drawn  bool
+	lines  []string
+	widths []int
 }
 
-type composerKey struct {
-	value               string
-	focused             bool
-	width, height, line int
-	column              int
-	styles              *Styles
-}
-
-// composerView is the composer as textarea draws it, drawn again only when
-// its text, cursor, focus, size or styles changed: it was a third of a
-// frame's time while messages poured in.
-func (m chatModel) composerView() string {
-	li := m.compose.LineInfo()
-	k := composerKey{value: m.compose.Value(), focused: m.compose.Focused(), width: m.compose.Width(), height: m.compose.Height(),
-		line: m.compose.Line(), column: li.CharOffset, styles: m.c.styles}
-	if c := m.composerShown; c != nil {
-		if c.key == k && c.view != "" {
-			return c.view
-		}
-		c.key, c.view = k, m.compose.View()
-		return c.view
-	}
-	return m.compose.View()
-}
-
-// composerLines is composerView's lines and their widths, measured once per
-// drawing.
+// composerLines is the composer's rows and their widths in cells, drawn
+// again only when something it shows changed: it was a third of a frame's
+// time while messages poured in.
 func (m chatModel) composerLines() ([]string, []int) {
-	v := m.composerView()
 	c := m.composerShown
-	if c == nil || c.linesOf != v || c.lines == nil {
-		lines := strings.Split(v, "\n")
-		widths := make([]int, len(lines))
-		for i, l := range lines {
-			widths[i] = ansi.StringWidth(l)
-		}
-		if c == nil {
-			return lines, widths
-		}
-		c.linesOf, c.lines, c.widths = v, lines, widths
+	if c != nil && c.drawn && c.rev == m.compose.rev {
+		return c.lines, c.widths
 	}
-	return c.lines, c.widths
+	lines, widths := m.compose.viewLines()
+	if c != nil {
+		c.rev, c.drawn, c.lines, c.widths = m.compose.rev, true, lines, widths
+	}
+	return lines, widths
 }
 
 // tickWidth is the width of every tick glyph (chatModel.tickGlyph).
@@ -259,6 +227,25 @@ type partsShown struct {
 	statusKey   []byte
 	status      string
 	statusDraws int
+
+	// frameBuf is where a frame is assembled; frame is the last one handed
+	// out. View runs after every Update, and most Updates (a read report
+	// answered, an ack, a peer's boundary off screen) change nothing shown:
+	// such a frame is the same string again, with nothing allocated, and the
+	// renderer's comparison with the last frame ends at the pointer.
+	frameBuf []byte
+	frame    string
+}
+
+// keepFrame returns the frame assembled in buf: the last one when it reads
+// the same, else a new string of it.
+func (p *partsShown) keepFrame(buf []byte) string {
+	p.frameBuf = buf
+	if p.frame != "" && string(buf) == p.frame {
+		return p.frame
+	}
+	p.frame = string(buf)
+	return p.frame
 }
 
 // sidebarLines is the conversation list beside the chat, exactly h lines of

@@ -75,6 +75,7 @@ type common struct {
 	muted   map[string]bool // conversations that ring nothing (mute.go)
 	// highlight: Options.HighlightWords.
 	highlight []string
+	marks     readMarks // read reports on their way (markread.go)
 	// parts is the sidebar and status line as last drawn, with what they
 	// were drawn from (render.go): the same for every copy of the model.
 	parts partsShown
@@ -878,8 +879,16 @@ func (m Model) render() string {
 	if m.width <= 0 || m.height <= 0 {
 		return ""
 	}
+	if m.height == 1 {
+		return m.statusShown()
+	}
 	h := max(m.height-1, 1)
+	p := &m.c.parts
+	// The chat's lines go straight into the frame's buffer; other pages
+	// (and a chat under an overlay) come as a string first.
+	buf := p.frameBuf[:0]
 	var body string
+	inBuf := false
 	switch m.page {
 	case pageLogin:
 		body = m.login.View()
@@ -887,6 +896,7 @@ func (m Model) render() string {
 		body = m.inbox.View()
 	case pageChat:
 		lines, widths := m.chat.viewLines()
+		inBuf = true
 		if m.sidebar() {
 			// Both sides are cut and padded to their widths, so the lines join
 			// as they are: measuring them again (lipgloss.JoinHorizontal, then
@@ -894,18 +904,21 @@ func (m Model) render() string {
 			left := m.sidebarLines(h)
 			right := fitLines(lines, widths, m.width-sidebarWidth-2, h)
 			rule := m.c.styles.Faint.Render("│ ")
-			var b strings.Builder
 			for i := range h {
 				if i > 0 {
-					b.WriteByte('\n')
+					buf = append(buf, '\n')
 				}
-				b.WriteString(left[i])
-				b.WriteString(rule)
-				b.WriteString(right[i])
+				buf = append(buf, left[i]...)
+				buf = append(buf, rule...)
+				buf = append(buf, right[i]...)
 			}
-			body = b.String()
 		} else {
-			body = strings.Join(fitLines(lines, widths, m.width, h), "\n")
+			for i, l := range fitLines(lines, widths, m.width, h) {
+				if i > 0 {
+					buf = append(buf, '\n')
+				}
+				buf = append(buf, l...)
+			}
 		}
 	}
 	if m.page != pageChat {
@@ -927,6 +940,9 @@ func (m Model) render() string {
 		box = m.members.View()
 	}
 	if box != "" {
+		if inBuf {
+			body, inBuf = string(buf), false
+		}
 		bw, bh := lipgloss.Width(box), lipgloss.Height(box)
 		x := max((m.width-bw)/2, 0)
 		y := max((h-bh)/3, 0)
@@ -936,10 +952,12 @@ func (m Model) render() string {
 		).Render()
 		body = fitBlock(body, m.width, h)
 	}
-	if m.height == 1 {
-		return m.statusShown()
+	if !inBuf {
+		buf = append(buf[:0], body...)
 	}
-	return body + "\n" + m.statusShown()
+	buf = append(buf, '\n')
+	buf = append(buf, m.statusShown()...)
+	return p.keepFrame(buf)
 }
 
 // fitBlock pads or cuts s to exactly h lines of exactly w cells, so that a

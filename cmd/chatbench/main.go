@@ -2,7 +2,7 @@
 // drives the server over its real protocol (HTTP API and WebSocket) with many
 // simulated users on loopback, and compares it with a raw WebSocket echo.
 //
-//	chatbench [flags] scenario...   scenarios: echo throughput latency fanout idle history reconnect cli tui all
+//	chatbench [flags] scenario...   scenarios: echo throughput latency fanout idle history reconnect cli tui tui-burst all
 //	chatbench serve --data-dir DIR  a node with the bench's settings (used for the child process)
 //
 // By default each scenario starts a fresh server as a child process (so its CPU
@@ -102,6 +102,12 @@ type bench struct {
 	tuiMessages    int
 	tuiRuns        int
 
+	tuiBurstHistory  int
+	tuiBurstMessages int
+	tuiBurstRate     float64
+	tuiBurstLoadAll  bool
+	tuiCPUProfile    string
+
 	runID string
 	dial  *dialer
 	log   io.Writer
@@ -188,8 +194,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&b.cliRuns, "cli-runs", 300, "cli: runs of each chat send command (after 10 not counted)")
 	fs.IntVar(&b.tuiMessages, "tui-messages", 100000, "tui: messages in the cache (over 500 conversations)")
 	fs.IntVar(&b.tuiRuns, "tui-runs", 20, "tui: starts of the TUI (after 2 not counted)")
+	fs.IntVar(&b.tuiBurstHistory, "tui-burst-history", 50000, "tui-burst: messages in each conversation before the runs")
+	fs.IntVar(&b.tuiBurstMessages, "tui-burst-messages", 2000, "tui-burst: messages per run")
+	fs.Float64Var(&b.tuiBurstRate, "tui-burst-rate", 200, "tui-burst: messages/s of the steady runs (the bursts go as fast as the server stores them)")
+	fs.StringVar(&b.tuiCPUProfile, "tui-cpuprofile", "", "tui-burst: the TUI writes a CPU profile of its whole run to this file (CHAT_CPUPROFILE)")
+	fs.BoolVar(&b.tuiBurstLoadAll, "tui-burst-load-all", true, "tui-burst: load each conversation's whole history into the TUI (g, then G) before its runs")
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: chatbench [flags] scenario...\n\nScenarios: echo throughput latency fanout idle history reconnect cli tui all\n(all = echo throughput latency fanout idle history reconnect cli tui)\n\nFlags:\n")
+		fmt.Fprintf(stderr, "Usage: chatbench [flags] scenario...\n\nScenarios: echo throughput latency fanout idle history reconnect cli tui tui-burst all\n(all = echo throughput latency fanout idle history reconnect cli tui tui-burst)\n\nFlags:\n")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -233,6 +244,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if b.cliRuns < 1 || b.tuiRuns < 1 {
 		return fmt.Errorf("--cli-runs and --tui-runs must be at least 1")
 	}
+	if b.tuiBurstHistory < 0 || b.tuiBurstMessages < 1 || b.tuiBurstRate <= 0 {
+		return fmt.Errorf("--tui-burst-history must be at least 0, --tui-burst-messages at least 1 and --tui-burst-rate positive")
+	}
 	if b.tuiMessages < 1 {
 		return fmt.Errorf("--tui-messages must be at least 1, not %d", b.tuiMessages)
 	}
@@ -248,15 +262,16 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return errors.New("name at least one scenario")
 	}
 	if len(scenarios) == 1 && scenarios[0] == "all" {
-		scenarios = []string{"echo", "throughput", "latency", "fanout", "idle", "history", "reconnect", "cli", "tui"}
+		scenarios = []string{"echo", "throughput", "latency", "fanout", "idle", "history", "reconnect", "cli", "tui", "tui-burst"}
 	}
 	known := map[string]func(context.Context) error{
 		"echo": b.echo, "throughput": b.throughput, "latency": b.latency, "fanout": b.fanout,
 		"idle": b.idle, "history": b.history, "reconnect": b.reconnect, "cli": b.cli, "tui": b.tui,
+		"tui-burst": b.tuiBurst,
 	}
 	for _, s := range scenarios {
 		if known[s] == nil {
-			return fmt.Errorf("unknown scenario %q (want echo, throughput, latency, fanout, idle, history, reconnect, cli, tui or all)", s)
+			return fmt.Errorf("unknown scenario %q (want echo, throughput, latency, fanout, idle, history, reconnect, cli, tui, tui-burst or all)", s)
 		}
 	}
 	raiseFileLimit()

@@ -204,6 +204,43 @@ func TestTUIScenario(t *testing.T) {
 	}
 }
 
+// The tui-burst scenario end to end, small: every case sends its messages,
+// sees the last one on the real TUI's screen (or in chat tail's pane), and
+// reports a CPU figure and the lag.
+func TestTUIBurstScenario(t *testing.T) {
+	if _, err := exec.LookPath("tmux"); err != nil {
+		t.Skip("the tui-burst scenario needs tmux on PATH (apt-get install tmux)")
+	}
+	bin := buildChat(t)
+	out := filepath.Join(t.TempDir(), "out.json")
+	var stdout, stderr bytes.Buffer
+	args := []string{"--inproc", "--tmp", t.TempDir(), "--json", out, "--chat-bin", bin, "--tui-burst-history", "120",
+		"--tui-burst-messages", "60", "--tui-burst-rate", "300", "tui-burst"}
+	if err := run(context.Background(), args, &stdout, &stderr); err != nil {
+		t.Fatalf("chatbench: %v\n%s", err, stderr.String())
+	}
+	var rep struct {
+		Scenarios struct {
+			TUIBurst TUIBurstResult `json:"tui-burst"`
+		}
+	}
+	readJSON(t, out, &rep)
+	r := rep.Scenarios.TUIBurst
+	if len(r.Cases) != 12 || r.History != 120 || !r.LoadedAll || r.IdleSeconds != 10 {
+		t.Fatalf("%+v: want 12 cases (2 conversations × chat, inbox, tail × burst, steady) over 120 messages loaded", r)
+	}
+	seen := map[string]bool{}
+	for _, c := range r.Cases {
+		seen[c.Conversation+"/"+c.View+"/"+c.Load] = true
+		if c.Messages != 60 || c.SentPerSec <= 0 || c.LagMS < 0 {
+			t.Errorf("%+v: want 60 messages sent and a lag from stored to on screen", c)
+		}
+	}
+	if len(seen) != 12 {
+		t.Errorf("cases %v: want each conversation, view and load once", seen)
+	}
+}
+
 // buildChat builds the chat binary the cli and tui scenarios run.
 func buildChat(t *testing.T) string {
 	t.Helper()
