@@ -13,7 +13,6 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/chatterm/chat/client"
-	"github.com/chatterm/chat/internal/termtext"
 	"github.com/chatterm/chat/wire"
 )
 
@@ -118,6 +117,7 @@ type chatModel struct {
 	// lineCache keeps each message's rendered lines: a tick or a new message
 	// re-renders one message, not the whole history.
 	lineCache map[string]cachedLines
+	bodies    bodyCache // messages' text as drawn (body.go)
 	// composerShown is the composer as last drawn (render.go): a frame in a
 	// busy chat draws it again only when it changed.
 	composerShown *composerShown
@@ -1019,12 +1019,7 @@ func (m *chatModel) messageLines(x wire.Message, k lineKey) (lines []string, tic
 	case x.Deleted:
 		body = append(body, s.Faint.Italic(true).Render("message deleted"))
 	default:
-		for _, para := range strings.Split(termtext.Clean(x.Content, true), "\n") {
-			if para == "" && x.Content == "" {
-				break // an attachment alone: its line below says it all
-			}
-			body = append(body, wrapText(para, contentW)...)
-		}
+		body = append(body, m.bodyLines(x, contentW)...) // none for an attachment alone: its line says it all
 		if x.Attachment != "" {
 			body = append(body, s.Accent.Render(ansi.Truncate(attachmentLine(x), contentW, "…")))
 		}
