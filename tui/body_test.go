@@ -18,7 +18,7 @@ func TestMessagesShowFormatted(t *testing.T) {
 	h.key("enter") // bob
 	bob := wire.DirectConversationID("alice", "bob")
 	h.send(client.MessageEvent{Message: wire.Message{ConversationID: bob, SeqNo: 8, MessageID: "md", SenderID: "bob",
-		Content: "the **build** is red: `go test` fails\n> it was green\n- rerun\n- bisect\n```\nif x {\n    y()\n}\n```",
+		Content:   "the **build** is red: `go test` fails\n> it was green\n- rerun\n- bisect\n```\nif x {\n    y()\n}\n```",
 		Timestamp: fixtureNow}})
 	s := h.screen()
 	for _, want := range []string{"the build is red: go test fails", "│ it was green", "• rerun", "• bisect", "    y()"} {

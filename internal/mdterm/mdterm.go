@@ -38,7 +38,9 @@ const (
 )
 
 // Painter draws a run of text in a style, returning it with the escape
-// sequences that style needs. It is given text of one line, never a newline.
+// sequences that style needs. It is given text of one line, never a newline,
+// and every run of a line, plain ones too (style 0), so a screen that colours
+// all text can colour them.
 type Painter func(text string, s Style) string
 
 // Options say how to draw.

@@ -20,6 +20,9 @@ func tags(text string, s Style) string {
 			f = append(f, x.n)
 		}
 	}
+	if s == 0 {
+		return text
+	}
 	return "<" + strings.Join(f, ",") + ">" + text + "</>"
 }
 

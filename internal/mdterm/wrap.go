@@ -182,7 +182,7 @@ func cutAt(t string, w int) (head, rest string) {
 // one OSC 8 hyperlink that ends on the line. Without a painter it is the
 // plain text.
 func (r *renderer) draw(spans []span) string {
-	if len(spans) == 1 && (r.paint == nil || spans[0].style == 0 && spans[0].href == "") {
+	if len(spans) == 1 && r.paint == nil {
 		return spans[0].text
 	}
 	var b strings.Builder
@@ -214,21 +214,15 @@ func (r *renderer) draw(spans []span) string {
 			}
 			open = s.href
 		}
-		if s.style == 0 {
+		t := s.text
+		if j > i+1 {
+			var run strings.Builder
 			for _, p := range spans[i:j] {
-				b.WriteString(p.text)
+				run.WriteString(p.text)
 			}
-		} else {
-			t := s.text
-			if j > i+1 {
-				var run strings.Builder
-				for _, p := range spans[i:j] {
-					run.WriteString(p.text)
-				}
-				t = run.String()
-			}
-			b.WriteString(r.paint(t, s.style))
+			t = run.String()
 		}
+		b.WriteString(r.paint(t, s.style))
 		i = j
 	}
 	if open != "" {
