@@ -13,12 +13,13 @@ import (
 )
 
 const searchUsage = `
-Usage: chat search [--with USER | --group ID] [--limit N] [--json] WORDS...
+Usage: chat search [--with USER | --group ID] [--limit N] [--raw] [--json] WORDS...
 
 Searches the messages cached on this machine (what the terminal UI has shown
 or fetched, and what chat fetch filled in) for messages with every word, as a
 word or the start of one, case and accents ignored. Newest first. With --json,
-one message object per line, with a "snippet" field.
+one message object per line, with a "snippet" field; --raw prints text as
+written, not drawn from its Markdown.
 
 To search a conversation's whole history, fill the cache first:
   chat fetch --with bob
@@ -45,6 +46,7 @@ func (a *app) runSearch(ctx context.Context, args []string) error {
 	group := fs.String("group", "", "only conversation `ID`")
 	limit := fs.Int("limit", 20, "at most `N` messages (1-500)")
 	asJSON := fs.Bool("json", false, "one JSON message per line, with a snippet")
+	raw := fs.Bool("raw", false, "print message text as stored, its Markdown not drawn")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -76,6 +78,7 @@ func (a *app) runSearch(ctx context.Context, args []string) error {
 	// Names are asked of the server; offline, senders appear by id after the
 	// first failed request.
 	who := cachedNames(ctx, api)
+	text := a.textFormat(*raw)
 	for _, h := range hits {
 		if *asJSON {
 			plain := strings.NewReplacer(localstore.SnippetStart, "", localstore.SnippetEnd, "").Replace(h.Snippet)
@@ -87,7 +90,7 @@ func (a *app) runSearch(ctx context.Context, args []string) error {
 			}
 			continue
 		}
-		printMessage(a.stdout, h.Message, conv == "", quotes, who)
+		printMessage(a.stdout, h.Message, conv == "", quotes, who, text)
 	}
 	if len(hits) == 0 && !*asJSON {
 		fmt.Fprintln(a.stderr, "(nothing found in the cache; chat fetch --with USER fills it with a whole conversation)")
