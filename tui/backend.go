@@ -73,6 +73,9 @@ type Backend interface {
 	Muted(ctx context.Context) (map[string]bool, error)
 	SetMuted(ctx context.Context, conversationID string, muted bool) error
 
+	// Profile returns a user's public profile (display name, status).
+	Profile(ctx context.Context, userID string) (wire.Profile, error)
+
 	// RetryNow cuts a reconnect wait short. It must not block.
 	RetryNow()
 

@@ -204,6 +204,7 @@ type cachedLines struct {
 
 type lineKey struct {
 	width, senderW int
+	names          int // the display names' version (names.go)
 	showName       bool
 	tick           tick
 	failed         string
@@ -1002,7 +1003,7 @@ func (m *chatModel) messageLines(x wire.Message, k lineKey) (lines []string, tic
 	}
 	name := strings.Repeat(" ", senderW)
 	if showName {
-		n := ansi.Truncate(x.SenderID, senderW, "…")
+		n := ansi.Truncate(m.c.who(x.SenderID), senderW, "…")
 		pad := strings.Repeat(" ", senderW-ansi.StringWidth(n))
 		if x.SenderID == m.c.me {
 			name = s.Me.Render(n) + pad
@@ -1095,7 +1096,7 @@ func (m chatModel) viewLines() ([]string, []int) {
 	s := m.c.styles
 	w := m.width
 	// Header: the name, what kind of conversation, and a scroll hint.
-	title := s.Title.Render(" " + convTitle(m.conv, m.c.me))
+	title := s.Title.Render(" " + m.c.title(m.conv))
 	kind := "direct"
 	if m.conv.Type == wire.Group {
 		kind = "group"

@@ -38,6 +38,8 @@ type fakeBackend struct {
 	refused       map[string]string // message_id → why the server refused it
 	muted         map[string]bool
 	presence      map[string][]wire.MemberPresence // by conversation
+	profiles      map[string]wire.Profile          // by user; none: not found
+	profileCalls  []string
 
 	sends        []wire.Message
 	saved        []string // media ids SaveMedia was asked for
@@ -281,6 +283,17 @@ func (f *fakeBackend) SetMuted(_ context.Context, conv string, muted bool) error
 		delete(f.muted, conv)
 	}
 	return nil
+}
+
+func (f *fakeBackend) Profile(_ context.Context, id string) (wire.Profile, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.profileCalls = append(f.profileCalls, id)
+	p, ok := f.profiles[id]
+	if !ok {
+		return wire.Profile{}, wire.Errorf(wire.CodeNotFound, "no user %q", id)
+	}
+	return p, nil
 }
 
 func (f *fakeBackend) RetryNow() {

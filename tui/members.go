@@ -178,7 +178,7 @@ func (m membersModel) rows() int { return max(m.height-10, 1) }
 
 func (m membersModel) View() string {
 	s := m.c.styles
-	title := "Members of " + convTitle(m.conv, m.c.me)
+	title := "Members of " + m.c.title(m.conv)
 	lines := []string{s.Title.Render(title), ""}
 	switch {
 	case m.loading:
@@ -188,7 +188,7 @@ func (m membersModel) View() string {
 	default:
 		for i := m.top; i < len(m.parts) && i < m.top+m.rows(); i++ {
 			p := m.parts[i]
-			name := p.UserID
+			name := m.c.label(p.UserID)
 			if p.UserID == m.c.me {
 				name += " (you)"
 			}

@@ -105,5 +105,14 @@ func (d *Directory) Show(userID string) string {
 	return name
 }
 
+// Label is the user with the id always beside the name: "name (id)", or
+// the id when the name is unknown or adds nothing.
+func (d *Directory) Label(userID string) string {
+	if name := d.names[userID]; name != "" {
+		return name + " (" + userID + ")"
+	}
+	return userID
+}
+
 // Version moves whenever Show may answer differently for someone.
 func (d *Directory) Version() int { return d.version }

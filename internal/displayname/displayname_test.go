@@ -8,7 +8,7 @@ func TestLabel(t *testing.T) {
 		{"alice", "", "alice"},
 		{"alice", "ALICE", "alice"},
 		{"alice", "  ", "alice"},
-		{"alice", "\u3164", "alice"}, // a Hangul filler: shows nothing
+		{"alice", "\u3164", "alice"},                    // a Hangul filler: shows nothing
 		{"mallory", "bob\x1b[2J\n", "bob[2J (mallory)"}, // the escape gone, its text left
 	} {
 		if got := Label(c.id, c.name); got != c.want {
@@ -29,7 +29,7 @@ func TestDirectory(t *testing.T) {
 	}
 	t.Run("a name like another's shows both ids", func(t *testing.T) {
 		d.Set("alice2", "Alice Lidde\u0142\u0142") // not confusable: ł is no l
-		d.Set("mallory", "Аlice Liddell")            // Cyrillic А: confusable
+		d.Set("mallory", "Аlice Liddell")          // Cyrillic А: confusable
 		if got := d.Show("mallory"); got != "Аlice Liddell (mallory)" {
 			t.Errorf("mallory: %q", got)
 		}
