@@ -7,6 +7,7 @@ import (
 
 	"charm.land/bubbles/v2/textinput"
 	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/chatterm/chat/wire"
 )
@@ -198,7 +199,7 @@ func (m membersModel) View() string {
 			}
 			st := m.statuses[p.UserID]
 			info := fmt.Sprintf("received %d · read %d", max(st.LastDeliveredSeq, st.LastReadSeq), st.LastReadSeq)
-			lines = append(lines, s.Sender(p.UserID).Render(padRight(name, 18))+" "+
+			lines = append(lines, s.Sender(p.UserID).Render(padRight(ansi.Truncate(name, 32, "…"), 18))+" "+
 				s.Accent.Render(padRight(role, 6))+" "+s.Subtle.Render(info))
 		}
 		switch {

@@ -58,6 +58,8 @@ func TestDisplayNamesWherePeopleAreShown(t *testing.T) {
 	}
 	h.send(client.TypingEvent{ConversationID: bobConv, UserID: "bob", At: fixtureNow})
 	h.wantScreen("Bob Dylan is typing…")
+	h.key("esc", "r") // reply to the newest, bob's
+	h.wantScreen("replying to Bob Dylan: ping me")
 
 	calls := slices.Clone(be.profileCalls)
 	slices.Sort(calls)
