@@ -14,6 +14,7 @@ type bodyKey struct {
 	updated   int64
 	width     int
 	styles    *Styles
+	mention   bool // drawn in the mention style (mentions.go)
 }
 
 // bodyCache keeps messages' text as drawn. A message's lines are drawn again
@@ -34,9 +35,13 @@ func (m *chatModel) bodyLines(x wire.Message, w int) []string {
 	if x.Content == "" {
 		return nil
 	}
-	k := bodyKey{messageID: x.MessageID, updated: x.UpdatedSeq, width: w, styles: m.c.styles}
+	k := bodyKey{messageID: x.MessageID, updated: x.UpdatedSeq, width: w, styles: m.c.styles, mention: m.c.mentionsMe(x)}
+	paint := m.c.styles.paintText
+	if k.mention {
+		paint = m.c.styles.paintMention
+	}
 	if x.MessageID == "" {
-		return mdterm.Render(x.Content, mdterm.Options{Width: w, Paint: m.c.styles.paintText})
+		return mdterm.Render(x.Content, mdterm.Options{Width: w, Paint: paint})
 	}
 	if lines, ok := m.bodies[k]; ok {
 		return lines
@@ -44,23 +49,40 @@ func (m *chatModel) bodyLines(x wire.Message, w int) []string {
 	if m.bodies == nil || len(m.bodies) >= maxBodies {
 		m.bodies = bodyCache{}
 	}
-	lines := mdterm.Render(x.Content, mdterm.Options{Width: w, Paint: m.c.styles.paintText})
+	lines := mdterm.Render(x.Content, mdterm.Options{Width: w, Paint: paint})
 	m.bodies[k] = lines
 	return lines
 }
 
 // paintText draws a run of message text in the chat's colours.
 func (s *Styles) paintText(text string, st mdterm.Style) string {
-	return s.textStyle(st).Render(text)
+	return s.textStyle(st, false).Render(text)
+}
+
+// paintMention draws a run of a message that mentions the user: on the
+// mention style, so the whole text stands out, its formatting kept.
+func (s *Styles) paintMention(text string, st mdterm.Style) string {
+	return s.textStyle(st, true).Render(text)
+}
+
+// textKind is a kind of message text: its Markdown style, and whether the
+// message mentions the user.
+type textKind struct {
+	style   mdterm.Style
+	mention bool
 }
 
 // textStyle is the lipgloss style of a kind of message text, built once per
 // Styles and kind: a message's runs are few kinds many times over.
-func (s *Styles) textStyle(st mdterm.Style) lipgloss.Style {
-	if ls, ok := s.text[st]; ok {
+func (s *Styles) textStyle(st mdterm.Style, mention bool) lipgloss.Style {
+	kind := textKind{st, mention}
+	if ls, ok := s.text[kind]; ok {
 		return ls
 	}
 	ls := s.Content
+	if mention {
+		ls = s.Mention
+	}
 	if st&mdterm.Bold != 0 {
 		ls = ls.Bold(true)
 	}
@@ -80,8 +102,8 @@ func (s *Styles) textStyle(st mdterm.Style) lipgloss.Style {
 		ls = ls.Foreground(s.Subtle.GetForeground())
 	}
 	if s.text == nil {
-		s.text = map[mdterm.Style]lipgloss.Style{}
+		s.text = map[textKind]lipgloss.Style{}
 	}
-	s.text[st] = ls
+	s.text[kind] = ls
 	return ls
 }

@@ -102,3 +102,20 @@ func bodyWidthOf(t *testing.T, c chatModel) int {
 	t.Fatal("nothing drawn")
 	return 0
 }
+
+// A message that mentions the user keeps its formatting and is drawn on the
+// mention style, not the plain text colour.
+func TestMentionTextKeepsTheMentionStyle(t *testing.T) {
+	be := fixture()
+	h := newHarness(t, be, 100, 30)
+	openChat(h, bobConv)
+	h.send(client.MessageEvent{Message: wire.Message{ConversationID: bobConv, SeqNo: 8, MessageID: "mm", SenderID: "bob",
+		Content: "@alice see **this**", Mentions: []string{"alice"}, Timestamp: fixtureNow}})
+	s := h.root().c.styles
+	raw := h.m.View().Content
+	for _, want := range []string{s.Mention.Render("@alice see "), s.Mention.Bold(true).Render("this")} {
+		if !strings.Contains(raw, want) {
+			t.Errorf("the view lacks %q:\n%q", want, raw)
+		}
+	}
+}

@@ -7,8 +7,6 @@ import (
 	"charm.land/bubbles/v2/textinput"
 
 	"charm.land/lipgloss/v2"
-
-	"github.com/chatterm/chat/internal/mdterm"
 )
 
 // Styles holds every style the screens use, built for a dark or a light
@@ -51,7 +49,7 @@ type Styles struct {
 	InputLabel    lipgloss.Style
 	InputFocus    lipgloss.Style
 	senderPalette []color.Color
-	text          map[mdterm.Style]lipgloss.Style // message text by kind (body.go)
+	text          map[textKind]lipgloss.Style // message text by kind (body.go)
 }
 
 // NewStyles builds the styles for a dark (true) or light background.
