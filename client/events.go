@@ -97,6 +97,10 @@ func plural(n int, one, many string) string {
 	return many
 }
 
+// ProfileEvent: a user who shares a conversation with us, or we ourselves,
+// changed their display name or status (wire.TypeProfile).
+type ProfileEvent struct{ Profile wire.Profile }
+
 // StateEvent: the connection state changed. State events are never queued
 // behind a full channel (the newest wins; Session.State is always current).
 type StateEvent struct{ State State }
@@ -111,6 +115,7 @@ func (InboxEvent) event()        {}
 func (StateEvent) event()        {}
 func (TypingEvent) event()       {}
 func (RestoredEvent) event()     {}
+func (ProfileEvent) event()      {}
 
 // ConnStatus is the state of the connection to the server.
 type ConnStatus int

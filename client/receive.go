@@ -425,6 +425,8 @@ func (s *Session) handleOther(ctx context.Context, l *link, f wire.Frame) error 
 		if l.round == nil && len(l.gapped) > 0 {
 			return s.syncGaps(ctx, l)
 		}
+	case wire.TypeProfile:
+		s.emit(ctx, ProfileEvent{Profile: *f.Profile})
 	case wire.TypePong, wire.TypeHello:
 	default:
 		s.log.Debug("ignoring frame", "type", f.Type)

@@ -369,6 +369,9 @@ func (s *Service) UpdateProfile(ctx context.Context, userID string, upd wire.Pro
 	if err := s.cfg.Profiles.Delete(ctx, userID); err != nil {
 		s.log.Warn("profile cache delete", "user", userID, "err", err)
 	}
+	if upd.DisplayName != nil || upd.Status != nil {
+		s.announceProfile(ctx, wireProfile(profileOf(u))) // profiles.go
+	}
 	me := wireProfile(profileOf(u))
 	me.HidePresence = u.HidePresence
 	return me, nil

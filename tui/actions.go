@@ -142,7 +142,7 @@ func (m *chatModel) handleActionKey(msg tea.KeyPressMsg) (cmd tea.Cmd, handled b
 		}
 		if m.confirmDelete != x.SeqNo {
 			m.confirmDelete = x.SeqNo
-			whose := x.SenderID + "'s message"
+			whose := m.c.who(x.SenderID) + "'s message"
 			if x.SenderID == m.c.me {
 				whose = "your message"
 			}
@@ -255,11 +255,11 @@ func (m *chatModel) actionLine() string {
 	var what string
 	switch m.action {
 	case actReply:
-		what = "↪ replying to " + m.target.SenderID + ": " + oneLine(m.target.Content)
+		what = "↪ replying to " + m.c.who(m.target.SenderID) + ": " + oneLine(m.target.Content)
 	case actEdit:
 		what = "✎ editing your message"
 	case actReact:
-		what = "react to " + m.target.SenderID + "'s message: " + quickPicks() + "  or type an emoji (the same one again takes it back)"
+		what = "react to " + m.c.who(m.target.SenderID) + "'s message: " + quickPicks() + "  or type an emoji (the same one again takes it back)"
 	default:
 		return ""
 	}
@@ -289,9 +289,9 @@ func (m *chatModel) quoteLine(x wire.Message) string {
 	case !ok:
 		return fmt.Sprintf("↪ reply to #%d", x.ReplyTo)
 	case q.Deleted:
-		return "↪ " + q.SenderID + ": message deleted"
+		return "↪ " + m.c.who(q.SenderID) + ": message deleted"
 	}
-	return "↪ " + q.SenderID + ": " + oneLine(q.Content)
+	return "↪ " + m.c.who(q.SenderID) + ": " + oneLine(q.Content)
 }
 
 // reactionsLine sums a message's reactions up: "👍 2  🎉 1", mine marked.

@@ -83,6 +83,8 @@ type Backend interface {
 	InputHistory(ctx context.Context) (map[string][]string, error)
 	SaveDrafts(ctx context.Context, drafts map[string]string) error
 	AddInput(ctx context.Context, conversationID, text string) error
+	// Profile returns a user's public profile (display name, status).
+	Profile(ctx context.Context, userID string) (wire.Profile, error)
 
 	// RetryNow cuts a reconnect wait short. It must not block.
 	RetryNow()

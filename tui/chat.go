@@ -12,7 +12,6 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/chatterm/chat/client"
-	"github.com/chatterm/chat/internal/termtext"
 	"github.com/chatterm/chat/wire"
 )
 
@@ -128,6 +127,7 @@ type chatModel struct {
 	// lineCache keeps each message's rendered lines: a tick or a new message
 	// re-renders one message, not the whole history.
 	lineCache map[string]cachedLines
+	bodies    bodyCache // messages' text as drawn (body.go)
 	// composerShown is the composer as last drawn (render.go): a frame in a
 	// busy chat draws it again only when it changed.
 	composerShown *composerShown
@@ -189,6 +189,7 @@ type cachedLines struct {
 
 type lineKey struct {
 	width, senderW int
+	names          int // the display names' version (names.go)
 	showName       bool
 	tick           tick
 	failed         string
@@ -1048,7 +1049,7 @@ func (m *chatModel) messageLines(x wire.Message, k lineKey) (lines []string, tic
 	}
 	name := strings.Repeat(" ", senderW)
 	if showName {
-		n := ansi.Truncate(x.SenderID, senderW, "…")
+		n := ansi.Truncate(m.c.who(x.SenderID), senderW, "…")
 		pad := strings.Repeat(" ", senderW-ansi.StringWidth(n))
 		if x.SenderID == m.c.me {
 			name = s.Me.Render(n) + pad
@@ -1065,12 +1066,7 @@ func (m *chatModel) messageLines(x wire.Message, k lineKey) (lines []string, tic
 	case x.Deleted:
 		body = append(body, s.Faint.Italic(true).Render("message deleted"))
 	default:
-		for _, para := range strings.Split(termtext.Clean(x.Content, true), "\n") {
-			if para == "" && x.Content == "" {
-				break // an attachment alone: its line below says it all
-			}
-			body = append(body, wrapText(para, contentW)...)
-		}
+		body = append(body, m.bodyLines(x, contentW)...) // none for an attachment alone: its line says it all
 		if x.Attachment != "" {
 			body = append(body, s.Accent.Render(ansi.Truncate(attachmentLine(x), contentW, "…")))
 		}
@@ -1146,7 +1142,7 @@ func (m chatModel) viewLines() ([]string, []int) {
 	s := m.c.styles
 	w := m.width
 	// Header: the name, what kind of conversation, and a scroll hint.
-	title := s.Title.Render(" " + convTitle(m.conv, m.c.me))
+	title := s.Title.Render(" " + m.c.title(m.conv))
 	kind := "direct"
 	if m.conv.Type == wire.Group {
 		kind = "group"

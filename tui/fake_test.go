@@ -42,8 +42,10 @@ type fakeBackend struct {
 	muted         map[string]bool
 	// kept holds drafts and input history: the real cache, as the client
 	// keeps them, so a test can start a second Model on what the first left.
-	kept     *localstore.Store
-	presence map[string][]wire.MemberPresence // by conversation
+	kept         *localstore.Store
+	presence     map[string][]wire.MemberPresence // by conversation
+	profiles      map[string]wire.Profile          // by user; none: not found
+	profileCalls  []string
 
 	sends        []wire.Message
 	saved        []string // media ids SaveMedia was asked for
@@ -342,6 +344,17 @@ func (f *fakeBackend) AddInput(ctx context.Context, conv, text string) error {
 		return err
 	}
 	return s.AddInput(ctx, conv, text)
+}
+
+func (f *fakeBackend) Profile(_ context.Context, id string) (wire.Profile, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.profileCalls = append(f.profileCalls, id)
+	p, ok := f.profiles[id]
+	if !ok {
+		return wire.Profile{}, wire.Errorf(wire.CodeNotFound, "no user %q", id)
+	}
+	return p, nil
 }
 
 func (f *fakeBackend) RetryNow() {

@@ -50,7 +50,7 @@ func (m *finderModel) open(entries []wire.InboxEntry) tea.Cmd {
 	m.entries = entries
 	m.names = make([]string, len(entries))
 	for i, e := range entries {
-		m.names[i] = convTitle(e, m.c.me)
+		m.names[i] = m.c.title(e)
 	}
 	m.input.Reset()
 	m.filter()

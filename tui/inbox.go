@@ -379,7 +379,7 @@ func (m inboxModel) row(e wire.InboxEntry, sel bool) string {
 	}
 	whenText := shortWhen(e.LastMessageAt, m.c.now(), m.c.loc)
 	nameW := max(w-4-ansi.StringWidth(whenText)-2, 1)
-	name := ansi.Truncate(convTitle(e, m.c.me), nameW, "…")
+	name := ansi.Truncate(m.c.title(e), nameW, "…")
 	gap1 := max(w-4-ansi.StringWidth(name)-ansi.StringWidth(whenText)-1, 1)
 	line1 := bar + mark + st(nameStyle).Render(name) + plain.Render(strings.Repeat(" ", gap1)) +
 		st(s.Subtle).Render(whenText) + plain.Render(" ")
@@ -395,7 +395,7 @@ func (m inboxModel) row(e wire.InboxEntry, sel bool) string {
 	case e.LastMessageSender == m.c.me:
 		preview = "you: " + preview
 	case e.Type == wire.Group:
-		preview = e.LastMessageSender + ": " + preview
+		preview = m.c.who(e.LastMessageSender) + ": " + preview
 	}
 	prevW := max(w-4-ansi.StringWidth(mentionText+badgeText)-2, 1)
 	preview = ansi.Truncate(preview, prevW, "…")
@@ -419,7 +419,7 @@ func (m inboxModel) compactRow(e wire.InboxEntry, sel bool) string {
 	if e.Unread > 0 {
 		badge = " " + mentionBadge(e) + wire.UnreadLabel(e.Unread)
 	}
-	name := ansi.Truncate(convTitle(e, m.c.me), max(m.width-4-len(badge)-1, 1), "…")
+	name := ansi.Truncate(m.c.title(e), max(m.width-4-len(badge)-1, 1), "…")
 	nameStyle := s.App
 	switch {
 	case sel:

@@ -7,6 +7,7 @@ import (
 
 	"charm.land/bubbles/v2/textinput"
 	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/chatterm/chat/wire"
 )
@@ -178,7 +179,7 @@ func (m membersModel) rows() int { return max(m.height-10, 1) }
 
 func (m membersModel) View() string {
 	s := m.c.styles
-	title := "Members of " + convTitle(m.conv, m.c.me)
+	title := "Members of " + m.c.title(m.conv)
 	lines := []string{s.Title.Render(title), ""}
 	switch {
 	case m.loading:
@@ -188,7 +189,7 @@ func (m membersModel) View() string {
 	default:
 		for i := m.top; i < len(m.parts) && i < m.top+m.rows(); i++ {
 			p := m.parts[i]
-			name := p.UserID
+			name := m.c.label(p.UserID)
 			if p.UserID == m.c.me {
 				name += " (you)"
 			}
@@ -198,7 +199,7 @@ func (m membersModel) View() string {
 			}
 			st := m.statuses[p.UserID]
 			info := fmt.Sprintf("received %d · read %d", max(st.LastDeliveredSeq, st.LastReadSeq), st.LastReadSeq)
-			lines = append(lines, s.Sender(p.UserID).Render(padRight(name, 18))+" "+
+			lines = append(lines, s.Sender(p.UserID).Render(padRight(ansi.Truncate(name, 32, "…"), 18))+" "+
 				s.Accent.Render(padRight(role, 6))+" "+s.Subtle.Render(info))
 		}
 		switch {

@@ -62,7 +62,7 @@ func (mdl *Model) notify(m wire.Message) tea.Cmd {
 	}
 	mdl.held = nil
 	mdl.lastNotify = now
-	who := m.SenderID
+	who := mdl.c.who(m.SenderID)
 	if mention {
 		who += " mentioned you"
 	}
@@ -79,12 +79,12 @@ func (mdl *Model) notifyHeld() tea.Cmd {
 	}
 	mdl.lastNotify = mdl.c.now()
 	if len(held) == 1 {
-		return mdl.ring(held[0].SenderID, wire.Preview(held[0].Content, held[0].Attachment))
+		return mdl.ring(mdl.c.who(held[0].SenderID), wire.Preview(held[0].Content, held[0].Attachment))
 	}
 	var senders []string
 	for _, m := range held {
-		if !slices.Contains(senders, m.SenderID) {
-			senders = append(senders, m.SenderID)
+		if who := mdl.c.who(m.SenderID); !slices.Contains(senders, who) {
+			senders = append(senders, who)
 		}
 	}
 	return mdl.ring("chat", fmt.Sprintf("%d new messages from %s", len(held), strings.Join(senders, ", ")))
@@ -100,7 +100,8 @@ func (mdl *Model) ring(who, body string) tea.Cmd {
 	if r := []rune(body); len(r) > 100 {
 		body = string(r[:99]) + "…"
 	}
-	body = strings.NewReplacer(";", ",", "\a", "", "\x1b", "").Replace(body)
+	sep := strings.NewReplacer(";", ",", "\a", "", "\x1b", "")
+	who, body = sep.Replace(who), sep.Replace(body)
 	switch mode {
 	case NotifyOSC9:
 		return tea.Raw(fmt.Sprintf("\x1b]9;%s: %s\x07", who, body))

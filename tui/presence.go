@@ -92,7 +92,7 @@ func (m chatModel) aroundText(now time.Time) string {
 	var typing []string
 	for u, at := range m.typers {
 		if now.Sub(at) < client.TypingShownFor {
-			typing = append(typing, u)
+			typing = append(typing, m.c.who(u))
 		}
 	}
 	slices.Sort(typing)

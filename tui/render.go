@@ -27,6 +27,7 @@ type drawnState struct {
 	loaded, more, loadingOlder bool
 	selected, unreadFrom       int64
 	msgs, version, failed      int
+	names                      int // the display names' version (names.go)
 	pending                    bool
 	prev                       wire.Message // the last message drawn
 	any                        bool         // prev is set
@@ -48,12 +49,13 @@ func (m *chatModel) render() {
 	senderW := m.senderWidth()
 	d := drawnState{valid: true, width: m.width, senderW: senderW,
 		loaded: m.loaded, more: m.more, loadingOlder: m.loadingOlder, selected: m.selected, unreadFrom: m.unreadFrom,
-		msgs: len(m.msgs), version: m.msgsVersion, failed: len(m.failed), pending: len(m.pending) > 0}
+		msgs: len(m.msgs), version: m.msgsVersion, failed: len(m.failed), pending: len(m.pending) > 0,
+		names: m.c.names.dir.Version()}
 	old := m.drawn
 	if old.valid && !old.pending && !d.pending && old.version == d.version && old.msgs <= d.msgs &&
 		old.width == d.width && old.senderW == d.senderW &&
 		old.loaded == d.loaded && old.more == d.more && old.loadingOlder == d.loadingOlder &&
-		old.selected == d.selected && old.unreadFrom == d.unreadFrom && old.failed == d.failed {
+		old.selected == d.selected && old.unreadFrom == d.unreadFrom && old.failed == d.failed && old.names == d.names {
 		d.prev, d.any = old.prev, old.any
 		m.lines, m.lineSeq, m.lineW = m.drawMessages(m.lines, m.lineSeq, m.lineW, m.msgs[old.msgs:], &d)
 		m.drawn = d
@@ -90,7 +92,7 @@ func (m *chatModel) render() {
 func (m *chatModel) senderWidth() int {
 	w := max(3, m.senderMax)
 	for _, p := range m.participants {
-		w = max(w, ansi.StringWidth(p.UserID))
+		w = max(w, ansi.StringWidth(m.c.who(p.UserID)))
 	}
 	return min(w, maxSenderW, max(m.width/4, 3))
 }
@@ -125,7 +127,7 @@ func (m *chatModel) drawMessages(out []string, seqs []int64, widths []int, msgs 
 		if later {
 			t = tickLater
 		}
-		k := lineKey{width: w, senderW: d.senderW, showName: showName, tick: t, failed: m.failed[x.MessageID],
+		k := lineKey{width: w, senderW: d.senderW, names: d.names, showName: showName, tick: t, failed: m.failed[x.MessageID],
 			seq: x.SeqNo, minute: ts.Unix() / 60, updated: x.UpdatedSeq, selected: m.selected != 0 && x.SeqNo == m.selected}
 		if x.ReplyTo > 0 {
 			k.quote = m.quoteLine(x)
@@ -257,8 +259,8 @@ func (m Model) sidebarLines(h int) []string {
 	in := &m.inbox
 	k := p.scratch[:0]
 	_, unread := in.totalUnread() // as the title shows it: muted chats out, capped
-	k = fmt.Appendf(k, "%p|%s|%d|%d|%d|%d|%t|%d|%s|", m.c.styles, m.c.me, sidebarWidth, h, in.width, in.height,
-		in.loaded, len(in.entries), unread)
+	k = fmt.Appendf(k, "%p|%s|%d|%d|%d|%d|%t|%d|%s|%d|", m.c.styles, m.c.me, sidebarWidth, h, in.width, in.height,
+		in.loaded, len(in.entries), unread, m.c.names.dir.Version())
 	if in.err != nil && len(in.entries) == 0 {
 		k = append(k, errText(in.err)...)
 	}

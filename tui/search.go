@@ -89,7 +89,7 @@ func (m *searchModel) open(conv wire.InboxEntry, entries []wire.InboxEntry) tea.
 	m.more, m.loadingMore = false, false
 	m.names = make(map[string]string, len(entries))
 	for _, e := range entries {
-		m.names[e.ConversationID] = convTitle(e, m.c.me)
+		m.names[e.ConversationID] = m.c.title(e)
 	}
 	m.input.Reset()
 	return m.input.Focus()
@@ -196,14 +196,14 @@ func (m searchModel) View() string {
 	w := m.boxWidth() - 4
 	title := "Search all conversations"
 	if m.conv.ConversationID != "" {
-		title = "Search " + convTitle(m.conv, m.c.me)
+		title = "Search " + m.c.title(m.conv)
 	}
 	lines := []string{s.Title.Render(ansi.Truncate(title, w, "…")), m.input.View(), ""}
 	rows := min(12, max(m.height-9, 1))
 	first := max(m.cursor-rows+1, 0)
 	for i := first; i < len(m.hits) && i < first+rows; i++ {
 		h := m.hits[i]
-		head := h.Message.Timestamp.In(m.c.loc).Format("Jan 2 15:04") + " " + oneLine(h.Message.SenderID)
+		head := h.Message.Timestamp.In(m.c.loc).Format("Jan 2 15:04") + " " + oneLine(m.c.who(h.Message.SenderID))
 		if m.conv.ConversationID == "" {
 			name, ok := m.names[h.Message.ConversationID]
 			if !ok {

@@ -49,6 +49,7 @@ type Styles struct {
 	InputLabel    lipgloss.Style
 	InputFocus    lipgloss.Style
 	senderPalette []color.Color
+	text          map[textKind]lipgloss.Style // message text by kind (body.go)
 }
 
 // NewStyles builds the styles for a dark (true) or light background.

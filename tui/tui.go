@@ -79,6 +79,7 @@ type common struct {
 	// parts is the sidebar and status line as last drawn, with what they
 	// were drawn from (render.go): the same for every copy of the model.
 	parts partsShown
+	names names // people's display names (names.go)
 
 	// posted holds what a screen asks of the root from inside an Update (close
 	// this box, open that conversation); the root applies it before that
@@ -453,7 +454,11 @@ func (m Model) update(msg tea.Msg) (Model, tea.Cmd) {
 		var cmd tea.Cmd
 		m.inbox, cmd = m.inbox.Update(msg)
 		m.syncRead()
-		return m, cmd
+		return m, tea.Batch(cmd, m.c.askNames(inboxNames(msg.entries, m.c.me)...))
+
+	case profilesMsg:
+		m.namesUpdate(msg)
+		return m, nil
 
 	case mutesMsg, muteSavedMsg, toggleMuteMsg:
 		return m, m.updateMutes(msg)
@@ -477,6 +482,13 @@ func (m Model) update(msg tea.Msg) (Model, tea.Cmd) {
 		}
 		if _, ok := msg.(markedReadMsg); ok {
 			m.syncRead()
+		}
+		if ci, ok := msg.(convInfoMsg); ok && ci.err == nil {
+			ids := make([]string, len(ci.conv.Participants))
+			for i, p := range ci.conv.Participants {
+				ids[i] = p.UserID
+			}
+			cmd = tea.Batch(cmd, m.c.askNames(ids...))
 		}
 		return m, cmd
 
@@ -734,9 +746,9 @@ func (m *Model) handleEvent(ev client.Event) tea.Cmd {
 		}
 		// Seen: on screen, at the bottom of the history, in a focused terminal.
 		open := m.chat.active && m.chat.offset == 0 && m.chat.conv.ConversationID == ev.Message.ConversationID
-		var ring tea.Cmd
+		ring := m.c.askNames(ev.Message.SenderID)
 		if ev.Message.SenderID != m.c.me && (!open || m.blurred) {
-			ring = m.notify(ev.Message)
+			ring = tea.Batch(ring, m.notify(ev.Message))
 		}
 		if !m.inbox.applyMessage(ev.Message, open || ev.Message.SenderID == m.c.me) {
 			// A conversation we do not know yet: the cache has it by now.
@@ -747,6 +759,9 @@ func (m *Model) handleEvent(ev client.Event) tea.Cmd {
 		return tea.Batch(m.inbox.load(), m.chatEvent(ev))
 	case client.SentEvent, client.StatusEvent, client.TypingEvent, client.ChangedEvent:
 		return m.chatEvent(ev)
+	case client.ProfileEvent:
+		m.namesUpdate(ev)
+		return nil
 	case client.SendFailedEvent:
 		m.inbox.notSent(ev.ConversationID, ev.MessageID)
 		return tea.Batch(m.chatEvent(ev), flash("message not sent: "+errText(ev.Err), true))

@@ -38,6 +38,10 @@ const (
 	// conversation from its cursor. Pending rows cannot bring them: they are
 	// per user, and another device of the user may have acked them.
 	TypeResync = "resync"
+	// TypeProfile: a user who shares a conversation with you changed their
+	// display name or status (profile, as GET /v1/users/{id} gives it).
+	// Older clients skip it, as they skip any frame they do not know.
+	TypeProfile = "profile"
 )
 
 // ProtocolVersion is the version this package speaks, said in the server's
@@ -94,6 +98,7 @@ type Frame struct {
 	More    bool          `json:"more,omitempty"`         // synced: call sync again for the rest
 	Conv    *Conversation `json:"conversation,omitempty"` // conversation
 	Error   *Error        `json:"error,omitempty"`        // error
+	Profile *Profile      `json:"profile,omitempty"`      // profile
 }
 
 // Cursor says "this device has conversation_id up to seq_no".
@@ -240,6 +245,10 @@ func (f Frame) Validate() error {
 	case TypeError:
 		if f.Error == nil || f.Error.Code == "" {
 			return Errorf(CodeInvalid, "error: error.code is required")
+		}
+	case TypeProfile:
+		if f.Profile == nil || f.Profile.UserID == "" {
+			return Errorf(CodeInvalid, "profile: profile.user_id is required")
 		}
 	case "":
 		return Errorf(CodeInvalid, "frame has no type")

@@ -228,6 +228,20 @@ func easyjson9ca4e755DecodeGithubComChattermChatWire(in *jlexer.Lexer, out *Fram
 				}
 				easyjson9ca4e755DecodeGithubComChattermChatWire1(in, out.Error)
 			}
+		case "profile":
+			if in.IsNull() {
+				in.Skip()
+				out.Profile = nil
+			} else {
+				if out.Profile == nil {
+					out.Profile = new(Profile)
+				}
+				if in.IsNull() {
+					in.Skip()
+				} else {
+					(*out.Profile).UnmarshalEasyJSON(in)
+				}
+			}
 		default:
 			in.SkipRecursive()
 		}
@@ -365,6 +379,11 @@ func easyjson9ca4e755EncodeGithubComChattermChatWire(out *jwriter.Writer, in Fra
 		const prefix string = ",\"error\":"
 		out.RawString(prefix)
 		easyjson9ca4e755EncodeGithubComChattermChatWire1(out, *in.Error)
+	}
+	if in.Profile != nil {
+		const prefix string = ",\"profile\":"
+		out.RawString(prefix)
+		(*in.Profile).MarshalEasyJSON(out)
 	}
 	out.RawByte('}')
 }

@@ -43,6 +43,8 @@ func sampleFrames() []Frame {
 		{Type: TypeConversation, Conv: &Conversation{ConversationID: "g:abc", Type: Group, Name: "team", LastSeq: 3, CreatedAt: ts,
 			Participants: []Participant{{UserID: "alice", Role: RoleAdmin, JoinedAt: ts}}}},
 		{Type: TypeError, ID: "r2", Error: &Error{Code: CodeRateLimited, Message: "slow down", RetryAfterMs: 250}},
+		{Type: TypeProfile, Profile: &Profile{UserID: "alice", DisplayName: "Alice Liddell", Status: "in Wonderland 🐇"}},
+		{Type: TypeProfile, Profile: &Profile{UserID: "bob", DisplayName: "bob", Admin: true}},
 	}
 }
 
@@ -65,7 +67,7 @@ func TestFrameRoundTrip(t *testing.T) {
 		seen[f.Type] = true
 	}
 	for _, typ := range []string{TypeSend, TypeAck, TypeRead, TypeSync, TypePing, TypeHello, TypeSent, TypeMessage,
-		TypeStatus, TypeSynced, TypeConversation, TypeError, TypePong, TypeTyping} {
+		TypeStatus, TypeSynced, TypeConversation, TypeError, TypePong, TypeTyping, TypeProfile} {
 		if !seen[typ] {
 			t.Errorf("frame type %q has no round-trip case", typ)
 		}
@@ -94,6 +96,8 @@ func TestDecodeFrameErrors(t *testing.T) {
 		"ErrRawNUL":        "{\"type\":\"send\",\"conversation_id\":\"dm:a:b\",\"message_id\":\"m\",\"content\":\"a\x00b\"}",
 		"ErrRawESC":        "{\"type\":\"send\",\"conversation_id\":\"dm:a:b\",\"message_id\":\"m\",\"content\":\"\x1b[2J\"}",
 		"ErrRawInID":       "{\"type\":\"ping\",\"id\":\"a\x00\"}",
+		"ErrProfileNone":   `{"type":"profile"}`,
+		"ErrProfileNoUser": `{"type":"profile","profile":{"display_name":"Alice"}}`,
 	}
 	for name, in := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -102,6 +102,7 @@ type app struct {
 	// Tests replace these: a terminal cannot be had in a test run.
 	stdinTTY     func() (fd uintptr, ok bool)     // nil: stdin's own
 	readPassword func(fd uintptr) ([]byte, error) // nil: term.ReadPassword
+	stdoutTTY    func() (width int, ok bool)      // nil: stdout's own (format.go)
 }
 
 type command struct {

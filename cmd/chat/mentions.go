@@ -10,12 +10,13 @@ import (
 )
 
 const mentionsUsage = `
-Usage: chat mentions [--limit N] [--before TIME] [--json]
+Usage: chat mentions [--limit N] [--before TIME] [--raw] [--json]
        chat mentions --group ID [--all admins|everyone]
 
 Lists the messages that mention you (@you, or @all/@here in a group), newest
 first, across your conversations. When older ones exist, the next page's
---before is on stderr. With --json, one message object per line.
+--before is on stderr. With --json, one message object per line; --raw
+prints text as written, not drawn from its Markdown.
 
 With --group, shows the group's rule for @all and @here; --all admins keeps
 them for the group's admins (a member's message using one is then refused),
@@ -32,6 +33,7 @@ func (a *app) runMentions(ctx context.Context, args []string) error {
 	limit := fs.Int("limit", wire.DefaultPageSize, fmt.Sprintf("at most `N` messages (1-%d)", wire.MaxMentionsPage))
 	beforeFlag := fs.String("before", "", "only mentions sent before `TIME` (RFC 3339, as printed for the next page)")
 	asJSON := fs.Bool("json", false, "one JSON message per line")
+	raw := fs.Bool("raw", false, "print message text as stored, its Markdown not drawn")
 	group := fs.String("group", "", "show or set the @all rule of group `ID`")
 	all := fs.String("all", "", "with --group: who may use @all and @here: `admins` or everyone")
 	if err := parseFlagsOnly(fs, args); err != nil {
@@ -64,6 +66,7 @@ func (a *app) runMentions(ctx context.Context, args []string) error {
 	enc := json.NewEncoder(a.stdout)
 	quotes := cachedQuotes(ctx, nil, api)
 	who := cachedNames(ctx, api)
+	text := a.textFormat(*raw)
 	for _, m := range resp.Mentions {
 		if *asJSON {
 			if err := enc.Encode(m); err != nil {
@@ -71,7 +74,7 @@ func (a *app) runMentions(ctx context.Context, args []string) error {
 			}
 			continue
 		}
-		printMessage(a.stdout, m, true, quotes, who)
+		printMessage(a.stdout, m, true, quotes, who, text)
 	}
 	if !resp.NextBefore.IsZero() && !*asJSON {
 		fmt.Fprintf(a.stderr, "(older mentions: add --before %s)\n", resp.NextBefore.UTC().Format(time.RFC3339Nano))

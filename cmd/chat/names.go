@@ -2,11 +2,10 @@ package main
 
 import (
 	"context"
-	"strings"
 	"time"
 
 	"github.com/chatterm/chat/client"
-	"github.com/chatterm/chat/internal/termtext"
+	"github.com/chatterm/chat/internal/displayname"
 	"github.com/chatterm/chat/wire"
 )
 
@@ -65,11 +64,6 @@ func cachedNames(ctx context.Context, api *client.API) namer {
 	}
 }
 
-// nameLabel is "name (id)", or the id alone when the name adds nothing.
-func nameLabel(userID, displayName string) string {
-	name := strings.TrimSpace(termtext.OneLine(displayName))
-	if name == "" || strings.EqualFold(name, userID) {
-		return userID
-	}
-	return name + " (" + userID + ")"
-}
+// nameLabel is "name (id)", or the id alone when the name adds nothing:
+// the rule the TUI shares (internal/displayname).
+func nameLabel(userID, displayName string) string { return displayname.Label(userID, displayName) }

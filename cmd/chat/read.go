@@ -17,11 +17,13 @@ import (
 )
 
 const historyUsage = `
-Usage: chat history (--with USER | --group ID) [--before SEQ] [--limit N] [--json]
+Usage: chat history (--with USER | --group ID) [--before SEQ] [--limit N] [--raw] [--json]
 
 Prints up to --limit messages before --before (default: the newest), oldest
 first. When older messages exist, the next page's --before is on stderr. With
---json, one message object per line.
+--json, one message object per line. Message text is drawn from its Markdown
+(bold, code, quotes, lists, links), styled on a terminal and plain in a file
+or pipe; --raw prints it as written.
 
 Examples:
   chat history --with bob
@@ -36,6 +38,7 @@ func (a *app) runHistory(ctx context.Context, args []string) error {
 	before := fs.Int64("before", 0, "only messages with seq_no below `SEQ`")
 	limit := fs.Int("limit", wire.DefaultPageSize, fmt.Sprintf("at most `N` messages (1-%d)", wire.MaxPageSize))
 	asJSON := fs.Bool("json", false, "one JSON message per line")
+	raw := fs.Bool("raw", false, "print message text as stored, its Markdown not drawn")
 	if err := parseFlagsOnly(fs, args); err != nil {
 		return err
 	}
@@ -62,6 +65,7 @@ func (a *app) runHistory(ctx context.Context, args []string) error {
 	enc := json.NewEncoder(a.stdout)
 	quotes := pageQuotes(msgs, cachedQuotes(ctx, nil, api))
 	who := cachedNames(ctx, api)
+	text := a.textFormat(*raw)
 	for _, m := range msgs {
 		if *asJSON {
 			if err := enc.Encode(m); err != nil {
@@ -69,7 +73,7 @@ func (a *app) runHistory(ctx context.Context, args []string) error {
 			}
 			continue
 		}
-		printMessage(a.stdout, m, false, quotes, who)
+		printMessage(a.stdout, m, false, quotes, who, text)
 	}
 	if resp.NextBeforeSeq > 0 && !*asJSON {
 		fmt.Fprintf(a.stderr, "(older messages: add --before %d)\n", resp.NextBeforeSeq)
@@ -79,8 +83,8 @@ func (a *app) runHistory(ctx context.Context, args []string) error {
 
 // printMessage writes one message as a human-readable line; a reply begins
 // with what it answers, as quotes finds it (nil: its seq_no only). Users
-// appear as who labels them (nil: by id).
-func printMessage(w io.Writer, m wire.Message, withConversation bool, quotes quoter, who namer) {
+// appear as who labels them (nil: by id); the text as format draws it.
+func printMessage(w io.Writer, m wire.Message, withConversation bool, quotes quoter, who namer, format textFormat) {
 	conv := ""
 	if withConversation {
 		conv = m.ConversationID + " "
@@ -88,8 +92,9 @@ func printMessage(w io.Writer, m wire.Message, withConversation bool, quotes quo
 	ts := m.Timestamp.Local().Format("2006-01-02 15:04:05")
 	sender := who.label(m.SenderID)
 	// Another member wrote this text: it reaches the terminal only through the
-	// sanitiser (docs/security.md). --json prints it exact instead.
-	text := strings.ReplaceAll(termtext.Clean(m.Content, true), "\n", "\n    ")
+	// sanitiser (docs/security.md), in format.body. --json prints it exact
+	// instead.
+	text := format.body(m.Content)
 	switch m.Kind {
 	case wire.KindReaction:
 		if m.Content == "" {
@@ -241,15 +246,16 @@ func truncate(s string, n int) string {
 }
 
 const tailUsage = `
-Usage: chat tail [--with USER | --group ID] [--mentions] [--json]
+Usage: chat tail [--with USER | --group ID] [--mentions] [--raw] [--json]
 
 Follows new messages until interrupted (Ctrl-C), printing each as it arrives,
 and acks their delivery (the senders see them as delivered). Messages that
 were waiting for you come first. --with or --group limits it to one
 conversation (others are left undelivered for your other devices).
 --mentions prints only the messages that mention you (every message is still
-acked). With --json, one message object per line. Reconnects by itself when the connection
-drops; reconnection notes go to stderr.
+acked). With --json, one message object per line; --raw prints text as
+written, not drawn from its Markdown. Reconnects by itself when the
+connection drops; reconnection notes go to stderr.
 
 Examples:
   chat tail
@@ -262,6 +268,7 @@ func (a *app) runTail(ctx context.Context, args []string) error {
 	group := fs.String("group", "", "only conversation `ID`")
 	asJSON := fs.Bool("json", false, "one JSON message per line")
 	onlyMentions := fs.Bool("mentions", false, "only messages that mention you (@you, @all, @here)")
+	raw := fs.Bool("raw", false, "print message text as stored, its Markdown not drawn")
 	if err := parseFlagsOnly(fs, args); err != nil {
 		return err
 	}
@@ -300,6 +307,7 @@ func (a *app) runTail(ctx context.Context, args []string) error {
 	enc := json.NewEncoder(a.stdout)
 	quotes := cachedQuotes(ctx, store, api)
 	who := cachedNames(ctx, api)
+	text := a.textFormat(*raw)
 	order := newTailOrder(store)
 	emit := func(msgs []wire.Message, err error) error {
 		if err != nil {
@@ -314,7 +322,7 @@ func (a *app) runTail(ctx context.Context, args []string) error {
 					return err
 				}
 			} else {
-				printMessage(a.stdout, m, conv == "", quotes, who)
+				printMessage(a.stdout, m, conv == "", quotes, who, text)
 			}
 		}
 		return nil

@@ -13,7 +13,7 @@ import (
 )
 
 const searchUsage = `
-Usage: chat search [--with USER | --group ID] [--limit N] [--before CURSOR] [--json] WORDS...
+Usage: chat search [--with USER | --group ID] [--limit N] [--before CURSOR] [--raw] [--json] WORDS...
 
 Searches the messages cached on this machine (what the terminal UI has shown
 or fetched, and what chat fetch filled in) for messages with every word, as a
@@ -21,7 +21,8 @@ word or the start of one, case and accents ignored. Newest first, a page of
 --limit at a time: when there are more, the last line on stderr says how to
 get the next page (--before CURSOR); with --json the cursor is also the
 "next" field of a last line {"next": CURSOR}. With --json, one message object
-per line, with a "snippet" field.
+per line, with a "snippet" field; --raw prints text as written, not drawn
+from its Markdown.
 
 To search a conversation's whole history, fill the cache first:
   chat fetch --with bob
@@ -50,6 +51,7 @@ func (a *app) runSearch(ctx context.Context, args []string) error {
 	limit := fs.Int("limit", 20, "at most `N` messages (1-500)")
 	asJSON := fs.Bool("json", false, "one JSON message per line, with a snippet")
 	beforeFlag := fs.String("before", "", "the page after `CURSOR` (as the page before printed it)")
+	raw := fs.Bool("raw", false, "print message text as stored, its Markdown not drawn")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -87,6 +89,7 @@ func (a *app) runSearch(ctx context.Context, args []string) error {
 	// Names are asked of the server; offline, senders appear by id after the
 	// first failed request.
 	who := cachedNames(ctx, api)
+	text := a.textFormat(*raw)
 	for _, h := range hits {
 		if *asJSON {
 			plain := strings.NewReplacer(localstore.SnippetStart, "", localstore.SnippetEnd, "").Replace(h.Snippet)
@@ -98,7 +101,7 @@ func (a *app) runSearch(ctx context.Context, args []string) error {
 			}
 			continue
 		}
-		printMessage(a.stdout, h.Message, conv == "", quotes, who)
+		printMessage(a.stdout, h.Message, conv == "", quotes, who, text)
 	}
 	switch {
 	case !next.IsZero() && *asJSON:

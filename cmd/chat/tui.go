@@ -450,6 +450,14 @@ func (b *tuiBackend) Presence(ctx context.Context, conversationID string) (wire.
 	return s.API().Presence(ctx, conversationID)
 }
 
+func (b *tuiBackend) Profile(ctx context.Context, userID string) (wire.Profile, error) {
+	s, err := b.session()
+	if err != nil {
+		return wire.Profile{}, err
+	}
+	return s.API().User(ctx, userID)
+}
+
 func (b *tuiBackend) RetryNow() {
 	if s, err := b.session(); err == nil {
 		s.RetryNow()
