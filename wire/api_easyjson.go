@@ -1100,6 +1100,33 @@ func easyjsonC1cedd36DecodeGithubComChattermChatWire11(in *jlexer.Lexer, out *Me
 			} else {
 				out.ReplyTo = int64(in.Int64())
 			}
+		case "members":
+			if in.IsNull() {
+				in.Skip()
+				out.Members = nil
+			} else {
+				in.Delim('[')
+				if out.Members == nil {
+					if !in.IsDelim(']') {
+						out.Members = make([]string, 0, 4)
+					} else {
+						out.Members = []string{}
+					}
+				} else {
+					out.Members = (out.Members)[:0]
+				}
+				for !in.IsDelim(']') {
+					var v7 string
+					if in.IsNull() {
+						in.Skip()
+					} else {
+						v7 = string(in.String())
+					}
+					out.Members = append(out.Members, v7)
+					in.WantComma()
+				}
+				in.Delim(']')
+			}
 		case "edited":
 			if in.IsNull() {
 				in.Skip()
@@ -1219,6 +1246,20 @@ func easyjsonC1cedd36EncodeGithubComChattermChatWire11(out *jwriter.Writer, in M
 		const prefix string = ",\"reply_to\":"
 		out.RawString(prefix)
 		out.Int64(int64(in.ReplyTo))
+	}
+	if len(in.Members) != 0 {
+		const prefix string = ",\"members\":"
+		out.RawString(prefix)
+		{
+			out.RawByte('[')
+			for v8, v9 := range in.Members {
+				if v8 > 0 {
+					out.RawByte(',')
+				}
+				out.String(string(v9))
+			}
+			out.RawByte(']')
+		}
 	}
 	if in.Edited {
 		const prefix string = ",\"edited\":"
@@ -2445,6 +2486,12 @@ func easyjsonC1cedd36DecodeGithubComChattermChatWire25(in *jlexer.Lexer, out *Cr
 			} else {
 				out.Name = string(in.String())
 			}
+		case "topic":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.Topic = string(in.String())
+			}
 		case "members":
 			if in.IsNull() {
 				in.Skip()
@@ -2495,6 +2542,11 @@ func easyjsonC1cedd36EncodeGithubComChattermChatWire25(out *jwriter.Writer, in C
 		const prefix string = ",\"name\":"
 		out.RawString(prefix)
 		out.String(string(in.Name))
+	}
+	if in.Topic != "" {
+		const prefix string = ",\"topic\":"
+		out.RawString(prefix)
+		out.String(string(in.Topic))
 	}
 	{
 		const prefix string = ",\"members\":"
@@ -2555,6 +2607,12 @@ func easyjsonC1cedd36DecodeGithubComChattermChatWire26(in *jlexer.Lexer, out *Co
 				in.Skip()
 			} else {
 				out.Name = string(in.String())
+			}
+		case "topic":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.Topic = string(in.String())
 			}
 		case "last_seq":
 			if in.IsNull() {
@@ -2645,6 +2703,11 @@ func easyjsonC1cedd36EncodeGithubComChattermChatWire26(out *jwriter.Writer, in C
 		const prefix string = ",\"name\":"
 		out.RawString(prefix)
 		out.String(string(in.Name))
+	}
+	if in.Topic != "" {
+		const prefix string = ",\"topic\":"
+		out.RawString(prefix)
+		out.String(string(in.Topic))
 	}
 	{
 		const prefix string = ",\"last_seq\":"
