@@ -263,7 +263,8 @@ func isDomainErr(err error) bool {
 	var dup *server.DuplicateError
 	return errors.Is(err, server.ErrNotFound) || errors.Is(err, server.ErrExists) || errors.Is(err, server.ErrNotFirst) ||
 		errors.Is(err, server.ErrBadInvite) || errors.Is(err, server.ErrSeqTaken) || errors.As(err, &dup) ||
-		errors.Is(err, server.ErrRaced) || errors.Is(err, server.ErrNotApplied) || errors.Is(err, server.ErrConfusable)
+		errors.Is(err, server.ErrRaced) || errors.Is(err, server.ErrNotApplied) || errors.Is(err, server.ErrConfusable) ||
+		errors.Is(err, server.ErrTargetChanged)
 }
 
 // isFailure says whether err means DynamoDB is in trouble (not that the request
