@@ -65,7 +65,7 @@ func (s *Store) putMessagesChecked(ctx context.Context, tx *sql.Tx, msgs []wire.
 	newest := map[string]wire.Message{} // per conversation, the newest new message (not event)
 	senders := map[senderKey]int64{}    // per sender, their newest new message
 	for _, m := range msgs {
-		res, err := ins.ExecContext(ctx, m.ConversationID, m.SeqNo, m.MessageID, m.SenderID, m.Content, m.Attachment, nanos(m.Timestamp),
+		res, err := ins.ExecContext(ctx, m.ConversationID, m.SeqNo, m.MessageID, m.SenderID, cachedContent(m), m.Attachment, nanos(m.Timestamp),
 			m.Kind, m.TargetSeq, m.ReplyTo, m.Edited, m.Deleted, encodeReactions(m.Reactions), m.UpdatedSeq, encodeAttachmentInfo(m.AttachmentInfo),
 			strings.Join(m.Mentions, ","), wire.MentionsUser(m.Mentions, m.SenderID, s.self))
 		if err != nil {
@@ -221,6 +221,7 @@ func scanMessage(r scanner, extra ...any) (wire.Message, error) {
 		return m, err
 	}
 	m.Timestamp = fromNanos(ts)
+	fromCachedContent(&m)
 	m.Reactions = decodeReactions(reactions)
 	m.AttachmentInfo = decodeAttachmentInfo(info)
 	if mentions != "" {
