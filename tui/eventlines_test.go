@@ -1,0 +1,39 @@
+package tui
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chatterm/chat/client"
+	"github.com/chatterm/chat/wire"
+)
+
+// Membership events show as lines of their own among the messages, from the
+// history and live; a live one brings the header's name, topic and member
+// count up to date.
+func TestMembershipEventLines(t *testing.T) {
+	be := fixture()
+	team := "g:team"
+	be.inbox = be.inbox[2:] // the team only: enter opens it
+	be.msgs[team] = append(be.msgs[team], wire.Message{ConversationID: team, SeqNo: 4, MessageID: "e4", SenderID: "alice",
+		Kind: wire.KindAdded, Members: []string{"dave"}, Timestamp: fixtureNow.Add(-40 * time.Minute)})
+	h := newHarness(t, be, 100, 24)
+	h.key("enter")
+	h.wantScreen("· you added dave ·")
+	if s := h.screen(); strings.Index(s, "works for me") > strings.Index(s, "you added dave") {
+		t.Fatalf("the event line is not after the message before it:\n%s", s)
+	}
+
+	c := be.convs[team]
+	c.Topic = "deploys \x1b[2J"
+	c.Participants = append(c.Participants, wire.Participant{UserID: "dave", Role: wire.RoleMember})
+	be.convs[team] = c
+	h.send(client.MessageEvent{Message: wire.Message{ConversationID: team, SeqNo: 5, MessageID: "e5", SenderID: "bob",
+		Kind: wire.KindTopic, Content: c.Topic, Timestamp: fixtureNow}})
+	h.wantScreen("· bob set the topic to “deploys [2J” ·")
+	h.wantScreen("group · 4 members · deploys")
+	if strings.Contains(h.m.View().Content, "\x1b[2J") {
+		t.Fatal("the topic's escape sequence reached the screen")
+	}
+}
