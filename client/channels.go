@@ -62,3 +62,13 @@ func (a *API) SetRole(ctx context.Context, id, userID, role string) (wire.Conver
 	_, err := a.do(ctx, http.MethodPut, convPath(id, "members", url.PathEscape(userID), "role"), nil, wire.RoleRequest{Role: role}, &out)
 	return out, err
 }
+
+// JoinChannel joins a channel and caches it with its members, so it is in
+// the inbox before the first message.
+func (s *Session) JoinChannel(ctx context.Context, id string) (wire.Conversation, error) {
+	c, err := s.api.JoinChannel(ctx, id)
+	if err != nil {
+		return c, err
+	}
+	return c, s.store.PutConversation(ctx, c)
+}

@@ -37,3 +37,25 @@ func TestMembershipEventLines(t *testing.T) {
 		t.Fatal("the topic's escape sequence reached the screen")
 	}
 }
+
+// C on the inbox lists the channels; enter joins the one under the cursor
+// and opens it on its history.
+func TestChannelBrowserJoins(t *testing.T) {
+	be := fixture()
+	ops := wire.Conversation{ConversationID: "g:ops", Type: wire.Channel, Name: "ops", Topic: "deploys",
+		Participants: []wire.Participant{{UserID: "bob", Role: wire.RoleAdmin}}}
+	be.channels = []wire.Conversation{be.convs["g:team"], ops}
+	be.channels[0].Type = wire.Channel // joined already: marked
+	be.msgs["g:ops"] = []wire.Message{{ConversationID: "g:ops", SeqNo: 1, MessageID: "o1", SenderID: "bob", Content: "deploy at noon", Timestamp: fixtureNow.Add(-time.Hour)}}
+	h := newHarness(t, be, 100, 30)
+	h.key("C")
+	h.wantScreen("Channels")
+	h.wantScreen("✓ team")
+	h.wantScreen("ops — deploys")
+	h.key("j", "enter")
+	h.wantScreen("deploy at noon")
+	h.wantScreen("channel · 2 members · deploys")
+	if _, ok := be.convs["g:ops"]; !ok {
+		t.Fatal("enter did not join")
+	}
+}

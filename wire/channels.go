@@ -134,3 +134,7 @@ func ValidateTopic(topic string) error {
 	}
 	return ValidateName("topic", topic, MaxTopicLen)
 }
+
+// IsGroupType says whether a conversation of type t is a group of members
+// (a group or a channel) rather than a direct conversation.
+func IsGroupType(t string) bool { return t == Group || t == Channel }
