@@ -54,6 +54,11 @@ func TestJoinCost(t *testing.T) {
 		t.Errorf("a join costs %g WCU, a message %g: want at most 5 more (a pending row, the participant and its index entry)", join, message)
 	}
 
+	meter.Reset()
+	must(t, s.AppendMessage(ctx, server.Message{ConversationID: conv, SeqNo: 4, MessageID: wire.NewMessageID(), SenderID: "newcomer",
+		Kind: wire.KindLeft, Timestamp: now.Add(4 * time.Second)}, append([]string{"user00"}, others...)))
+	t.Logf("a leave of a channel of %d: %g WCU: %s", members+1, meter.Units(), meter)
+
 	for i := range 20 {
 		must(t, s.CreateConversation(ctx, server.Conversation{ID: fmt.Sprintf("g:cost-list-%02d", i), Type: wire.Channel, Name: "c", Topic: "a topic of some words", CreatedAt: now},
 			[]server.Participant{{UserID: "user00", Role: wire.RoleAdmin, JoinedAt: now}}))
