@@ -63,8 +63,8 @@ func membershipSet(m server.Message, vals item, names *map[string]string) string
 	if !wire.IsMembershipKind(m.Kind) {
 		return ""
 	}
-	set := ", event_body = :eb, event_sender = :es"
-	vals[":eb"], vals[":es"] = sv(m.Preview()), sv(m.SenderID)
+	set := ", event_body = :eb"
+	vals[":eb"] = sv(m.Preview())
 	name := func(attr string) string {
 		if *names == nil {
 			*names = map[string]string{}

@@ -48,8 +48,8 @@ func convFrom(it item) server.Conversation {
 	}
 	if getN(it, "last_message_seq") == 0 && getS(it, "event_body") != "" {
 		// No message yet: the last membership event is the preview
-		// (channels_dynamo.go).
-		c.LastMessageBody, c.LastMessageSender = getS(it, "event_body"), getS(it, "event_sender")
+		// (channels_dynamo.go), with no sender: the line names who made it.
+		c.LastMessageBody, c.LastMessageSender = getS(it, "event_body"), ""
 	}
 	return c
 }

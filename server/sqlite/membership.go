@@ -13,12 +13,14 @@ import (
 // afterMembership is afterAppend for a membership event whose row is
 // inserted: it applies the change the event records (server/membership_events.go
 // has the rules) in the same transaction, moves last_seq, and the preview
-// only while the conversation has no message.
+// only while the conversation has no message: its line, with no sender (the
+// line names who made the change; "alice: alice added carol" would say it
+// twice).
 func (s *Store) afterMembership(tx *sql.Tx, m server.Message, receivers []string) error {
 	res, err := tx.Exec(`UPDATE conversations SET last_seq = ?1, counter = MAX(counter, ?1),
 		last_message_body = CASE WHEN last_message_seq = 0 THEN ?3 ELSE last_message_body END,
-		last_message_sender = CASE WHEN last_message_seq = 0 THEN ?4 ELSE last_message_sender END
-		WHERE conversation_id = ?2 AND last_seq < ?1`, m.SeqNo, m.ConversationID, m.Preview(), m.SenderID)
+		last_message_sender = CASE WHEN last_message_seq = 0 THEN '' ELSE last_message_sender END
+		WHERE conversation_id = ?2 AND last_seq < ?1`, m.SeqNo, m.ConversationID, m.Preview())
 	if err != nil {
 		return fmt.Errorf("update conversation: %w", err)
 	}

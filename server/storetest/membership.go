@@ -62,8 +62,8 @@ func testMembershipEvents(t *testing.T, s server.Store) {
 	}
 	conv, err := s.GetConversation(ctx, c.ID)
 	must(t, err)
-	if conv.LastSeq != 1 || conv.LastMessageBody != "alice added carol and dave" {
-		t.Fatalf("a group with only an event: last_seq %d, preview %q", conv.LastSeq, conv.LastMessageBody)
+	if conv.LastSeq != 1 || conv.LastMessageBody != "alice added carol and dave" || conv.LastMessageSender != "" {
+		t.Fatalf("a group with only an event: last_seq %d, preview %q by %q", conv.LastSeq, conv.LastMessageBody, conv.LastMessageSender)
 	}
 	// The new members have it pending, like any message after their join.
 	for _, u := range []string{"carol", "dave"} {
