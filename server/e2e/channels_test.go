@@ -193,3 +193,31 @@ func TestChannels(t *testing.T) {
 		t.Fatalf("a bad cursor: %d", st)
 	}
 }
+
+// Adding more users than one event holds records an event per 25 of them,
+// in order, and every one of them becomes a member (on DynamoDB each event
+// is one transaction, which has room for 25 new participants and the
+// receivers' pending rows).
+func TestAddingManyMembersRecordsAnEventPer25(t *testing.T) {
+	srv := servertest.Start(t, servertest.WithConfig(generousMemberLimits))
+	alice := register(t, srv, "alice")
+	var users []string
+	for i := range 30 {
+		u := fmt.Sprintf("user%02d", i)
+		register(t, srv, u)
+		users = append(users, u)
+	}
+	g := alice.group("crowd")
+	var c wire.Conversation
+	if st := alice.do("POST", "/v1/conversations/"+g+"/members", wire.MembersRequest{Members: users}, &c); st != 200 || len(c.Participants) != 31 {
+		t.Fatalf("add 30: %d, %d members", st, len(c.Participants))
+	}
+	h := alice.history(g, 0, 10)
+	if len(h.Messages) != 2 {
+		t.Fatalf("%d events for 30 users, want 2", len(h.Messages))
+	}
+	first, second := h.Messages[1], h.Messages[0] // newest first
+	if first.Kind != wire.KindAdded || !slices.Equal(first.Members, users[:25]) || second.Kind != wire.KindAdded || !slices.Equal(second.Members, users[25:]) {
+		t.Fatalf("events: %+v then %+v", first, second)
+	}
+}
