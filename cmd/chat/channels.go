@@ -17,6 +17,10 @@ Usage:
 
 A channel is a group any account can list, join and leave by itself. Joining
 shows its whole history. See chat channel --help.
+
+Examples:
+  chat channels
+  chat channels --json | jq -r 'select(.joined | not) | .conversation_id'
 `
 
 const channelUsage = `
