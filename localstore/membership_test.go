@@ -36,3 +36,53 @@ func TestMembershipEventsCached(t *testing.T) {
 		t.Fatalf("inbox: %+v; want preview hello, last_seq 4, 1 unread", e)
 	}
 }
+
+func cachedMembers(t *testing.T, s *Store, conv string) []string {
+	t.Helper()
+	sts, err := s.Statuses(ctx, conv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, st := range sts {
+		out = append(out, st.UserID)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// New membership events keep the cached members (whose boundaries hold a
+// group's ticks back) and the name in line; an old one fetched later with a
+// page of history changes nothing.
+func TestMembershipEventsKeepTheMembers(t *testing.T) {
+	s := MustOpen(t)
+	const g = "g:crew"
+	if err := s.PutConversation(ctx, wire.Conversation{ConversationID: g, Type: wire.Group, Name: "crew",
+		Participants: []wire.Participant{{UserID: "me"}, {UserID: "bob"}}}); err != nil {
+		t.Fatal(err)
+	}
+	ev := func(seq int64, sender, kind string, members []string, content string) wire.Message {
+		return wire.Message{ConversationID: g, SeqNo: seq, MessageID: "e" + string(rune('a'+seq)), SenderID: sender, Kind: kind, Members: members, Content: content}
+	}
+	if _, err := s.PutMessages(ctx, ev(10, "me", wire.KindAdded, []string{"carol", "dave"}, ""), ev(11, "bob", wire.KindLeft, nil, ""),
+		ev(12, "me", wire.KindRemoved, []string{"dave"}, ""), ev(13, "erin", wire.KindJoined, nil, ""), ev(14, "me", wire.KindRenamed, nil, "night shift")); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := cachedMembers(t, s, g), []string{"carol", "erin", "me"}; !slices.Equal(got, want) {
+		t.Fatalf("members %v, want %v", got, want)
+	}
+	e, err := s.InboxEntry(ctx, g)
+	if err != nil || e.Name != "night shift" {
+		t.Fatalf("name %q (%v)", e.Name, err)
+	}
+	// A page of older history: dave's addition long ago is not now.
+	if _, err := s.PutMessages(ctx, ev(3, "me", wire.KindAdded, []string{"dave"}, ""), ev(4, "me", wire.KindRenamed, nil, "old name")); err != nil {
+		t.Fatal(err)
+	}
+	if got := cachedMembers(t, s, g); slices.Contains(got, "dave") {
+		t.Fatalf("an old event brought dave back: %v", got)
+	}
+	if e, _ := s.InboxEntry(ctx, g); e.Name != "night shift" {
+		t.Fatalf("an old rename applied: %q", e.Name)
+	}
+}

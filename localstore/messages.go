@@ -140,6 +140,14 @@ func (s *Store) putMessagesChecked(ctx context.Context, tx *sql.Tx, msgs []wire.
 			return nil, nil, err
 		}
 	}
+	// After the senders' boundaries: one who left is no member any more.
+	for _, ev := range events {
+		if wire.IsMembershipKind(ev.Kind) && ev.SeqNo > covered[ev.ConversationID] {
+			if err := applyMembership(ctx, tx, ev); err != nil {
+				return nil, nil, err
+			}
+		}
+	}
 	// An event's seq_no holds no message: past our read boundary (as our own
 	// sends above have moved it) and past what the row covered, it is a new
 	// gap, so unread counts messages, as the server's count does.
