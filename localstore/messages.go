@@ -65,7 +65,7 @@ func (s *Store) putMessagesChecked(ctx context.Context, tx *sql.Tx, msgs []wire.
 	newest := map[string]wire.Message{} // per conversation, the newest new message (not event)
 	senders := map[senderKey]int64{}    // per sender, their newest new message
 	for _, m := range msgs {
-		res, err := ins.ExecContext(ctx, m.ConversationID, m.SeqNo, m.MessageID, m.SenderID, m.Content, m.Attachment, nanos(m.Timestamp),
+		res, err := ins.ExecContext(ctx, m.ConversationID, m.SeqNo, m.MessageID, m.SenderID, cachedContent(m), m.Attachment, nanos(m.Timestamp),
 			m.Kind, m.TargetSeq, m.ReplyTo, m.Edited, m.Deleted, encodeReactions(m.Reactions), m.UpdatedSeq, encodeAttachmentInfo(m.AttachmentInfo),
 			strings.Join(m.Mentions, ","), wire.MentionsUser(m.Mentions, m.SenderID, s.self))
 		if err != nil {
@@ -138,6 +138,14 @@ func (s *Store) putMessagesChecked(ctx context.Context, tx *sql.Tx, msgs []wire.
 	for k, seq := range senders {
 		if _, err := s.applyStatus(ctx, tx, k.conv, wire.MemberStatus{UserID: k.user, LastDeliveredSeq: seq, LastReadSeq: seq}); err != nil {
 			return nil, nil, err
+		}
+	}
+	// After the senders' boundaries: one who left is no member any more.
+	for _, ev := range events {
+		if wire.IsMembershipKind(ev.Kind) && ev.SeqNo > covered[ev.ConversationID] {
+			if err := applyMembership(ctx, tx, ev); err != nil {
+				return nil, nil, err
+			}
 		}
 	}
 	// An event's seq_no holds no message: past our read boundary (as our own
@@ -221,6 +229,7 @@ func scanMessage(r scanner, extra ...any) (wire.Message, error) {
 		return m, err
 	}
 	m.Timestamp = fromNanos(ts)
+	fromCachedContent(&m)
 	m.Reactions = decodeReactions(reactions)
 	m.AttachmentInfo = decodeAttachmentInfo(info)
 	if mentions != "" {

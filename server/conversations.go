@@ -21,8 +21,8 @@ func (s *Service) CreateConversation(ctx context.Context, userID string, req wir
 		if len(req.Members) != 1 {
 			return conv, false, wire.Errorf(wire.CodeInvalid, "a direct conversation has exactly one other member")
 		}
-		if req.Name != "" {
-			return conv, false, wire.Errorf(wire.CodeInvalid, "a direct conversation has no name")
+		if req.Name != "" || req.Topic != "" {
+			return conv, false, wire.Errorf(wire.CodeInvalid, "a direct conversation has no name or topic")
 		}
 		id, created, err := s.ensureDirect(ctx, userID, req.Members[0])
 		if err != nil {
@@ -30,10 +30,10 @@ func (s *Service) CreateConversation(ctx context.Context, userID string, req wir
 		}
 		conv, err = s.GetConversation(ctx, userID, id)
 		return conv, created, err
-	case wire.Group:
+	case wire.Group, wire.Channel:
 		return s.createGroup(ctx, userID, req)
 	default:
-		return conv, false, wire.Errorf(wire.CodeInvalid, "type must be %q or %q", wire.Direct, wire.Group)
+		return conv, false, wire.Errorf(wire.CodeInvalid, "type must be %q, %q or %q", wire.Direct, wire.Group, wire.Channel)
 	}
 }
 
@@ -87,6 +87,16 @@ func (s *Service) createGroup(ctx context.Context, userID string, req wire.Creat
 	if err := wire.ValidateName("name", req.Name, wire.MaxGroupNameLen); err != nil {
 		return wire.Conversation{}, false, err
 	}
+	if err := wire.ValidateTopic(req.Topic); err != nil {
+		return wire.Conversation{}, false, err
+	}
+	if req.Type == wire.Channel {
+		// A channel is listed to every account: the per-user conversation
+		// limit keeps one account from filling the directory.
+		if err := s.allow(ctx, "conversation", userID, s.cfg.Limits.Conversations); err != nil {
+			return wire.Conversation{}, false, err
+		}
+	}
 	others, err := s.checkNewMembers(ctx, userID, req.Members, nil)
 	if err != nil {
 		return wire.Conversation{}, false, err
@@ -95,7 +105,7 @@ func (s *Service) createGroup(ctx context.Context, userID string, req wire.Creat
 		return wire.Conversation{}, false, wire.Errorf(wire.CodeInvalid, "a group has at most %d members", MaxGroupMembers)
 	}
 	now := s.cfg.Now()
-	c := Conversation{ID: wire.NewGroupID(), Type: wire.Group, Name: req.Name, CreatedAt: now}
+	c := Conversation{ID: wire.NewGroupID(), Type: req.Type, Name: req.Name, Topic: req.Topic, CreatedAt: now}
 	members := []Participant{{ConversationID: c.ID, UserID: userID, Role: wire.RoleAdmin, JoinedAt: now}}
 	for _, u := range others {
 		members = append(members, Participant{ConversationID: c.ID, UserID: u, Role: wire.RoleMember, JoinedAt: now})
@@ -149,7 +159,7 @@ func (s *Service) GetConversation(ctx context.Context, userID, convID string) (w
 }
 
 func wireConversation(c Conversation, ps []Participant) wire.Conversation {
-	out := wire.Conversation{ConversationID: c.ID, Type: c.Type, Name: c.Name, LastSeq: c.LastSeq,
+	out := wire.Conversation{ConversationID: c.ID, Type: c.Type, Name: c.Name, Topic: c.Topic, LastSeq: c.LastSeq,
 		LastMessageBody: c.LastMessageBody, LastMessageSender: c.LastMessageSender, LastMessageAt: c.LastMessageAt, CreatedAt: c.CreatedAt}
 	heir := successor(ps)
 	for _, p := range ps {
@@ -202,7 +212,7 @@ func (s *Service) AddMembers(ctx context.Context, userID, convID string, members
 	if err := s.allow(ctx, "member", userID, s.cfg.Limits.MemberAdds); err != nil {
 		return wire.Conversation{}, err
 	}
-	c, current, err := s.requireAdmin(ctx, userID, convID)
+	c, current, err := s.requireAdmin(ctx, userID, convID, "add members")
 	if err != nil {
 		return wire.Conversation{}, err
 	}
@@ -213,17 +223,19 @@ func (s *Service) AddMembers(ctx context.Context, userID, convID string, members
 	if len(current)+len(others) > MaxGroupMembers {
 		return wire.Conversation{}, wire.Errorf(wire.CodeInvalid, "a group has at most %d members", MaxGroupMembers)
 	}
-	now := s.cfg.Now()
-	var ps []Participant
-	for _, u := range others {
-		ps = append(ps, Participant{ConversationID: c.ID, UserID: u, Role: wire.RoleMember, JoinedAt: now})
-	}
-	if len(ps) > 0 {
-		if err := s.store.AddParticipants(ctx, c.ID, ps); err != nil {
-			return wire.Conversation{}, s.internal("add members", err)
+	if len(others) > 0 {
+		// The members come in with the event that says so (membership_events.go).
+		added, err := s.recordInChunks(ctx, c.ID, userID, wire.KindAdded, others)
+		var in []string
+		for _, ev := range added {
+			in = append(in, ev.Subjects()...)
 		}
-		s.members.forget(c.ID)
-		s.announce(ctx, c.ID, others, userID)
+		if len(in) > 0 {
+			s.announce(ctx, c.ID, in, userID)
+		}
+		if err != nil {
+			return wire.Conversation{}, err
+		}
 	}
 	return s.GetConversation(ctx, userID, c.ID)
 }
@@ -247,14 +259,22 @@ func (s *Service) RemoveMember(ctx context.Context, userID, convID, member strin
 			return wire.Errorf(wire.CodeForbidden, "only group admins remove other members")
 		}
 	}
-	err = s.store.RemoveParticipant(ctx, convID, member)
-	if errors.Is(err, ErrNotFound) {
-		return wire.Errorf(wire.CodeNotFound, "%q is not a member of %s", member, convID)
+	ev := membershipEvent(convID, userID, wire.KindLeft, nil, "")
+	if member != userID {
+		if err := wire.ValidateUserID(member); err != nil {
+			return err
+		}
+		if _, err := s.store.GetParticipant(ctx, convID, member); errors.Is(err, ErrNotFound) {
+			return wire.Errorf(wire.CodeNotFound, "%q is not a member of %s", member, convID)
+		} else if err != nil {
+			return s.internal("read participant", err)
+		}
+		ev = membershipEvent(convID, userID, wire.KindRemoved, []string{member}, "")
 	}
-	if err != nil {
-		return s.internal("remove member", err)
+	// The membership goes with the event that says so (membership_events.go).
+	if _, err := s.recordMembership(ctx, ev); err != nil {
+		return err
 	}
-	s.members.forget(convID)
 	if err := s.cfg.Inbox.Forget(ctx, member, convID); err != nil {
 		s.log.Debug("inbox forget", "err", err)
 	}
@@ -308,7 +328,9 @@ func without(members []string, user string) []string {
 	return out
 }
 
-func (s *Service) requireAdmin(ctx context.Context, userID, convID string) (Conversation, []string, error) {
+// requireAdmin checks that userID administers the group convID before they
+// do what (for the error).
+func (s *Service) requireAdmin(ctx context.Context, userID, convID, what string) (Conversation, []string, error) {
 	p, err := s.requireMember(ctx, userID, convID)
 	if err != nil {
 		return Conversation{}, nil, err
@@ -319,7 +341,7 @@ func (s *Service) requireAdmin(ctx context.Context, userID, convID string) (Conv
 	if admin, err := s.isAdmin(ctx, convID, p); err != nil {
 		return Conversation{}, nil, err
 	} else if !admin {
-		return Conversation{}, nil, wire.Errorf(wire.CodeForbidden, "only group admins add members")
+		return Conversation{}, nil, wire.Errorf(wire.CodeForbidden, "only group admins %s", what)
 	}
 	c, err := s.store.GetConversation(ctx, convID)
 	if err != nil {

@@ -659,6 +659,9 @@ func (s *Service) publish(ctx context.Context, users []string, data [][]byte, to
 
 // wireMessage is a stored message as clients see it.
 func wireMessage(m Message) wire.Message {
+	if hasSubjects(m.Kind) {
+		return wireMembershipEvent(m)
+	}
 	return wire.Message{ConversationID: m.ConversationID, SeqNo: m.SeqNo, MessageID: m.MessageID, SenderID: m.SenderID,
 		Content: m.Content, Attachment: m.Attachment, AttachmentInfo: m.AttachmentInfo, Timestamp: m.Timestamp,
 		Kind: m.Kind, TargetSeq: m.TargetSeq, ReplyTo: m.ReplyTo,

@@ -91,8 +91,9 @@ type Claim struct {
 // LastSeq is the highest stored seq_no.
 type Conversation struct {
 	ID                string
-	Type              string // wire.Direct or wire.Group
+	Type              string // wire.Direct, wire.Group or wire.Channel
 	Name              string
+	Topic             string // a group's or channel's, set by its admins
 	LastSeq           int64
 	LastMessageBody   string
 	LastMessageSender string
@@ -167,6 +168,9 @@ func (m Message) IsEvent() bool { return m.Kind != "" }
 func (m Message) Preview() string {
 	if m.Kind == wire.KindDelete || m.Deleted {
 		return wire.DeletedPreview
+	}
+	if wire.IsMembershipKind(m.Kind) {
+		return m.Wire().MembershipLine(nil)
 	}
 	return wire.Preview(m.Content, m.Attachment)
 }

@@ -17,6 +17,7 @@ import (
 type Store interface {
 	AccountStore
 	ConversationStore
+	ChannelStore
 	MessageStore
 	BoundaryStore
 	InboxStore
@@ -129,6 +130,11 @@ type MessageStore interface {
 	// wire.MentionAll or MentionHere, of every member (InboxEntry.MentionSeqs;
 	// the sender's own read boundary is at m.SeqNo, so it never counts for
 	// them).
+	// A membership event (wire.IsMembershipKind) has no target: it applies
+	// its change to the participants or the conversation in the same write
+	// (membership_events.go, MembershipEvent, has the rules), and answers
+	// ErrTargetChanged when the members are no longer as the Service saw
+	// them.
 	// Errors: ErrSeqTaken (m.SeqNo <= last_seq: the counter is behind), a
 	// *DuplicateError (with the stored original, SenderID included, which may
 	// be another member's), ErrNotFound (no such conversation), ErrTargetChanged.

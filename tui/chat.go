@@ -12,6 +12,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/chatterm/chat/client"
+	"github.com/chatterm/chat/internal/termtext"
 	"github.com/chatterm/chat/wire"
 )
 
@@ -61,6 +62,7 @@ type chatModel struct {
 	conv         wire.InboxEntry
 	participants []wire.Participant
 	statuses     map[string]wire.MemberStatus
+	topic        string // a group's or channel's, shown in the header
 
 	msgs    []wire.Message // stored, ascending seq_no, no duplicates
 	pending []wire.Message // sent by us, not yet stored; in send order
@@ -403,6 +405,7 @@ func (m chatModel) Update(msg tea.Msg) (chatModel, tea.Cmd) {
 		if msg.conv.Name != "" {
 			m.conv.Name = msg.conv.Name
 		}
+		m.topic, m.conv.Type = msg.conv.Topic, msg.conv.Type
 		m.render()
 
 	case sendQueuedMsg:
@@ -450,6 +453,7 @@ func (m chatModel) Update(msg tea.Msg) (chatModel, tea.Cmd) {
 		}
 		added := m.merge([]wire.Message{msg.Message})
 		m.render()
+		cmds = append(cmds, m.membershipChanged(msg.Message))
 		// A message after the newest goes at the bottom: keep the lines the
 		// reader is looking at in place. An older one (catch-up filling a gap)
 		// lands above and moves nothing, since the offset counts from the bottom.
@@ -1143,12 +1147,12 @@ func (m chatModel) viewLines() ([]string, []int) {
 	w := m.width
 	// Header: the name, what kind of conversation, and a scroll hint.
 	title := s.Title.Render(" " + m.c.title(m.conv))
-	kind := "direct"
-	if m.conv.Type == wire.Group {
-		kind = "group"
-		if n := len(m.participants); n > 0 {
-			kind = fmt.Sprintf("group · %d members", n)
-		}
+	kind := m.kindLabel()
+	if n := len(m.participants); n > 0 && kind != "direct" {
+		kind = fmt.Sprintf("%s · %d members", kind, n)
+	}
+	if m.topic != "" {
+		kind += " · " + termtext.OneLine(m.topic) // the admins' text: sanitised
 	}
 	right := ""
 	switch {

@@ -35,6 +35,7 @@ type fakeBackend struct {
 	pending       map[string][]wire.Message
 	statuses      map[string][]wire.MemberStatus
 	convs         map[string]wire.Conversation
+	channels      []wire.Conversation // the server's, joined or not
 	events        chan client.Event
 	now           time.Time
 	typing        []string          // conversations Typing was called for
@@ -44,8 +45,8 @@ type fakeBackend struct {
 	// keeps them, so a test can start a second Model on what the first left.
 	kept         *localstore.Store
 	presence     map[string][]wire.MemberPresence // by conversation
-	profiles      map[string]wire.Profile          // by user; none: not found
-	profileCalls  []string
+	profiles     map[string]wire.Profile          // by user; none: not found
+	profileCalls []string
 
 	sends        []wire.Message
 	saved        []string // media ids SaveMedia was asked for
@@ -272,6 +273,30 @@ func (f *fakeBackend) AddMembers(_ context.Context, id string, members []string)
 	}
 	f.convs[id] = c
 	return c, nil
+}
+
+func (f *fakeBackend) Channels(context.Context) ([]wire.ChannelInfo, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []wire.ChannelInfo
+	for _, c := range f.channels {
+		_, joined := f.convs[c.ConversationID]
+		out = append(out, wire.ChannelInfo{ConversationID: c.ConversationID, Name: c.Name, Topic: c.Topic, Joined: joined})
+	}
+	return out, nil
+}
+
+func (f *fakeBackend) JoinChannel(_ context.Context, id string) (wire.Conversation, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, c := range f.channels {
+		if c.ConversationID == id {
+			c.Participants = append(c.Participants, wire.Participant{UserID: f.user, Role: wire.RoleMember})
+			f.convs[id] = c
+			return c, nil
+		}
+	}
+	return wire.Conversation{}, wire.Errorf(wire.CodeNotFound, "no channel %s", id)
 }
 
 func (f *fakeBackend) Events() <-chan client.Event { return f.events }

@@ -124,7 +124,7 @@ func (m finderModel) View() string {
 	for i := first; i < len(m.hits) && i < first+rows; i++ {
 		e := m.entries[m.hits[i]]
 		mark := "  "
-		if e.Type == wire.Group {
+		if wire.IsGroupType(e.Type) {
 			mark = s.GroupMark.Render("# ")
 		}
 		badge := ""

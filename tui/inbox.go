@@ -370,7 +370,7 @@ func (m inboxModel) row(e wire.InboxEntry, sel bool) string {
 		bar = st(s.Cursor).Render("▌ ")
 	}
 	mark := plain.Render("  ")
-	if e.Type == wire.Group {
+	if wire.IsGroupType(e.Type) {
 		mark = st(s.GroupMark).Render("# ")
 	}
 	nameStyle := s.App
@@ -394,7 +394,7 @@ func (m inboxModel) row(e wire.InboxEntry, sel bool) string {
 	case e.LastMessageSender == "":
 	case e.LastMessageSender == m.c.me:
 		preview = "you: " + preview
-	case e.Type == wire.Group:
+	case wire.IsGroupType(e.Type):
 		preview = m.c.who(e.LastMessageSender) + ": " + preview
 	}
 	prevW := max(w-4-ansi.StringWidth(mentionText+badgeText)-2, 1)
@@ -412,7 +412,7 @@ func (m inboxModel) compactRow(e wire.InboxEntry, sel bool) string {
 	if sel {
 		bar = s.Cursor.Render("▌ ")
 	}
-	if e.Type == wire.Group {
+	if wire.IsGroupType(e.Type) {
 		mark = s.GroupMark.Render("# ")
 	}
 	badge := ""

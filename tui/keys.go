@@ -30,6 +30,7 @@ type KeyMap struct {
 	// Inbox.
 	NewDirect key.Binding
 	NewGroup  key.Binding
+	Channels  key.Binding // the public channels, to browse and join
 
 	// Chat.
 	Compose     key.Binding
@@ -94,6 +95,7 @@ func DefaultKeyMap() KeyMap {
 
 		NewDirect: b([]string{"n"}, "n", "new direct chat"),
 		NewGroup:  b([]string{"N"}, "N", "new group"),
+		Channels:  b([]string{"C"}, "C", "browse channels"),
 
 		Compose: b([]string{"i", "a", "enter", "tab"}, "i", "write"),
 		Send:    b([]string{"enter"}, "enter", "send"),
@@ -140,7 +142,7 @@ func (k KeyMap) sections() []helpSection {
 	return []helpSection{
 		{"Everywhere", []key.Binding{k.Finder, k.Search, k.Mentions, k.NextUnread, k.Reconnect, k.Mouse, k.Help, k.Quit}},
 		{"Lists: inbox and chat", []key.Binding{k.Up, k.Down, k.HalfUp, k.HalfDown, k.PageUp, k.PageDown, k.Top, k.Bottom, k.Open, k.Back}},
-		{"Inbox", []key.Binding{k.NewDirect, k.NewGroup}},
+		{"Inbox", []key.Binding{k.NewDirect, k.NewGroup, k.Channels}},
 		{"Chat: reading (esc)", []key.Binding{k.FirstUnread, k.Compose, k.Members, note("a", "add members (in members)"), k.Mute}},
 		{"Chat: on a message", []key.Binding{k.Select, k.Reply, k.Quoted, k.React, note("1–6", "quick reaction 👍 ❤ 😂 🎉 😮 🙏"), k.EditMsg, k.Delete, k.OpenFile, k.SaveFile}},
 		{"Chat: writing", []key.Binding{k.Send, k.Newline, note("ctrl+j", "newline, where alt+enter is the terminal's"), k.Editor, note("/attach", "PATH [TEXT]: send a file"), k.Cancel, k.Recall, k.Forward}},

@@ -125,7 +125,7 @@ func (m membersModel) Update(msg tea.Msg) (membersModel, tea.Cmd) {
 			return m.updateAdding(msg)
 		}
 		switch {
-		case msg.String() == "a" && m.conv.Type == wire.Group:
+		case msg.String() == "a" && wire.IsGroupType(m.conv.Type):
 			m.adding, m.addErr = true, ""
 			return m, m.input.Focus()
 		case matches(msg, k.Down):
@@ -213,7 +213,7 @@ func (m membersModel) View() string {
 			default:
 				lines = append(lines, s.Subtle.Render("enter adds · esc cancels"))
 			}
-		case m.conv.Type == wire.Group:
+		case wire.IsGroupType(m.conv.Type):
 			lines = append(lines, "", s.Subtle.Render(fmt.Sprintf("%d members · a adds · any other key closes", len(m.parts))))
 		default:
 			lines = append(lines, "", s.Subtle.Render(fmt.Sprintf("%d members · any key closes", len(m.parts))))
@@ -228,7 +228,7 @@ func (m membersModel) ShortHelp() []helpKV {
 		k := m.c.keys
 		return kv(k.Submit, k.Cancel)
 	}
-	if m.conv.Type == wire.Group {
+	if wire.IsGroupType(m.conv.Type) {
 		return []helpKV{{"a", "add"}, {"any key", "close"}}
 	}
 	return []helpKV{{"any key", "close"}}

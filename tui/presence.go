@@ -113,7 +113,7 @@ func (m chatModel) aroundText(now time.Time) string {
 	if len(m.presence) == 0 {
 		return ""
 	}
-	if m.conv.Type != wire.Group {
+	if !wire.IsGroupType(m.conv.Type) {
 		for _, p := range m.presence {
 			return client.PresenceWords(p, now)
 		}

@@ -105,7 +105,10 @@ func (m *chatModel) drawMessages(out []string, seqs []int64, widths []int, msgs 
 	now := m.c.now()
 	for _, x := range msgs {
 		if !visible(x) {
-			continue // an event: it shows in the message it changed
+			if wire.IsMembershipKind(x.Kind) { // a line of its own (eventlines.go)
+				out, seqs, widths = m.drawMembershipEvent(out, seqs, widths, x)
+			}
+			continue // any other event shows in the message it changed
 		}
 		prev, first := d.prev, !d.any
 		ts := x.Timestamp

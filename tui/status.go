@@ -85,6 +85,8 @@ func (m Model) hints() string {
 		bs = []helpKV{{"any key", "close"}}
 	case overlayMembers:
 		bs = m.members.ShortHelp()
+	case overlayChannels:
+		bs = m.channels.ShortHelp()
 	default:
 		switch m.page {
 		case pageInbox:

@@ -114,6 +114,7 @@ const (
 	overlayMembers
 	overlaySearch
 	overlayMentions
+	overlayChannels
 )
 
 // Messages the root model sends or that several screens send to it.
@@ -143,14 +144,15 @@ type Model struct {
 	height  int
 	conn    client.State
 
-	login   loginModel
-	inbox   inboxModel
-	chat    chatModel
-	finder  finderModel
-	search  searchModel
-	help    helpModel
-	newChat newConvModel
-	members membersModel
+	login    loginModel
+	inbox    inboxModel
+	chat     chatModel
+	finder   finderModel
+	search   searchModel
+	help     helpModel
+	newChat  newConvModel
+	members  membersModel
+	channels channelsModel
 
 	// mentions is the mentions view (@, mentions.go).
 	mentions mentionsModel
@@ -223,6 +225,7 @@ func New(o Options) Model {
 	m.help = newHelpModel(c)
 	m.newChat = newNewConvModel(c)
 	m.members = newMembersModel(c)
+	m.channels = newChannelsModel(c)
 	if user == "" {
 		m.page = pageLogin
 	}
@@ -531,6 +534,9 @@ func (m *Model) routeToFocused(msg tea.Msg) tea.Cmd {
 	case overlayMembers:
 		m.members, cmd = m.members.Update(msg)
 		return cmd
+	case overlayChannels:
+		m.channels, cmd = m.channels.Update(msg)
+		return cmd
 	}
 	switch m.page {
 	case pageLogin:
@@ -669,6 +675,9 @@ func (m Model) handleKey(msg tea.KeyPressMsg) (Model, tea.Cmd) {
 		case matches(msg, k.NewGroup):
 			m.openOverlay(overlayNewChat)
 			return m, m.newChat.open(true)
+		case matches(msg, k.Channels):
+			m.openOverlay(overlayChannels)
+			return m, m.channels.open()
 		case msg.String() == "q":
 			return m, m.quit()
 		}
@@ -855,6 +864,7 @@ func (m *Model) resize() {
 	m.help.SetSize(m.width, h)
 	m.newChat.SetSize(m.width, h)
 	m.members.SetSize(m.width, h)
+	m.channels.SetSize(m.width, h)
 	m.chat.active = m.page == pageChat && !m.blurred
 }
 
@@ -953,6 +963,8 @@ func (m Model) render() string {
 		box = m.newChat.View()
 	case overlayMembers:
 		box = m.members.View()
+	case overlayChannels:
+		box = m.channels.View()
 	}
 	if box != "" {
 		if inBuf {

@@ -73,7 +73,7 @@ func dayLabel(t, now time.Time, loc *time.Location) string {
 // convTitle is how a conversation is named on screen: a group's name, or the
 // other member of a direct conversation.
 func convTitle(e wire.InboxEntry, me string) string {
-	if e.Type == wire.Group {
+	if wire.IsGroupType(e.Type) {
 		if e.Name != "" {
 			return termtext.Clean(e.Name, false)
 		}

@@ -43,6 +43,9 @@ type Message struct {
 	Kind      string `json:"kind,omitempty"`
 	TargetSeq int64  `json:"target_seq,omitempty"`
 	ReplyTo   int64  `json:"reply_to,omitempty"` // a message quoting the message at this seq_no
+	// Members: the users a membership event (protocol 3, IsMembershipKind)
+	// was made to.
+	Members []string `json:"members,omitempty"`
 
 	// The message as the events so far left it (history, catch-up): Content is
 	// the latest edit's, a deleted message has no content or attachment left.
@@ -99,6 +102,7 @@ type Conversation struct {
 	ConversationID    string        `json:"conversation_id"`
 	Type              string        `json:"type"`
 	Name              string        `json:"name,omitempty"`
+	Topic             string        `json:"topic,omitempty"` // protocol 3; set by the admins
 	LastSeq           int64         `json:"last_seq"`
 	LastMessageBody   string        `json:"last_message_body,omitempty"`
 	LastMessageSender string        `json:"last_message_sender,omitempty"`
@@ -155,8 +159,9 @@ type InviteResponse struct {
 
 // CreateConversationRequest is POST /v1/conversations. Members exclude the caller.
 type CreateConversationRequest struct {
-	Type    string   `json:"type"`
+	Type    string   `json:"type"` // Direct, Group or Channel
 	Name    string   `json:"name,omitempty"`
+	Topic   string   `json:"topic,omitempty"` // a group's or channel's
 	Members []string `json:"members"`
 }
 

@@ -1100,6 +1100,33 @@ func easyjsonC1cedd36DecodeGithubComChattermChatWire11(in *jlexer.Lexer, out *Me
 			} else {
 				out.ReplyTo = int64(in.Int64())
 			}
+		case "members":
+			if in.IsNull() {
+				in.Skip()
+				out.Members = nil
+			} else {
+				in.Delim('[')
+				if out.Members == nil {
+					if !in.IsDelim(']') {
+						out.Members = make([]string, 0, 4)
+					} else {
+						out.Members = []string{}
+					}
+				} else {
+					out.Members = (out.Members)[:0]
+				}
+				for !in.IsDelim(']') {
+					var v7 string
+					if in.IsNull() {
+						in.Skip()
+					} else {
+						v7 = string(in.String())
+					}
+					out.Members = append(out.Members, v7)
+					in.WantComma()
+				}
+				in.Delim(']')
+			}
 		case "edited":
 			if in.IsNull() {
 				in.Skip()
@@ -1140,13 +1167,13 @@ func easyjsonC1cedd36DecodeGithubComChattermChatWire11(in *jlexer.Lexer, out *Me
 					out.Mentions = (out.Mentions)[:0]
 				}
 				for !in.IsDelim(']') {
-					var v7 string
+					var v8 string
 					if in.IsNull() {
 						in.Skip()
 					} else {
-						v7 = string(in.String())
+						v8 = string(in.String())
 					}
-					out.Mentions = append(out.Mentions, v7)
+					out.Mentions = append(out.Mentions, v8)
 					in.WantComma()
 				}
 				in.Delim(']')
@@ -1220,6 +1247,20 @@ func easyjsonC1cedd36EncodeGithubComChattermChatWire11(out *jwriter.Writer, in M
 		out.RawString(prefix)
 		out.Int64(int64(in.ReplyTo))
 	}
+	if len(in.Members) != 0 {
+		const prefix string = ",\"members\":"
+		out.RawString(prefix)
+		{
+			out.RawByte('[')
+			for v9, v10 := range in.Members {
+				if v9 > 0 {
+					out.RawByte(',')
+				}
+				out.String(string(v10))
+			}
+			out.RawByte(']')
+		}
+	}
 	if in.Edited {
 		const prefix string = ",\"edited\":"
 		out.RawString(prefix)
@@ -1245,11 +1286,11 @@ func easyjsonC1cedd36EncodeGithubComChattermChatWire11(out *jwriter.Writer, in M
 		out.RawString(prefix)
 		{
 			out.RawByte('[')
-			for v8, v9 := range in.Mentions {
-				if v8 > 0 {
+			for v11, v12 := range in.Mentions {
+				if v11 > 0 {
 					out.RawByte(',')
 				}
-				out.String(string(v9))
+				out.String(string(v12))
 			}
 			out.RawByte(']')
 		}
@@ -1296,13 +1337,13 @@ func easyjsonC1cedd36DecodeGithubComChattermChatWire12(in *jlexer.Lexer, out *Me
 					out.Members = (out.Members)[:0]
 				}
 				for !in.IsDelim(']') {
-					var v10 string
+					var v13 string
 					if in.IsNull() {
 						in.Skip()
 					} else {
-						v10 = string(in.String())
+						v13 = string(in.String())
 					}
-					out.Members = append(out.Members, v10)
+					out.Members = append(out.Members, v13)
 					in.WantComma()
 				}
 				in.Delim(']')
@@ -1328,11 +1369,11 @@ func easyjsonC1cedd36EncodeGithubComChattermChatWire12(out *jwriter.Writer, in M
 			out.RawString("null")
 		} else {
 			out.RawByte('[')
-			for v11, v12 := range in.Members {
-				if v11 > 0 {
+			for v14, v15 := range in.Members {
+				if v14 > 0 {
 					out.RawByte(',')
 				}
-				out.String(string(v12))
+				out.String(string(v15))
 			}
 			out.RawByte(']')
 		}
@@ -1865,13 +1906,13 @@ func easyjsonC1cedd36DecodeGithubComChattermChatWire19(in *jlexer.Lexer, out *In
 					out.Invites = (out.Invites)[:0]
 				}
 				for !in.IsDelim(']') {
-					var v13 InviteInfo
+					var v16 InviteInfo
 					if in.IsNull() {
 						in.Skip()
 					} else {
-						(v13).UnmarshalEasyJSON(in)
+						(v16).UnmarshalEasyJSON(in)
 					}
-					out.Invites = append(out.Invites, v13)
+					out.Invites = append(out.Invites, v16)
 					in.WantComma()
 				}
 				in.Delim(']')
@@ -1897,11 +1938,11 @@ func easyjsonC1cedd36EncodeGithubComChattermChatWire19(out *jwriter.Writer, in I
 			out.RawString("null")
 		} else {
 			out.RawByte('[')
-			for v14, v15 := range in.Invites {
-				if v14 > 0 {
+			for v17, v18 := range in.Invites {
+				if v17 > 0 {
 					out.RawByte(',')
 				}
-				(v15).MarshalEasyJSON(out)
+				(v18).MarshalEasyJSON(out)
 			}
 			out.RawByte(']')
 		}
@@ -2087,13 +2128,13 @@ func easyjsonC1cedd36DecodeGithubComChattermChatWire22(in *jlexer.Lexer, out *In
 					out.Conversations = (out.Conversations)[:0]
 				}
 				for !in.IsDelim(']') {
-					var v16 InboxEntry
+					var v19 InboxEntry
 					if in.IsNull() {
 						in.Skip()
 					} else {
-						(v16).UnmarshalEasyJSON(in)
+						(v19).UnmarshalEasyJSON(in)
 					}
-					out.Conversations = append(out.Conversations, v16)
+					out.Conversations = append(out.Conversations, v19)
 					in.WantComma()
 				}
 				in.Delim(']')
@@ -2119,11 +2160,11 @@ func easyjsonC1cedd36EncodeGithubComChattermChatWire22(out *jwriter.Writer, in I
 			out.RawString("null")
 		} else {
 			out.RawByte('[')
-			for v17, v18 := range in.Conversations {
-				if v17 > 0 {
+			for v20, v21 := range in.Conversations {
+				if v20 > 0 {
 					out.RawByte(',')
 				}
-				(v18).MarshalEasyJSON(out)
+				(v21).MarshalEasyJSON(out)
 			}
 			out.RawByte(']')
 		}
@@ -2350,13 +2391,13 @@ func easyjsonC1cedd36DecodeGithubComChattermChatWire24(in *jlexer.Lexer, out *Hi
 					out.Messages = (out.Messages)[:0]
 				}
 				for !in.IsDelim(']') {
-					var v19 Message
+					var v22 Message
 					if in.IsNull() {
 						in.Skip()
 					} else {
-						(v19).UnmarshalEasyJSON(in)
+						(v22).UnmarshalEasyJSON(in)
 					}
-					out.Messages = append(out.Messages, v19)
+					out.Messages = append(out.Messages, v22)
 					in.WantComma()
 				}
 				in.Delim(']')
@@ -2393,11 +2434,11 @@ func easyjsonC1cedd36EncodeGithubComChattermChatWire24(out *jwriter.Writer, in H
 			out.RawString("null")
 		} else {
 			out.RawByte('[')
-			for v20, v21 := range in.Messages {
-				if v20 > 0 {
+			for v23, v24 := range in.Messages {
+				if v23 > 0 {
 					out.RawByte(',')
 				}
-				(v21).MarshalEasyJSON(out)
+				(v24).MarshalEasyJSON(out)
 			}
 			out.RawByte(']')
 		}
@@ -2445,6 +2486,12 @@ func easyjsonC1cedd36DecodeGithubComChattermChatWire25(in *jlexer.Lexer, out *Cr
 			} else {
 				out.Name = string(in.String())
 			}
+		case "topic":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.Topic = string(in.String())
+			}
 		case "members":
 			if in.IsNull() {
 				in.Skip()
@@ -2461,13 +2508,13 @@ func easyjsonC1cedd36DecodeGithubComChattermChatWire25(in *jlexer.Lexer, out *Cr
 					out.Members = (out.Members)[:0]
 				}
 				for !in.IsDelim(']') {
-					var v22 string
+					var v25 string
 					if in.IsNull() {
 						in.Skip()
 					} else {
-						v22 = string(in.String())
+						v25 = string(in.String())
 					}
-					out.Members = append(out.Members, v22)
+					out.Members = append(out.Members, v25)
 					in.WantComma()
 				}
 				in.Delim(']')
@@ -2496,6 +2543,11 @@ func easyjsonC1cedd36EncodeGithubComChattermChatWire25(out *jwriter.Writer, in C
 		out.RawString(prefix)
 		out.String(string(in.Name))
 	}
+	if in.Topic != "" {
+		const prefix string = ",\"topic\":"
+		out.RawString(prefix)
+		out.String(string(in.Topic))
+	}
 	{
 		const prefix string = ",\"members\":"
 		out.RawString(prefix)
@@ -2503,11 +2555,11 @@ func easyjsonC1cedd36EncodeGithubComChattermChatWire25(out *jwriter.Writer, in C
 			out.RawString("null")
 		} else {
 			out.RawByte('[')
-			for v23, v24 := range in.Members {
-				if v23 > 0 {
+			for v26, v27 := range in.Members {
+				if v26 > 0 {
 					out.RawByte(',')
 				}
-				out.String(string(v24))
+				out.String(string(v27))
 			}
 			out.RawByte(']')
 		}
@@ -2555,6 +2607,12 @@ func easyjsonC1cedd36DecodeGithubComChattermChatWire26(in *jlexer.Lexer, out *Co
 				in.Skip()
 			} else {
 				out.Name = string(in.String())
+			}
+		case "topic":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.Topic = string(in.String())
 			}
 		case "last_seq":
 			if in.IsNull() {
@@ -2606,13 +2664,13 @@ func easyjsonC1cedd36DecodeGithubComChattermChatWire26(in *jlexer.Lexer, out *Co
 					out.Participants = (out.Participants)[:0]
 				}
 				for !in.IsDelim(']') {
-					var v25 Participant
+					var v28 Participant
 					if in.IsNull() {
 						in.Skip()
 					} else {
-						(v25).UnmarshalEasyJSON(in)
+						(v28).UnmarshalEasyJSON(in)
 					}
-					out.Participants = append(out.Participants, v25)
+					out.Participants = append(out.Participants, v28)
 					in.WantComma()
 				}
 				in.Delim(']')
@@ -2646,6 +2704,11 @@ func easyjsonC1cedd36EncodeGithubComChattermChatWire26(out *jwriter.Writer, in C
 		out.RawString(prefix)
 		out.String(string(in.Name))
 	}
+	if in.Topic != "" {
+		const prefix string = ",\"topic\":"
+		out.RawString(prefix)
+		out.String(string(in.Topic))
+	}
 	{
 		const prefix string = ",\"last_seq\":"
 		out.RawString(prefix)
@@ -2676,11 +2739,11 @@ func easyjsonC1cedd36EncodeGithubComChattermChatWire26(out *jwriter.Writer, in C
 		out.RawString(prefix)
 		{
 			out.RawByte('[')
-			for v26, v27 := range in.Participants {
-				if v26 > 0 {
+			for v29, v30 := range in.Participants {
+				if v29 > 0 {
 					out.RawByte(',')
 				}
-				(v27).MarshalEasyJSON(out)
+				(v30).MarshalEasyJSON(out)
 			}
 			out.RawByte(']')
 		}
@@ -2897,13 +2960,13 @@ func easyjsonC1cedd36DecodeGithubComChattermChatWire29(in *jlexer.Lexer, out *Ad
 					out.Users = (out.Users)[:0]
 				}
 				for !in.IsDelim(']') {
-					var v28 AdminUser
+					var v31 AdminUser
 					if in.IsNull() {
 						in.Skip()
 					} else {
-						(v28).UnmarshalEasyJSON(in)
+						(v31).UnmarshalEasyJSON(in)
 					}
-					out.Users = append(out.Users, v28)
+					out.Users = append(out.Users, v31)
 					in.WantComma()
 				}
 				in.Delim(']')
@@ -2929,11 +2992,11 @@ func easyjsonC1cedd36EncodeGithubComChattermChatWire29(out *jwriter.Writer, in A
 			out.RawString("null")
 		} else {
 			out.RawByte('[')
-			for v29, v30 := range in.Users {
-				if v29 > 0 {
+			for v32, v33 := range in.Users {
+				if v32 > 0 {
 					out.RawByte(',')
 				}
-				(v30).MarshalEasyJSON(out)
+				(v33).MarshalEasyJSON(out)
 			}
 			out.RawByte(']')
 		}

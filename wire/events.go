@@ -63,6 +63,9 @@ func (r SendRequest) Validate() error {
 		}
 		return nil
 	}
+	if IsMembershipKind(r.Kind) {
+		return Errorf(CodeInvalid, "send: a %s event is recorded by the server when the group changes (members, join, rename, topic, role requests); it cannot be sent", r.Kind)
+	}
 	if r.TargetSeq == 0 {
 		return Errorf(CodeInvalid, "send: a %s needs target_seq, the message it changes", r.Kind)
 	}

@@ -48,7 +48,11 @@ const (
 // hello. 2 added a send's ack_seq and first_try; a client uses ack_seq only
 // when the hello says 2 or more (an older server would drop the ack it
 // carries), while first_try is safe with any server (ignored by older ones).
-const ProtocolVersion = 2
+// 3 added the membership events (IsMembershipKind, Message.Members) and
+// channels (Conversation.Topic, type Channel); a version 2 client keeps an
+// event of a kind it does not know without applying or showing it, so the
+// server sends them to every client alike.
+const ProtocolVersion = 3
 
 // MaxFrameBytes bounds any frame a server reads, and any WebSocket message,
 // whatever the number of frames in it. Message content has its own, smaller,

@@ -119,7 +119,16 @@ func FuzzDecodeRequests(f *testing.F) {
 	f.Add([]byte(`{"message_id":"m1","content":"hi"}`))
 	f.Add([]byte(`{"type":"group","name":"x","members":["a","b"]}`))
 	f.Add([]byte(`{"user_id":"alice","password":"secret123"}`))
+	f.Add([]byte(`{"type":"channel","name":"ops","topic":"deploys"}`))
+	f.Add([]byte(`{"name":"ops","topic":""}`))
+	f.Add([]byte(`{"role":"admin"}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
+		var ch ConversationChange
+		if err := DecodeJSON(data, &ch); err == nil && ch.Topic != nil {
+			_ = ValidateTopic(*ch.Topic) // must not panic on anything decoded
+		}
+		var role RoleRequest
+		_ = DecodeJSON(data, &role)
 		var s SendRequest
 		_ = DecodeJSON(data, &s)
 		var c CreateConversationRequest

@@ -131,6 +131,8 @@ func init() {
 		{"tail", "follow new messages", (*app).runTail},
 		{"mentions", "messages that mention you", (*app).runMentions},
 		{"group", "manage groups", (*app).runGroup},
+		{"channels", "list the public channels", (*app).runChannels},
+		{"channel", "create, join or leave a public channel", (*app).runChannel},
 		{"invite", "make an invite code", (*app).runInvite},
 		{"admin", "administer the server (admins)", (*app).runAdmin},
 		{"reset-password", "set a new password with an admin's code", (*app).runResetPassword},

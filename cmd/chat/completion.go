@@ -45,7 +45,8 @@ complete -c chat -f -a '(chat __complete (commandline -opc)[2..-1] 2>/dev/null)'
 
 // subcommands of the commands that have them.
 var subcommands = map[string][]string{
-	"group":      {"create", "add", "remove", "show"},
+	"group":      {"create", "add", "remove", "show", "rename", "topic", "admin"},
+	"channel":    {"create", "join", "leave"},
 	"admin":      {"users", "disable", "enable", "revoke-sessions", "reset-password", "grant", "revoke", "invites", "revoke-invite"},
 	"completion": {"bash", "zsh", "fish"},
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/chatterm/chat/internal/termtext"
 	"github.com/chatterm/chat/wire"
 )
 
@@ -15,6 +16,12 @@ Usage:
   chat group add ID USER...                        add members (group admins)
   chat group remove ID USER...                     remove members (admins; anyone may remove themself)
   chat group show ID                               the group and its members
+  chat group rename ID NAME                        rename it (admins)
+  chat group topic ID TEXT                         set its topic, "" to clear it (admins)
+  chat group admin ID USER [--revoke]              make USER admin, or take it back (admins)
+
+Each change leaves a line in the conversation ("alice added carol") that
+every member sees; the commands print what they did.
 
 Examples:
   chat group create ops --members alice,bob
@@ -40,8 +47,11 @@ func (a *app) runGroup(ctx context.Context, args []string) error {
 	case "show":
 		a.cmd = "group show"
 		return a.groupShow(ctx, args)
+	case "rename", "topic", "admin":
+		a.cmd = "group " + sub
+		return a.groupChange(ctx, sub, args)
 	}
-	return usagef("unknown group command %q: use create, add, remove or show", sub)
+	return usagef("unknown group command %q: use create, add, remove, show, rename, topic or admin", sub)
 }
 
 func splitMembers(s string) []string {
@@ -117,19 +127,26 @@ func (a *app) groupMembers(ctx context.Context, sub string, args []string) error
 	if err := validMembers(ms); err != nil {
 		return err
 	}
-	api, _, err := a.login()
+	api, self, err := a.login()
 	if err != nil {
 		return err
 	}
 	if sub == "add" {
-		if _, err := api.AddMembers(ctx, id, ms); err != nil {
+		c, err := api.AddMembers(ctx, id, ms)
+		if err != nil {
 			return err
 		}
+		fmt.Fprintf(a.stdout, "you added %s to %s (%s)\n", strings.Join(ms, ", "), termtext.OneLine(c.Name), id)
 		return nil
 	}
 	for _, m := range ms {
 		if err := api.RemoveMember(ctx, id, m); err != nil {
 			return err
+		}
+		if m == self.UserID {
+			fmt.Fprintf(a.stdout, "you left %s\n", id)
+		} else {
+			fmt.Fprintf(a.stdout, "you removed %s from %s\n", m, id)
 		}
 	}
 	return nil

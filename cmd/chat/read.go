@@ -114,7 +114,10 @@ func printMessage(w io.Writer, m wire.Message, withConversation bool, quotes quo
 		fmt.Fprintf(w, "%s %s#%d %s deleted #%d\n", ts, conv, m.SeqNo, sender, m.TargetSeq)
 		return
 	case "":
-	default: // a kind this version does not know
+	default: // a membership event, or a kind this version does not know
+		if printMembershipEvent(w, ts, conv, m, who) {
+			return
+		}
 		fmt.Fprintf(w, "%s %s#%d %s: (%s of #%d)\n", ts, conv, m.SeqNo, sender, termtext.OneLine(m.Kind), m.TargetSeq)
 		return
 	}

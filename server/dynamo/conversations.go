@@ -13,6 +13,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/chatterm/chat/server"
+	"github.com/chatterm/chat/wire"
 )
 
 // maxTxItems is DynamoDB's limit on the items of one transaction.
@@ -23,6 +24,7 @@ func convItem(c server.Conversation) item {
 		"conversation_id":     sv(c.ID),
 		"type":                sv(c.Type),
 		"name":                sv(c.Name),
+		"topic":               sv(c.Topic),
 		"last_seq":            nv(c.LastSeq),
 		"counter":             nv(0),
 		"last_message_body":   sv(c.LastMessageBody),
@@ -33,7 +35,7 @@ func convItem(c server.Conversation) item {
 }
 
 func convFrom(it item) server.Conversation {
-	return server.Conversation{
+	c := server.Conversation{
 		ID:                getS(it, "conversation_id"),
 		Type:              getS(it, "type"),
 		Name:              getS(it, "name"),
@@ -42,7 +44,14 @@ func convFrom(it item) server.Conversation {
 		LastMessageSender: getS(it, "last_message_sender"),
 		LastMessageAt:     getT(it, "last_message_at"),
 		CreatedAt:         getT(it, "created_at"),
+		Topic:             getS(it, "topic"),
 	}
+	if getN(it, "last_message_seq") == 0 && getS(it, "event_body") != "" {
+		// No message yet: the last membership event is the preview
+		// (channels_dynamo.go), with no sender: the line names who made it.
+		c.LastMessageBody, c.LastMessageSender = getS(it, "event_body"), ""
+	}
+	return c
 }
 
 // activity is what the participants index sorts a conversation by: its last
@@ -72,7 +81,10 @@ func (s *Store) CreateConversation(ctx context.Context, c server.Conversation, m
 		TableName: aws.String(s.t.conversations), Item: convItem(c),
 		ConditionExpression: aws.String("attribute_not_exists(conversation_id)"),
 	}}}
-	first := members[:min(len(members), maxTxItems-1)]
+	if c.Type == wire.Channel {
+		items = append(items, types.TransactWriteItem{Put: s.directoryPut(c)})
+	}
+	first := members[:min(len(members), maxTxItems-len(items))]
 	for _, p := range first {
 		items = append(items, types.TransactWriteItem{Put: s.participantPut(p, act)})
 	}

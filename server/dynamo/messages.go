@@ -62,8 +62,9 @@ const (
 	kindConversation
 	kindSender
 	kindPending
-	kindActivity // an index entry, written after the commit (moveIndex)
-	kindTarget   // an event's target message
+	kindActivity   // an index entry, written after the commit (moveIndex)
+	kindTarget     // an event's target message
+	kindMembership // a participant (or the channel directory) a membership event changes
 )
 
 type planned struct {
@@ -84,7 +85,19 @@ func (s *Store) AppendMessage(ctx context.Context, m server.Message, receivers [
 	}
 	plan.folded = foldSender(len(rcv) + 1)
 	var target *types.Update
-	if m.IsEvent() {
+	var membership []planned
+	if wire.IsMembershipKind(m.Kind) {
+		// The sender's boundaries stay (they may have just left); the change
+		// goes in the same transaction (channels_dynamo.go).
+		plan.sender, plan.folded = senderNone, false
+		var err error
+		if membership, err = s.membershipItems(ctx, m); err != nil {
+			if !isDomainErr(err) {
+				err = fmt.Errorf("%w: %w", server.ErrNotApplied, err)
+			}
+			return err
+		}
+	} else if m.IsEvent() {
 		var err error
 		if target, err = s.targetUpdate(ctx, m); err != nil {
 			if !isDomainErr(err) && !errors.Is(err, server.ErrTargetChanged) {
@@ -98,7 +111,8 @@ func (s *Store) AppendMessage(ctx context.Context, m server.Message, receivers [
 	err := s.do(ctx, "append message", func(ctx context.Context) error {
 		for attempt := 1; ; attempt++ {
 			var items []planned
-			items, later = s.appendItems(m, plan)
+			items, later = s.appendItems(m, plan, len(membership))
+			items = append(items, membership...)
 			if target != nil {
 				items = append(items, planned{kind: kindTarget, tx: types.TransactWriteItem{Update: target}})
 			}
@@ -157,7 +171,7 @@ func receiversOf(sender string, receivers []string) []string {
 // appendItems builds the transaction for plan. Pending rows past DynamoDB's
 // 99 items (one is kept for an event's target) go to later, written after
 // the commit (only a group of more than 95 receivers needs that).
-func (s *Store) appendItems(m server.Message, plan appendPlan) (items, later []planned) {
+func (s *Store) appendItems(m server.Message, plan appendPlan, reserved int) (items, later []planned) {
 	items = s.messageItems(m)
 	convKey := item{"conversation_id": sv(m.ConversationID)}
 	folded := plan.folded && plan.newest
@@ -177,6 +191,7 @@ func (s *Store) appendItems(m server.Message, plan appendPlan) (items, later []p
 			set += ", #sent = :seq"
 			names = map[string]string{"#sent": sentAttr(m.SenderID)}
 		}
+		set += membershipSet(m, vals, &names) // SET clauses before addMentionAll's ADD
 		set = addMentionAll(set, vals, mentionAll)
 		items = append(items, planned{kind: kindConversation, tx: types.TransactWriteItem{Update: &types.Update{
 			TableName: aws.String(s.t.conversations), Key: convKey,
@@ -212,7 +227,7 @@ func (s *Store) appendItems(m server.Message, plan appendPlan) (items, later []p
 		}
 	}
 	slices.SortFunc(pend, func(a, b planned) int { return cmpString(a.user, b.user) })
-	room := maxTxItems - 1 // one for an event's target
+	room := maxTxItems - 1 - reserved // one for an event's target, and a membership event's own
 	n := min(len(pend), room-len(items))
 	return append(items, pend[:n]...), pend[n:]
 }
@@ -378,6 +393,9 @@ func (s *Store) resolve(ctx context.Context, m server.Message, items []planned, 
 		return false, server.ErrSeqTaken
 	}
 	if _, ok := failed[kindTarget]; ok {
+		return false, server.ErrTargetChanged
+	}
+	if _, ok := failed[kindMembership]; ok {
 		return false, server.ErrTargetChanged
 	}
 	if _, ok := failed[kindSender]; ok {

@@ -26,6 +26,8 @@ func FuzzHTTPAPI(f *testing.F) {
 		{"POST", "/v1/conversations/dm:alice:bob/delivered"}, {"POST", "/v1/conversations/dm:alice:bob/read"},
 		{"GET", "/v1/conversations/dm:alice:bob/status"}, {"GET", "/v1/inbox"},
 		{"POST", "/v1/media"}, {"GET", "/v1/media/"},
+		{"GET", "/v1/channels"}, {"POST", "/v1/conversations/g:x/join"}, {"PATCH", "/v1/conversations/g:x"},
+		{"PUT", "/v1/conversations/g:x/members/bob/role"},
 	}
 	for i := range routes {
 		f.Add(uint8(i), "", "", []byte(`{}`))
@@ -38,6 +40,9 @@ func FuzzHTTPAPI(f *testing.F) {
 	f.Add(uint8(5), "bob", "", []byte("{\"display_name\":\"\xff\"}"))
 	f.Add(uint8(18), "media/alice/../../etc/passwd", "", []byte(nil))
 	f.Add(uint8(8), "g:%zz", "x=%ff", []byte(nil))
+	f.Add(uint8(19), "", "after=g:a&limit=500", []byte(nil))
+	f.Add(uint8(21), "", "", []byte(`{"name":"ops","topic":"\u202e"}`))
+	f.Add(uint8(22), "", "", []byte(`{"role":"owner"}`))
 
 	srv := servertest.Start(f)
 	alice := register(f, srv.URL, "alice")

@@ -9,14 +9,14 @@ import (
 	"github.com/chatterm/chat/server"
 )
 
-const convColumns = `conversation_id, type, name, last_seq, last_message_body, last_message_sender, last_message_at, created_at`
+const convColumns = `conversation_id, type, name, last_seq, last_message_body, last_message_sender, last_message_at, created_at, topic`
 
 type scanner interface{ Scan(...any) error }
 
 func scanConv(row scanner) (server.Conversation, error) {
 	var c server.Conversation
 	var at, created int64
-	err := row.Scan(&c.ID, &c.Type, &c.Name, &c.LastSeq, &c.LastMessageBody, &c.LastMessageSender, &at, &created)
+	err := row.Scan(&c.ID, &c.Type, &c.Name, &c.LastSeq, &c.LastMessageBody, &c.LastMessageSender, &at, &created, &c.Topic)
 	if errors.Is(err, sql.ErrNoRows) {
 		return c, server.ErrNotFound
 	}
@@ -29,8 +29,8 @@ func scanConv(row scanner) (server.Conversation, error) {
 
 func (s *Store) CreateConversation(ctx context.Context, c server.Conversation, members []server.Participant) error {
 	return s.write(ctx, func(tx *sql.Tx) error {
-		_, err := tx.Exec(`INSERT INTO conversations (conversation_id, type, name, created_at) VALUES (?, ?, ?, ?)`,
-			c.ID, c.Type, c.Name, ns(c.CreatedAt))
+		_, err := tx.Exec(`INSERT INTO conversations (conversation_id, type, name, topic, created_at) VALUES (?, ?, ?, ?, ?)`,
+			c.ID, c.Type, c.Name, c.Topic, ns(c.CreatedAt))
 		if isUnique(err) {
 			return server.ErrExists
 		}

@@ -14,6 +14,9 @@ import (
 // last_seq, and the preview when the event edits or deletes the message it
 // shows. Events are rare, so plain statements do, not the prepared hot ones.
 func (s *Store) afterEvent(tx *sql.Tx, m server.Message, receivers []string) error {
+	if wire.IsMembershipKind(m.Kind) {
+		return s.afterMembership(tx, m, receivers)
+	}
 	n, err := s.hot("updateConvEvent").exec(m.SeqNo, m.ConversationID)
 	if err != nil {
 		return fmt.Errorf("update conversation: %w", err)

@@ -93,6 +93,8 @@ func Run(t *testing.T, newStore Factory, opt Options) {
 	})
 	t.Run("Events", func(t *testing.T) { testEvents(t, newStore(t)) })
 	t.Run("EventTargetChanged", func(t *testing.T) { testEventTargetChanged(t, newStore(t)) })
+	t.Run("MembershipEvents", func(t *testing.T) { testMembershipEvents(t, newStore(t)) })
+	t.Run("Channels", func(t *testing.T) { testChannels(t, newStore(t)) })
 }
 
 func must(t *testing.T, err error) {
