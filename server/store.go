@@ -76,6 +76,9 @@ type AccountStore interface {
 	ListUsers(ctx context.Context) ([]User, error) // by id
 	// DeleteUserTokens ends every session of a user (logins made after it are new).
 	DeleteUserTokens(ctx context.Context, userID string) error
+	// DisableUserTokens marks every token of a user Disabled (GetToken still
+	// finds them; PutToken's later ones are not).
+	DisableUserTokens(ctx context.Context, userID string) error
 	ListInvites(ctx context.Context) ([]Invite, error)   // unexpired, newest first
 	DeleteInvite(ctx context.Context, hash string) error // ErrNotFound
 }
