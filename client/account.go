@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"errors"
 
 	"github.com/chatterm/chat/wire"
 )
@@ -53,4 +54,19 @@ func Logout(ctx context.Context, cfg Config) error {
 		return err
 	}
 	return cfg.RemoveAccount(acct.Server)
+}
+
+// whyRefused tells a disabled account from a revoked token when the server
+// closed the socket with CloseTokenRevoked, which both end in: one request
+// asks (a refused dial already says). It returns the account_disabled error,
+// or err.
+func (s *Session) whyRefused(ctx context.Context, err error) error {
+	var ce *CloseError
+	if AccountDisabled(err) || !errors.As(err, &ce) {
+		return err
+	}
+	if _, meErr := s.api.Me(ctx); AccountDisabled(meErr) {
+		return meErr
+	}
+	return err
 }

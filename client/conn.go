@@ -197,11 +197,16 @@ func closeError(ctx context.Context, err error) error {
 }
 
 // TokenRevoked reports whether err says the server refused the token, on dial
-// or by closing with CloseTokenRevoked.
+// or by closing with CloseTokenRevoked; a disabled account's token is refused
+// too (AccountDisabled says which).
 func TokenRevoked(err error) bool {
 	var ce *CloseError
 	if errors.As(err, &ce) && ce.Code == CloseTokenRevoked {
 		return true
 	}
-	return wire.ErrorCode(err) == wire.CodeUnauthorized
+	return wire.ErrorCode(err) == wire.CodeUnauthorized || AccountDisabled(err)
 }
+
+// AccountDisabled reports whether err says an admin disabled the account:
+// logging in again will not help, asking the admin will.
+func AccountDisabled(err error) bool { return wire.ErrorCode(err) == wire.CodeAccountDisabled }

@@ -149,6 +149,9 @@ type State struct {
 	Err     string    // the last connection error
 	// LoggedOut is set when the server refused the token: log in again.
 	LoggedOut bool
+	// Disabled is set with LoggedOut when the refusal was account_disabled:
+	// an admin disabled the account, and logging in again will not help.
+	Disabled bool
 }
 
 // String renders the state for a status line: "connected",
@@ -170,6 +173,9 @@ func (s State) At(now time.Time) string {
 		out = "offline"
 		if s.LoggedOut {
 			out = "logged out: log in again"
+		}
+		if s.Disabled {
+			out = "account disabled: ask your server's admin"
 		}
 	default:
 		out = s.Status.String()

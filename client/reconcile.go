@@ -46,6 +46,9 @@ func (s *Session) checkStore(ctx context.Context, storeID string) error {
 	if known != "" {
 		s.log.Warn("the server's store was restored or rolled back; reconciling the cache", "was", known, "now", storeID, "conversations", len(convs))
 	}
+	if len(convs) > 0 {
+		convs = s.outOfStep(ctx, convs)
+	}
 	ev, err := s.reconcile(ctx, convs)
 	if err != nil {
 		return fmt.Errorf("reconcile the cache with the server's store %s: %w", storeID, err)

@@ -238,7 +238,7 @@ func (s *Session) Run(ctx context.Context) error {
 	defer s.runs.Store(false)
 	defer s.stopLater()
 	attempt := 0
-	s.setState(func(st *State) { st.Status, st.LoggedOut = Connecting, false })
+	s.setState(func(st *State) { st.Status, st.LoggedOut, st.Disabled = Connecting, false, false })
 	for {
 		conn, err := Dial(ctx, s.api.Server(), s.api.Token(), s.api.hc)
 		if err == nil {
@@ -253,6 +253,10 @@ func (s *Session) Run(ctx context.Context) error {
 			return ctx.Err()
 		}
 		if TokenRevoked(err) {
+			if err := s.whyRefused(ctx, err); AccountDisabled(err) {
+				s.setState(func(st *State) { st.Status, st.LoggedOut, st.Disabled, st.Err = Offline, true, true, err.Error() })
+				return err
+			}
 			s.setState(func(st *State) { st.Status, st.LoggedOut, st.Err = Offline, true, err.Error() })
 			return fmt.Errorf("%w: the server refused the token (%v); log in again", ErrNotLoggedIn, err)
 		}

@@ -73,9 +73,21 @@ func (s *Service) AdminChangeUser(ctx context.Context, admin, target string, ch 
 		return wire.AdminUser{}, s.notFoundOr(err, "user", target)
 	}
 	s.log.Info("account changed by an admin", "admin", admin, "user", target, "disabled", u.Disabled, "is_admin", u.Admin)
-	if ch.Disabled != nil && *ch.Disabled {
-		if err := s.endSessions(ctx, target, "account disabled by an admin"); err != nil {
+	switch {
+	case ch.Disabled != nil && *ch.Disabled:
+		// The tokens are kept, marked, so the user's clients are told the
+		// account is disabled instead of being asked to log in again.
+		if err := s.store.DisableUserTokens(ctx, target); err != nil {
+			return wire.AdminUser{}, s.internal("disable sessions", err)
+		}
+		if err := s.endSessions(ctx, target, "account disabled by an admin", false); err != nil {
 			return wire.AdminUser{}, err
+		}
+	case ch.Disabled != nil:
+		// Enabled again: the marked tokens go; the user logs in afresh, as
+		// after any ended session.
+		if err := s.store.DeleteUserTokens(ctx, target); err != nil {
+			return wire.AdminUser{}, s.internal("enable account", err)
 		}
 	}
 	return adminUser(u, false), nil
@@ -91,7 +103,7 @@ func (s *Service) AdminRevokeSessions(ctx context.Context, admin, target string)
 		return s.notFoundOr(err, "user", target)
 	}
 	s.log.Info("sessions revoked by an admin", "admin", admin, "user", target)
-	return s.endSessions(ctx, target, "signed out by an admin")
+	return s.endSessions(ctx, target, "signed out by an admin", true)
 }
 
 // AdminResetPassword makes a one-time code with which the user sets a new
@@ -116,7 +128,7 @@ func (s *Service) AdminResetPassword(ctx context.Context, admin, target string) 
 		return wire.PasswordResetCode{}, s.notFoundOr(err, "user", target)
 	}
 	s.log.Info("password reset code made by an admin", "admin", admin, "user", target)
-	if err := s.endSessions(ctx, target, "password reset by an admin"); err != nil {
+	if err := s.endSessions(ctx, target, "password reset by an admin", true); err != nil {
 		return wire.PasswordResetCode{}, err
 	}
 	return wire.PasswordResetCode{UserID: target, Code: code, ExpiresAt: exp.UTC()}, nil
@@ -190,11 +202,15 @@ func (s *Service) AdminRevokeInvite(ctx context.Context, admin, id string) error
 	return nil
 }
 
-// endSessions voids every token of user and closes their connections here and
-// on every other node they are connected to.
-func (s *Service) endSessions(ctx context.Context, user, reason string) error {
-	if err := s.store.DeleteUserTokens(ctx, user); err != nil {
-		return s.internal("end sessions", err)
+// endSessions closes user's connections here and on every other node they
+// are connected to, and drops their tokens from every node's cache; with
+// deleteTokens it deletes the tokens too (a disabled account's are kept,
+// marked, by the caller).
+func (s *Service) endSessions(ctx context.Context, user, reason string, deleteTokens bool) error {
+	if deleteTokens {
+		if err := s.store.DeleteUserTokens(ctx, user); err != nil {
+			return s.internal("end sessions", err)
+		}
 	}
 	s.revoke(ctx, Revocation{UserIDs: []string{user}})
 	s.hub.CloseUser(user, conn.CloseTokenRevoked, reason)

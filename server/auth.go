@@ -193,7 +193,7 @@ func (s *Service) Login(ctx context.Context, req wire.LoginRequest, from string)
 		return wire.AuthResponse{}, wrong
 	}
 	if u.Disabled { // said only to whoever knows the password
-		return wire.AuthResponse{}, wire.Errorf(wire.CodeForbidden, "this account is disabled; ask a server admin")
+		return wire.AuthResponse{}, errAccountDisabled
 	}
 	return s.issueToken(ctx, u)
 }
@@ -206,6 +206,10 @@ func (s *Service) issueToken(ctx context.Context, u User) (wire.AuthResponse, er
 	}
 	return wire.AuthResponse{UserID: u.ID, Token: token, ExpiresAt: t.ExpiresAt.UTC(), Admin: u.Admin}, nil
 }
+
+// errAccountDisabled answers a disabled account's password and tokens: the
+// one refusal a client must not meet by asking to log in again.
+var errAccountDisabled = wire.Errorf(wire.CodeAccountDisabled, "account disabled: ask your server's admin")
 
 // Authenticate maps a bearer token to its user id.
 func (s *Service) Authenticate(ctx context.Context, token string) (string, error) {
@@ -226,6 +230,10 @@ func (s *Service) Authenticate(ctx context.Context, token string) (string, error
 	}
 	if err != nil {
 		return "", s.internal("authenticate", err)
+	}
+	if t.Disabled {
+		// Not cached: rare, and an account enabled again drops these tokens.
+		return "", errAccountDisabled
 	}
 	if s.tokens != nil {
 		s.tokens.put(mark, h, t, s.cfg.Now())

@@ -77,6 +77,9 @@ func (s *Service) storeChecked(ctx context.Context, m Message, receivers []strin
 				s.log.Warn("an edited message's archived original could not be removed", "key", target.S3Ref, "err", derr)
 			}
 		}
+		if err == nil && created && ev.Kind == wire.KindDelete && target.Attachment != "" {
+			s.releaseAttachment(ctx, target)
+		}
 		return stored, created, err
 	}
 }

@@ -62,3 +62,48 @@ func (s *Service) allow(ctx context.Context, kind, userID string, perSecond int)
 	}
 	return nil
 }
+
+// AllowSync counts a WebSocket sync of cursors conversations against the
+// user's history limit, the one HTTP history pages count against: a sync is
+// the same store read. It costs a history page per wire.MaxPageSize cursors
+// up front (each cursor is a store query, even an empty one); ChargeSync adds
+// the messages it sent. Refused, it is answered as the send limit is.
+func (s *Service) AllowSync(ctx context.Context, userID string, cursors int) error {
+	return s.allowN(ctx, "history", userID, pagesOf(cursors), s.cfg.Limits.History)
+}
+
+// ChargeSync counts what a sync sent, beyond the first page AllowSync took,
+// against the user's history limit: a sync that sent 1,000 messages costs
+// what ten HTTP pages of 100 do. It refuses nothing (the messages are sent);
+// the user's next reads in the window wait instead.
+func (s *Service) ChargeSync(ctx context.Context, userID string, cursors, sent int) {
+	extra := pagesOf(sent) - pagesOf(cursors)
+	if extra <= 0 || s.cfg.Limits.History < 0 {
+		return
+	}
+	if _, _, err := s.cfg.Rate.AllowN(ctx, "history:"+userID, extra, s.cfg.Limits.History); err != nil {
+		s.metrics.Fallbacks.WithLabelValues("rate_limit").Inc()
+	}
+}
+
+// pagesOf is how many history pages n items make (at least one).
+func pagesOf(n int) int { return max(1, (n+wire.MaxPageSize-1)/wire.MaxPageSize) }
+
+// allowN is allow for a request that costs n; a cost above the limit is
+// capped at it, so a large request waits for a whole window rather than
+// never passing.
+func (s *Service) allowN(ctx context.Context, kind, userID string, n, perSecond int) error {
+	if perSecond < 0 {
+		return nil
+	}
+	n = min(n, perSecond)
+	got, retry, err := s.cfg.Rate.AllowN(ctx, kind+":"+userID, n, perSecond)
+	if err != nil {
+		s.metrics.Fallbacks.WithLabelValues("rate_limit").Inc()
+		return nil
+	}
+	if got < n {
+		return &wire.Error{Code: wire.CodeRateLimited, Message: "too many " + kind + " requests; retry after the hint", RetryAfterMs: max(retry.Milliseconds(), 1)}
+	}
+	return nil
+}

@@ -226,6 +226,31 @@ func (s *Service) RunMediaSweeper(ctx context.Context, interval time.Duration) {
 	}
 }
 
+// releaseAttachment deletes the media of a message just deleted, when that
+// message was its only carrier, and gives its bytes back to the uploader's
+// quota. The delete stands whatever happens here: a failure leaves the upload
+// expiring, which the unsent sweep finishes (it lists expiring uploads).
+func (s *Service) releaseAttachment(ctx context.Context, m Message) {
+	if s.cfg.Blobs == nil {
+		return
+	}
+	up, err := s.store.ReleaseMedia(ctx, m.Attachment, m.ConversationID, m.MessageID)
+	switch {
+	case errors.Is(err, ErrNotApplied), errors.Is(err, ErrNotFound):
+		return // another message carries it too, or it predates upload records
+	case err != nil:
+		s.log.Warn("a deleted message's media was not released; the media sweep will", "media", m.Attachment, "err", err)
+		return
+	}
+	if err := s.cfg.Blobs.Delete(ctx, up.MediaID); err != nil {
+		s.log.Warn("a deleted message's media was not deleted; the media sweep will", "media", up.MediaID, "err", err)
+		return
+	}
+	if err := s.store.DropMedia(ctx, up); err != nil {
+		s.log.Warn("a deleted message's media record was not dropped; the media sweep will", "media", up.MediaID, "err", err)
+	}
+}
+
 // MediaURL returns a presigned download URL for a media_id, to its uploader
 // and to the members of a conversation it was sent in; to anyone else it does
 // not exist (not_found, as for an unknown id).
@@ -284,10 +309,13 @@ func (s *Service) linkAttachments(ctx context.Context, convID string, reqs []wir
 			kept = append(kept, k)
 			continue
 		}
-		err, done := linked[a]
+		// Keyed by message too: two messages of a batch carrying one upload
+		// both link it, and it is then shared (kept when one is deleted).
+		key := a + "\x00" + reqs[k].MessageID
+		err, done := linked[key]
 		if !done {
-			err = s.store.LinkMedia(ctx, a, convID)
-			linked[a] = err
+			err = s.store.LinkMedia(ctx, a, convID, reqs[k].MessageID)
+			linked[key] = err
 		}
 		if errors.Is(err, ErrNotFound) {
 			out[k].Err = wire.Errorf(wire.CodeNotFound, "attachment %s is not an upload of yours that is still kept (uploads no message carries are deleted after %v); upload it again", a, s.cfg.MediaUnsentTTL)

@@ -69,6 +69,9 @@ type Token struct {
 	Hash      string
 	UserID    string
 	ExpiresAt time.Time
+	// Disabled: the account was disabled while this token lived. The token
+	// is kept, refused with account_disabled, so its client is told why.
+	Disabled bool
 }
 
 // Invite is a single-use registration code, stored by its hash.

@@ -77,6 +77,9 @@ type AccountStore interface {
 	ListUsers(ctx context.Context) ([]User, error) // by id
 	// DeleteUserTokens ends every session of a user (logins made after it are new).
 	DeleteUserTokens(ctx context.Context, userID string) error
+	// DisableUserTokens marks every token of a user Disabled (GetToken still
+	// finds them; PutToken's later ones are not).
+	DisableUserTokens(ctx context.Context, userID string) error
 	ListInvites(ctx context.Context) ([]Invite, error)   // unexpired, newest first
 	DeleteInvite(ctx context.Context, hash string) error // ErrNotFound
 }
@@ -153,13 +156,23 @@ type MessageStore interface {
 	// went): the first answers to resends by their sender. The send path asks before it
 	// takes seq_nos, so a resend costs no number and no rate token.
 	SentMessages(ctx context.Context, convID string, messageIDs []string) (map[string]Message, error)
-	// LinkMedia records that mediaID is sent in convID (idempotent); written
-	// before the message, so a stored attachment is always linked. It marks
-	// the upload sent (the sweep of unsent uploads never takes it then), and
-	// fails with ErrNotFound when there is no upload record to mark (never
-	// reserved, or expiring) and no earlier link: media sent before uploads
-	// were recorded can still be sent again.
-	LinkMedia(ctx context.Context, mediaID, convID string) error
+	// LinkMedia records that mediaID is sent in convID by the message
+	// messageID (idempotent); written before the message, so a stored
+	// attachment is always linked. It marks the upload sent (the sweep of
+	// unsent uploads never takes it then) and records its carrier: the first
+	// message to link it, or shared once another message links it too. It
+	// fails with ErrNotFound when the upload is expiring, or when there is no
+	// upload record and no earlier link: media sent before uploads were
+	// recorded can still be sent again.
+	LinkMedia(ctx context.Context, mediaID, convID, messageID string) error
+	// ReleaseMedia marks a sent upload expiring once the message (convID,
+	// messageID) that carries it is deleted, and returns it: its blob is then
+	// deleted and DropMedia gives its bytes back, as after the sweep (which
+	// finishes the work if this pass is cut short). ErrNotApplied when
+	// another message carries it too, or its carrier is unknown (sent before
+	// carriers were recorded): it stays. ErrNotFound without a record.
+	// Releasing an expiring upload again returns it.
+	ReleaseMedia(ctx context.Context, mediaID, convID, messageID string) (MediaUpload, error)
 	// MediaConversations lists the conversations mediaID was sent in: their
 	// members may fetch it.
 	MediaConversations(ctx context.Context, mediaID string) ([]string, error)
@@ -338,7 +351,9 @@ type MediaStore interface {
 	// record. Marking an expiring upload again is no error.
 	ExpireMedia(ctx context.Context, mediaID string) error
 	// DropMedia deletes an expiring upload's record and gives its bytes back
-	// to the owner's usage, in one write (after its blob was deleted). A
-	// record already gone is no error, and counts nothing twice.
+	// to the owner's usage, in one write (after its blob was deleted), and
+	// its links first (a released upload was sent: without them it could
+	// be linked again as media sent before uploads were recorded). A record
+	// already gone is no error, and counts nothing twice.
 	DropMedia(ctx context.Context, up MediaUpload) error
 }

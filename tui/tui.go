@@ -739,6 +739,9 @@ func (m *Model) handleEvent(ev client.Event) tea.Cmd {
 			m.page, m.overlay = pageLogin, overlayNone
 			m.chat.close()
 			m.login.err = "the server refused the stored login: log in again"
+			if ev.State.Disabled {
+				m.login.err = "account disabled: ask your server's admin"
+			}
 			m.resize()
 			return m.login.Init()
 		}

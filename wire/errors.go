@@ -40,6 +40,10 @@ const (
 	// CodeConfusable: a display name or user id that reads like another
 	// user's (HTTP 409).
 	CodeConfusable Code = "confusable_name"
+	// CodeAccountDisabled: an admin disabled the account (HTTP 403): its
+	// tokens and its password are refused with this code, not as unknown, so
+	// a client says so instead of asking to log in again.
+	CodeAccountDisabled Code = "account_disabled"
 )
 
 // codeInfo is the one table mapping codes to HTTP statuses.
@@ -60,6 +64,8 @@ var codeInfo = map[Code]int{
 	CodeQuota:          http.StatusRequestEntityTooLarge,
 	CodeBlank:          http.StatusBadRequest,
 	CodeConfusable:     http.StatusConflict,
+
+	CodeAccountDisabled: http.StatusForbidden,
 }
 
 // HTTPStatus returns the HTTP status for a code; unknown codes are 500.

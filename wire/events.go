@@ -2,9 +2,6 @@ package wire
 
 import (
 	"github.com/chatterm/chat/internal/termtext"
-	"github.com/rivo/uniseg"
-	"strings"
-	"unicode"
 	"unicode/utf8"
 )
 
@@ -15,8 +12,9 @@ const (
 	KindDelete   = "delete"   // no content: the target is a tombstone from now on
 )
 
-// MaxReactionBytes bounds a reaction: one emoji, with its modifiers and joiners.
-const MaxReactionBytes = 32
+// MaxReactionBytes bounds a reaction: one emoji, with its modifiers and
+// joiners (the longest in Unicode's list, a kiss with two skin tones, is 35).
+const MaxReactionBytes = 64
 
 // DeletedPreview is the inbox line of a conversation whose last message was
 // deleted.
@@ -92,12 +90,11 @@ func (r SendRequest) Validate() error {
 	return nil
 }
 
-// ValidateReaction checks a reaction: one emoji, that is one grapheme
-// cluster (an emoji with its modifiers, joiners and variation selectors is
-// one) whose first character is a symbol (Unicode's So, as emoji are, the
-// blank Braille pattern excepted), a regional indicator pair (a flag) or a
-// keycap (0-9, # or * with U+20E3); "" takes a reaction away. Letters ("hi"),
-// spaces and zero-width strings are refused.
+// ValidateReaction checks a reaction: exactly one emoji (see isEmoji: a
+// pictograph from Unicode's emoji data with its variation selector, skin tone
+// and ZWJ-joined companions, a flag or a keycap); "" takes a reaction away.
+// Symbols that are not emoji (⌘), letters ("hi"), two emoji, blank and
+// zero-width strings are refused.
 func ValidateReaction(s string) error {
 	if s == "" {
 		return nil
@@ -108,18 +105,8 @@ func ValidateReaction(s string) error {
 	if termtext.Blank(s) {
 		return Errorf(CodeBlank, "a reaction is one emoji; this one shows as blank")
 	}
-	if uniseg.GraphemeClusterCount(s) != 1 {
+	if !isEmoji(s) {
 		return Errorf(CodeInvalid, "a reaction is one emoji, not %q", truncate(s, 32))
-	}
-	first, _ := utf8.DecodeRuneInString(s)
-	keycap := strings.ContainsRune("0123456789#*", first) && strings.HasSuffix(s, "\u20e3")
-	if !keycap && (!unicode.Is(unicode.So, first) || first == '\u2800') {
-		return Errorf(CodeInvalid, "a reaction is one emoji, not %q", truncate(s, 32))
-	}
-	for _, r := range s {
-		if unicode.IsSpace(r) || unicode.IsControl(r) {
-			return Errorf(CodeInvalid, "a reaction is one emoji, without spaces or control characters")
-		}
 	}
 	return nil
 }

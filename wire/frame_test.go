@@ -157,7 +157,7 @@ func TestCodeHTTPStatusTable(t *testing.T) {
 		shared := (code == CodeOverloaded || code == CodeMaybeStored) && got == CodeUnavailable ||
 			code == CodeMessageIDTaken && got == CodeConflict ||
 			code == CodeQuota && got == CodeTooLarge || code == CodeBlank && got == CodeInvalid ||
-			code == CodeConfusable && got == CodeConflict
+			code == CodeConfusable && got == CodeConflict || code == CodeAccountDisabled && got == CodeForbidden
 		if got != code && !shared {
 			t.Errorf("%s → %d → %s", code, code.HTTPStatus(), got)
 		}

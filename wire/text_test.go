@@ -38,12 +38,14 @@ func TestBlankRefused(t *testing.T) {
 }
 
 func TestValidateReaction(t *testing.T) {
-	for _, ok := range []string{"", "👍", "👍🏽", "❤️", "❤", "👩‍💻", "👨‍👩‍👧‍👦", "🇫🇷", "1️⃣", "#️⃣", "©️", "☺"} {
+	for _, ok := range []string{"", "👍", "👍🏽", "❤️", "❤", "👩‍💻", "👨‍👩‍👧", "👨‍👩‍👧‍👦", "🇫🇷", "1️⃣", "1\u20e3", "#️⃣", "©️", "☺",
+		"🧑🏻\u200d❤️\u200d💋\u200d🧑🏼", "🏴\U000E0067\U000E0062\U000E0065\U000E006E\U000E0067\U000E007F"} {
 		if err := ValidateReaction(ok); err != nil {
 			t.Errorf("%q refused: %v", ok, err)
 		}
 	}
-	for _, bad := range []string{"hi", "a", "\u200b", "\u200d", "\u3164", "\u2800", "👍👍", "👍 ", " 👍", "1", "é", "\u0301", "1\u20e3x"} {
+	for _, bad := range []string{"hi", "a", "\u200b", "\u200d", "\u3164", "\u2800", "👍👍", "👍 ", " 👍", "1", "é", "\u0301", "1\u20e3x",
+		"⌘", "a\u200d", "a\u200d👍", "👍\u200d", "\u200d👍", "🇫", "🇫🇷🇫", "\u20e3", "\U0001F3FB", "\uFE0F", "\U0001FC00", "🏴\U000E007F"} {
 		if ValidateReaction(bad) == nil {
 			t.Errorf("%q accepted as a reaction", bad)
 		}

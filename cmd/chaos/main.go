@@ -57,9 +57,9 @@ type config struct {
 // whole sweep period.
 const redeliverAfter = time.Second
 
-// sweepPeriod is the nodes' sweep period (server/protocol's sweepEvery ×
-// --redeliver-after): the delay a message sent during a Redis outage may take
-// to reach a device on another node.
+// sweepPeriod is the nodes' sweep period while Redis is up (server/protocol's
+// sweepEvery × --redeliver-after); while it is down they sweep every
+// --redeliver-after.
 const sweepPeriod = 10 * redeliverAfter
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {

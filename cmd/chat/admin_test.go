@@ -40,10 +40,19 @@ func TestAdmin(t *testing.T) {
 	waitState(t, sess, client.Connected)
 	alice.must("", "admin", "disable", "bob")
 	waitState(t, sess, client.Offline) // 4001: the token is refused, no reconnect
-	if _, stderr, code := bob.run("", "whoami"); code != 3 {
+	if st := sess.State(); !st.LoggedOut || !st.Disabled || st.String() != "account disabled: ask your server's admin" {
+		t.Fatalf("bob's live session after he was disabled: %+v (%q); want it told the account is disabled", st, st.String())
+	}
+	// His stored token, and his password, are answered account_disabled:
+	// exit 3 (auth), one line saying whom to ask, not "log in again".
+	const disabled = "account disabled: ask your server's admin\n"
+	if _, stderr, code := bob.run("", "whoami"); code != 3 || stderr != "chat whoami: "+disabled {
 		t.Fatalf("bob's stored token after he was disabled: exit %d, %q", code, stderr)
 	}
-	if _, stderr, code := bob.run(pw+"\n", "login", "bob", "--password-stdin"); code == 0 || !strings.Contains(stderr, "disabled") {
+	if _, stderr, code := bob.run("", "send", "--to", "alice", "hi"); code != 3 || stderr != "chat send: "+disabled {
+		t.Fatalf("a disabled bob sends: exit %d, %q", code, stderr)
+	}
+	if _, stderr, code := bob.run(pw+"\n", "login", "bob", "--password-stdin"); code != 3 || stderr != "chat login: "+disabled {
 		t.Fatalf("a disabled bob logs in: exit %d, %q", code, stderr)
 	}
 	var users wire.AdminUsersResponse
@@ -51,6 +60,11 @@ func TestAdmin(t *testing.T) {
 		t.Fatalf("admin users --json: %+v, %v", users, err)
 	}
 	alice.must("", "admin", "enable", "bob")
+	// Enabled again, he logs in afresh: the token kept while he was disabled
+	// is gone.
+	if _, stderr, code := bob.run("", "whoami"); code != 3 || !strings.Contains(stderr, "run chat login USER") {
+		t.Fatalf("bob's old token after he was enabled again: exit %d, %q", code, stderr)
+	}
 	bob.must(pw+"\n", "login", "bob", "--password-stdin")
 
 	// A password reset: a one-time code, bob's sessions end, the code works once.

@@ -261,7 +261,7 @@ func exitCode(err error) int {
 	var we *wire.Error
 	if errors.As(err, &we) {
 		switch we.Code {
-		case wire.CodeUnauthorized:
+		case wire.CodeUnauthorized, wire.CodeAccountDisabled:
 			return exitAuth
 		case wire.CodeNotFound:
 			return exitUnknown
@@ -311,6 +311,8 @@ func (a *app) describe(err error) string {
 				return we.Message // the password or code was refused, not a token
 			}
 			return "the server refused the login (" + we.Message + "): run chat login USER, or check CHAT_TOKEN"
+		case wire.CodeAccountDisabled:
+			return "account disabled: ask your server's admin"
 		case wire.CodeRateLimited, wire.CodeOverloaded:
 			after := we.RetryAfter()
 			if after <= 0 {

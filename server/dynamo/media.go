@@ -39,23 +39,51 @@ const (
 	stateExpiring = "expiring"
 )
 
-// LinkMedia marks the upload sent and writes the link in one transaction
-// (2 × 2 WCU); when there is no upload to mark, it links media linked before
-// (one Query and one PutItem) or answers ErrNotFound.
-func (s *Store) LinkMedia(ctx context.Context, mediaID, convID string) error {
+// LinkMedia marks the upload sent, with its carrier, and writes the link in
+// one transaction (2 × 2 WCU). When its condition fails a GetItem says why:
+// another message carries the upload (then it is marked shared and linked:
+// one UpdateItem, one PutItem), it is expiring (ErrNotFound), or there is no
+// record, and media linked before may be linked again (one Query and one
+// PutItem) or it is ErrNotFound.
+func (s *Store) LinkMedia(ctx context.Context, mediaID, convID, messageID string) error {
+	carrier := convID + "/" + messageID
 	link := &dynamodb.PutItemInput{TableName: aws.String(s.t.media),
 		Item: item{"media_id": sv(mediaID), "conversation_id": sv(convID)}}
 	return s.do(ctx, "link media", func(ctx context.Context) error {
 		_, err := s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
 			{Update: &types.Update{TableName: aws.String(s.t.uploads), Key: item{"media_id": sv(mediaID)},
-				UpdateExpression:          aws.String("SET #s = :sent REMOVE unsent_shard"),
-				ConditionExpression:       aws.String("attribute_exists(media_id) AND #s <> :expiring"),
+				UpdateExpression:          aws.String("SET #s = :sent, carrier = :c REMOVE unsent_shard"),
+				ConditionExpression:       aws.String("attribute_exists(media_id) AND #s <> :expiring AND (attribute_not_exists(carrier) OR carrier = :c)"),
 				ExpressionAttributeNames:  map[string]string{"#s": "state"},
-				ExpressionAttributeValues: item{":sent": sv(stateSent), ":expiring": sv(stateExpiring)}}},
+				ExpressionAttributeValues: item{":sent": sv(stateSent), ":expiring": sv(stateExpiring), ":c": sv(carrier)}}},
 			{Put: &types.Put{TableName: link.TableName, Item: link.Item}},
 		}})
 		reasons := cancelReasons(err)
 		if reasons == nil || reasons[0] != "ConditionalCheckFailed" {
+			return err
+		}
+		up, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(s.t.uploads),
+			Key: item{"media_id": sv(mediaID)}, ConsistentRead: aws.Bool(true)})
+		if err != nil {
+			return err
+		}
+		if up.Item != nil {
+			if getS(up.Item, "state") == stateExpiring {
+				return server.ErrNotFound
+			}
+			// A second carrier: the upload is kept when either is deleted.
+			_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: aws.String(s.t.uploads), Key: item{"media_id": sv(mediaID)},
+				UpdateExpression:          aws.String("SET #s = :sent, #sh = :t REMOVE unsent_shard"),
+				ConditionExpression:       aws.String("attribute_exists(media_id) AND #s <> :expiring"),
+				ExpressionAttributeNames:  map[string]string{"#s": "state", "#sh": "shared"},
+				ExpressionAttributeValues: item{":sent": sv(stateSent), ":expiring": sv(stateExpiring), ":t": bv(true)}})
+			if isCondFailed(err) {
+				return server.ErrNotFound // expiring meanwhile
+			}
+			if err != nil {
+				return err
+			}
+			_, err = s.db.PutItem(ctx, link)
 			return err
 		}
 		out, err := s.db.Query(ctx, &dynamodb.QueryInput{TableName: aws.String(s.t.media), ConsistentRead: aws.Bool(true),
@@ -70,6 +98,43 @@ func (s *Store) LinkMedia(ctx context.Context, mediaID, convID string) error {
 		_, err = s.db.PutItem(ctx, link)
 		return err
 	})
+}
+
+// ReleaseMedia is one conditional UpdateItem that marks the upload expiring
+// and puts it back in the unsent index (so the sweep finishes a release cut
+// short); on its condition's failure a GetItem says why.
+func (s *Store) ReleaseMedia(ctx context.Context, mediaID, convID, messageID string) (server.MediaUpload, error) {
+	var up server.MediaUpload
+	err := s.do(ctx, "release media", func(ctx context.Context) error {
+		key := item{"media_id": sv(mediaID)}
+		out, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: aws.String(s.t.uploads), Key: key,
+			UpdateExpression:          aws.String("SET #s = :expiring, unsent_shard = :shard"),
+			ConditionExpression:       aws.String("#s = :sent AND carrier = :c AND attribute_not_exists(#sh)"),
+			ExpressionAttributeNames:  map[string]string{"#s": "state", "#sh": "shared"},
+			ExpressionAttributeValues: item{":sent": sv(stateSent), ":expiring": sv(stateExpiring), ":c": sv(convID + "/" + messageID), ":shard": sv(unsentShard(mediaID))},
+			ReturnValues:              types.ReturnValueAllNew})
+		it := item(nil)
+		switch {
+		case err == nil:
+			it = out.Attributes
+		case !isCondFailed(err):
+			return err
+		default:
+			got, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(s.t.uploads), Key: key, ConsistentRead: aws.Bool(true)})
+			switch {
+			case err != nil:
+				return err
+			case got.Item == nil:
+				return server.ErrNotFound
+			case getS(got.Item, "state") != stateExpiring:
+				return server.ErrNotApplied
+			}
+			it = got.Item
+		}
+		up = server.MediaUpload{MediaID: mediaID, Owner: getS(it, "owner"), Size: getN(it, "size"), CreatedAt: getT(it, "created_at")}
+		return nil
+	})
+	return up, err
 }
 
 // MediaConversations is one Query on the media_id key.
@@ -181,11 +246,39 @@ func (s *Store) ExpireMedia(ctx context.Context, mediaID string) error {
 	})
 }
 
-// DropMedia is one transaction (2 × 2 WCU): the delete of the expiring
-// upload, and the usage's decrement.
+// DropMedia queries the upload's links and deletes them (none for an upload
+// never sent, the sweep's usual case: one Query), then is one transaction
+// (2 × 2 WCU): the delete of the expiring upload, and the usage's decrement.
 func (s *Store) DropMedia(ctx context.Context, up server.MediaUpload) error {
 	return s.do(ctx, "drop media", func(ctx context.Context) error {
-		_, err := s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
+		var convs []string
+		err := s.queryEach(ctx, &dynamodb.QueryInput{TableName: aws.String(s.t.media), ConsistentRead: aws.Bool(true),
+			KeyConditionExpression:    aws.String("media_id = :m"),
+			ExpressionAttributeValues: item{":m": sv(up.MediaID)}}, func(it item) bool {
+			convs = append(convs, getS(it, "conversation_id"))
+			return true
+		})
+		if err != nil {
+			return err
+		}
+		for _, c := range convs {
+			// Only while the upload is expiring: a record of another state is
+			// not this call's to drop (its condition below would refuse it too).
+			_, err := s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
+				{ConditionCheck: &types.ConditionCheck{TableName: aws.String(s.t.uploads), Key: item{"media_id": sv(up.MediaID)},
+					ConditionExpression:       aws.String("#s = :expiring"),
+					ExpressionAttributeNames:  map[string]string{"#s": "state"},
+					ExpressionAttributeValues: item{":expiring": sv(stateExpiring)}}},
+				{Delete: &types.Delete{TableName: aws.String(s.t.media), Key: item{"media_id": sv(up.MediaID), "conversation_id": sv(c)}}},
+			}})
+			if r := cancelReasons(err); r != nil && r[0] == "ConditionalCheckFailed" {
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+		}
+		_, err = s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
 			{Delete: &types.Delete{TableName: aws.String(s.t.uploads), Key: item{"media_id": sv(up.MediaID)},
 				ConditionExpression:       aws.String("#s = :expiring"),
 				ExpressionAttributeNames:  map[string]string{"#s": "state"},

@@ -388,6 +388,35 @@ func (s *Store) DeleteUserTokens(ctx context.Context, userID string) error {
 	return nil
 }
 
+// DisableUserTokens scans, as DeleteUserTokens does: an admin's act, rare.
+func (s *Store) DisableUserTokens(ctx context.Context, userID string) error {
+	var hashes []string
+	err := s.scanAll(ctx, "list tokens", s.t.tokens, func(it item) {
+		if getS(it, "user_id") == userID {
+			hashes = append(hashes, getS(it, "hash"))
+		}
+	})
+	if err != nil {
+		return err
+	}
+	for _, h := range hashes {
+		err := s.do(ctx, "disable token", func(ctx context.Context) error {
+			// Only a token still there: one deleted meanwhile (a logout) stays gone.
+			_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: aws.String(s.t.tokens), Key: item{"hash": sv(h)},
+				UpdateExpression: aws.String("SET disabled = :t"), ConditionExpression: aws.String("attribute_exists(#h)"),
+				ExpressionAttributeNames: map[string]string{"#h": "hash"}, ExpressionAttributeValues: item{":t": bv(true)}})
+			if isCondFailed(err) {
+				return nil
+			}
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("disable tokens of %s: %w", userID, err)
+		}
+	}
+	return nil
+}
+
 func (s *Store) ListInvites(ctx context.Context) ([]server.Invite, error) {
 	var out []server.Invite
 	now := s.o.Now()
@@ -445,7 +474,7 @@ func (s *Store) GetToken(ctx context.Context, hash string) (server.Token, error)
 		if out.Item == nil {
 			return server.ErrNotFound
 		}
-		t = server.Token{Hash: hash, UserID: getS(out.Item, "user_id"), ExpiresAt: getT(out.Item, "expires_at")}
+		t = server.Token{Hash: hash, UserID: getS(out.Item, "user_id"), ExpiresAt: getT(out.Item, "expires_at"), Disabled: getBool(out.Item, "disabled")}
 		if !s.o.Now().Before(t.ExpiresAt) {
 			t = server.Token{}
 			return server.ErrNotFound

@@ -95,8 +95,16 @@ func (e *Engine) sendAfterLimit(c *Session, convID string, after int64, limit in
 const syncLimit = 1000
 
 func (e *Engine) sync(c *Session, f wire.Frame) {
+	// A sync reads history as GET /history does, under the same per-user
+	// limit; refused, it is answered as a failed sync is (an error with the
+	// hint, then "synced" with more), which clients already retry after the hint.
+	if err := e.svc.AllowSync(e.svc.Context(), c.UserID, len(f.Cursors)); err != nil {
+		e.syncFailed(c, f.ID, err)
+		return
+	}
 	more := false
 	budget := syncLimit
+	defer func() { e.svc.ChargeSync(e.svc.Context(), c.UserID, len(f.Cursors), syncLimit-budget) }()
 	for _, cur := range f.Cursors {
 		if budget <= 0 {
 			more = true

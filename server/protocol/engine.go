@@ -46,6 +46,9 @@ type Session struct {
 	work      []request // queued requests (sends, acks, syncs) run in order by one worker
 	working   bool
 	nextSweep atomic.Int64 // unix nanoseconds: when the sweep next checks its pending rows
+	// sweepFails counts the sweeps in a row whose store read failed: the next
+	// comes after a backoff from the grace period, not a whole period.
+	sweepFails atomic.Int32
 
 	// held is what the device says it holds, per conversation: the highest
 	// cursor of its syncs and seq_no of its acks on this connection. Pending

@@ -45,24 +45,63 @@ func (e *Engine) live() []*Session {
 // sweepLocal catches up the live connections whose sweep time has come. A new
 // connection's first sweep is a random time into the period (set in Connect),
 // so the reads spread evenly over it rather than come in bursts.
+//
+// While the registry is down (Redis), the sweep is the only path by which
+// messages stored on other nodes reach this node's connections: the broker
+// cannot carry them and their nodes cannot find them. So for as long as it
+// is down every live connection is swept once per grace period instead of
+// once per sweepEvery of them: a message then arrives within about two
+// grace periods (6 s by default) rather than up to a whole period and a
+// half (45 s), for ten times the pending reads, only during the outage. One
+// registry read per tick tells: the registry's breaker answers it at once
+// while it is open.
 func (e *Engine) sweepLocal(now time.Time) {
-	period := sweepEvery * e.cfg.RedeliverAfter
-	var due []*Session
-	for _, c := range e.live() {
-		if next := c.nextSweep.Load(); next != 0 && next <= now.UnixNano() {
-			due = append(due, c)
-		}
-	}
-	if len(due) == 0 {
+	live := e.live()
+	if len(live) == 0 {
 		return
 	}
+	down := e.svc.RegistryDown(e.svc.Context(), live[0].UserID)
+	period := sweepEvery * e.cfg.RedeliverAfter
+	if down {
+		period = e.cfg.RedeliverAfter
+	}
+	soon := now.Add(period).UnixNano()
+	var due []*Session
+	for _, c := range live {
+		next := c.nextSweep.Load()
+		if next == 0 {
+			continue
+		}
+		if next <= now.UnixNano() {
+			due = append(due, c)
+		} else if down && next > soon {
+			c.nextSweep.Store(soon)
+		}
+	}
 	cutoff := now.Add(-e.cfg.RedeliverAfter)
-	// One registry read per pass, not per connection: whether this node can be
-	// found by the others now.
-	down := e.svc.RegistryDown(e.svc.Context(), due[0].UserID)
 	for _, c := range due {
-		c.nextSweep.Store(now.Add(period).UnixNano())
-		e.enqueue(c, request{run: func() { e.sweepPending(c, cutoff, down) }})
+		c.nextSweep.Store(soon)
+		e.enqueue(c, request{run: func() {
+			if err := e.sweepPending(c, cutoff, down); err != nil {
+				e.sweepFailed(c)
+				return
+			}
+			c.sweepFails.Store(0)
+		}})
+	}
+}
+
+// sweepFailed brings c's next sweep forward after a sweep whose store read
+// failed: a grace period after the first failure, doubling with each next
+// one up to the period. Waiting the whole period would leave what is
+// pending undelivered for as long, though the store may answer a moment
+// later.
+func (e *Engine) sweepFailed(c *Session) {
+	fails := min(c.sweepFails.Add(1), 5)
+	wait := min(e.cfg.RedeliverAfter<<(fails-1), sweepEvery*e.cfg.RedeliverAfter)
+	at := time.Now().Add(wait).UnixNano()
+	if next := c.nextSweep.Load(); next == 0 || next > at {
+		c.nextSweep.Store(at)
 	}
 }
 
@@ -78,13 +117,17 @@ func (e *Engine) sweepLocal(now time.Time) {
 // message and sends what the device lacks. That is one conversation read per
 // such conversation and connection per sweep period, only while the registry
 // is down; no write.
-func (e *Engine) sweepPending(c *Session, cutoff time.Time, registryDown bool) {
+//
+// It returns an error when the store did not answer a read (what it could
+// send stands): the caller tries again sooner than the period.
+func (e *Engine) sweepPending(c *Session, cutoff time.Time, registryDown bool) error {
 	ctx := e.svc.Context()
 	pend, err := e.svc.PendingFor(ctx, c.UserID)
 	if err != nil {
 		e.log.Debug("sweep: list pending", "user", c.UserID, "err", err)
-		return
+		return err
 	}
+	var failed error
 	after := make(map[string]int64, len(pend)) // conversation → send what was stored after this
 	var order []string
 	for _, p := range pend {
@@ -99,6 +142,7 @@ func (e *Engine) sweepPending(c *Session, cutoff time.Time, registryDown bool) {
 			last, err := e.svc.LastStoredSeq(ctx, conv)
 			if err != nil {
 				e.log.Debug("sweep: read conversation", "conversation", conv, "err", err)
+				failed = err
 				continue
 			}
 			if last <= held {
@@ -119,6 +163,7 @@ func (e *Engine) sweepPending(c *Session, cutoff time.Time, registryDown bool) {
 		msgs, err := e.svc.MessagesAfter(ctx, conv, after[conv], catchUpPage)
 		if err != nil {
 			e.log.Debug("sweep: read messages", "conversation", conv, "err", err)
+			failed = err
 			continue
 		}
 		for _, m := range msgs {
@@ -128,10 +173,11 @@ func (e *Engine) sweepPending(c *Session, cutoff time.Time, registryDown bool) {
 			e.metrics.Redelivered.Inc()
 			data, _ := wire.EncodeFrame(wire.Frame{Type: wire.TypeMessage, Message: ptr(m.Wire())})
 			if !c.SendWait(conn.Frame{Data: data, Queued: time.Now(), Message: true, ConversationID: m.ConversationID, SeqNo: m.SeqNo}) {
-				return
+				return nil // the connection ended
 			}
 		}
 	}
+	return failed
 }
 
 // resyncAll re-runs catch-up for every live connection of this node: called

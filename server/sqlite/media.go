@@ -10,17 +10,31 @@ import (
 	"github.com/chatterm/chat/server"
 )
 
-func (s *Store) LinkMedia(ctx context.Context, mediaID, convID string) error {
+// carrierKey names the message that carries an upload.
+func carrierKey(convID, messageID string) string { return convID + "/" + messageID }
+
+func (s *Store) LinkMedia(ctx context.Context, mediaID, convID, messageID string) error {
+	carrier := carrierKey(convID, messageID)
 	return s.write(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE media_uploads SET state = 'sent' WHERE media_id = ? AND state != 'expiring'`, mediaID)
+		res, err := tx.ExecContext(ctx, `UPDATE media_uploads SET state = 'sent',
+			shared = shared OR (carrier != '' AND carrier != ?1), carrier = CASE WHEN carrier = '' THEN ?1 ELSE carrier END
+			WHERE media_id = ?2 AND state != 'expiring'`, carrier, mediaID)
 		if err != nil {
 			return fmt.Errorf("link media: %w", err)
 		}
 		if n, _ := res.RowsAffected(); n == 0 {
 			// No record to mark: media sent before uploads were recorded
-			// may be sent again; anything else is unknown or expiring.
+			// may be sent again; an expiring upload (its message deleted, or
+			// never sent in time) or an unknown one may not.
 			var one int
-			err := tx.QueryRowContext(ctx, `SELECT 1 FROM media_links WHERE media_id = ? LIMIT 1`, mediaID).Scan(&one)
+			err := tx.QueryRowContext(ctx, `SELECT 1 FROM media_uploads WHERE media_id = ?`, mediaID).Scan(&one)
+			if err == nil {
+				return fmt.Errorf("link media %s: expiring: %w", mediaID, server.ErrNotFound)
+			}
+			if !errors.Is(err, sql.ErrNoRows) {
+				return fmt.Errorf("link media: %w", err)
+			}
+			err = tx.QueryRowContext(ctx, `SELECT 1 FROM media_links WHERE media_id = ? LIMIT 1`, mediaID).Scan(&one)
 			if errors.Is(err, sql.ErrNoRows) {
 				return fmt.Errorf("link media %s: %w", mediaID, server.ErrNotFound)
 			}
@@ -145,10 +159,46 @@ func (s *Store) ExpireMedia(ctx context.Context, mediaID string) error {
 	})
 }
 
+func (s *Store) ReleaseMedia(ctx context.Context, mediaID, convID, messageID string) (server.MediaUpload, error) {
+	up := server.MediaUpload{MediaID: mediaID}
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		var state, carrier string
+		var shared bool
+		var at int64
+		err := tx.QueryRowContext(ctx, `SELECT owner, size, created_at, state, carrier, shared FROM media_uploads WHERE media_id = ?`, mediaID).
+			Scan(&up.Owner, &up.Size, &at, &state, &carrier, &shared)
+		if errors.Is(err, sql.ErrNoRows) {
+			return server.ErrNotFound
+		}
+		if err != nil {
+			return fmt.Errorf("release media: %w", err)
+		}
+		up.CreatedAt = fromNS(at)
+		switch {
+		case state == "expiring":
+			return nil
+		case state != "sent" || shared || carrier != carrierKey(convID, messageID):
+			return server.ErrNotApplied
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE media_uploads SET state = 'expiring' WHERE media_id = ?`, mediaID); err != nil {
+			return fmt.Errorf("release media: %w", err)
+		}
+		return nil
+	})
+	if err != nil {
+		return server.MediaUpload{}, err
+	}
+	return up, nil
+}
+
 func (s *Store) DropMedia(ctx context.Context, up server.MediaUpload) error {
 	return s.write(ctx, func(tx *sql.Tx) error {
 		var size int64
 		var owner string
+		if _, err := tx.ExecContext(ctx, `DELETE FROM media_links WHERE media_id = ? AND EXISTS
+			(SELECT 1 FROM media_uploads WHERE media_id = ? AND state = 'expiring')`, up.MediaID, up.MediaID); err != nil {
+			return fmt.Errorf("drop media links: %w", err)
+		}
 		err := tx.QueryRowContext(ctx, `DELETE FROM media_uploads WHERE media_id = ? AND state = 'expiring' RETURNING size, owner`, up.MediaID).Scan(&size, &owner)
 		if errors.Is(err, sql.ErrNoRows) {
 			return nil // dropped already (or not expiring: then it is not ours to drop)

@@ -143,6 +143,15 @@ func (s *Store) DeleteUserTokens(ctx context.Context, userID string) error {
 	})
 }
 
+func (s *Store) DisableUserTokens(ctx context.Context, userID string) error {
+	return s.write(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.Exec(`UPDATE tokens SET disabled = 1 WHERE user_id = ?`, userID); err != nil {
+			return fmt.Errorf("disable tokens of %s: %w", userID, err)
+		}
+		return nil
+	})
+}
+
 func (s *Store) ListInvites(ctx context.Context) ([]server.Invite, error) {
 	rows, err := s.r.QueryContext(ctx, `SELECT hash, created_by, expires_at FROM invites WHERE expires_at > ? ORDER BY expires_at DESC`, ns(s.now()))
 	if err != nil {
@@ -234,7 +243,7 @@ func (s *Store) PutToken(ctx context.Context, t server.Token) error {
 func (s *Store) GetToken(ctx context.Context, hash string) (server.Token, error) {
 	t := server.Token{Hash: hash}
 	var exp int64
-	err := s.r.QueryRowContext(ctx, `SELECT user_id, expires_at FROM tokens WHERE hash = ?`, hash).Scan(&t.UserID, &exp)
+	err := s.r.QueryRowContext(ctx, `SELECT user_id, expires_at, disabled FROM tokens WHERE hash = ?`, hash).Scan(&t.UserID, &exp, &t.Disabled)
 	if errors.Is(err, sql.ErrNoRows) {
 		return t, server.ErrNotFound
 	}

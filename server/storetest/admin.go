@@ -45,8 +45,25 @@ func testAdministration(t *testing.T, s server.Store) {
 	for _, tok := range []server.Token{{Hash: "b1", UserID: "bob", ExpiresAt: far}, {Hash: "b2", UserID: "bob", ExpiresAt: far}, {Hash: "a1", UserID: "alice", ExpiresAt: far}} {
 		must(t, s.PutToken(ctx, tok))
 	}
-	must(t, s.DeleteUserTokens(ctx, "bob"))
+	// Disabling bob keeps his tokens, marked, so they are answered
+	// account_disabled; alice's are untouched; a token made afterwards is not.
+	must(t, s.DisableUserTokens(ctx, "bob"))
 	for _, h := range []string{"b1", "b2"} {
+		tok, err := s.GetToken(ctx, h)
+		if err != nil || !tok.Disabled || tok.UserID != "bob" {
+			t.Fatalf("bob's token %s after DisableUserTokens: %+v, %v; want it kept, disabled", h, tok, err)
+		}
+	}
+	if tok, err := s.GetToken(ctx, "a1"); err != nil || tok.Disabled {
+		t.Fatalf("alice's token after bob's were disabled: %+v, %v", tok, err)
+	}
+	must(t, s.PutToken(ctx, server.Token{Hash: "b3", UserID: "bob", ExpiresAt: far}))
+	if tok, err := s.GetToken(ctx, "b3"); err != nil || tok.Disabled {
+		t.Fatalf("a token put after DisableUserTokens: %+v, %v; want it enabled", tok, err)
+	}
+	must(t, s.DisableUserTokens(ctx, "nobody"))
+	must(t, s.DeleteUserTokens(ctx, "bob"))
+	for _, h := range []string{"b1", "b2", "b3"} {
 		_, err := s.GetToken(ctx, h)
 		wantErr(t, err, server.ErrNotFound)
 	}

@@ -49,7 +49,7 @@ func testMediaUploads(t *testing.T, s server.Store) {
 			t.Fatalf("ReserveMedia on a stale usage = %v, want ErrRaced", err)
 		}
 		// Nothing was written: the upload is unknown, the usage as it was.
-		if err := s.LinkMedia(ctx, "media/ben/b2", "g:x"); !errors.Is(err, server.ErrNotFound) {
+		if err := s.LinkMedia(ctx, "media/ben/b2", "g:x", "m1"); !errors.Is(err, server.ErrNotFound) {
 			t.Fatalf("the refused upload was recorded: LinkMedia = %v", err)
 		}
 		if u, _ := s.MediaUsage(ctx, "ben"); u.Bytes != 10 || u.Uploads != 1 {
@@ -61,7 +61,7 @@ func testMediaUploads(t *testing.T, s server.Store) {
 		reserve(t, s, server.MediaUpload{MediaID: "media/cy/old", Owner: "cy", Size: 7, CreatedAt: t0})
 		reserve(t, s, server.MediaUpload{MediaID: "media/cy/sent", Owner: "cy", Size: 5, CreatedAt: t0})
 		reserve(t, s, server.MediaUpload{MediaID: "media/cy/new", Owner: "cy", Size: 3, CreatedAt: t0.Add(2 * time.Hour)})
-		must(t, s.LinkMedia(ctx, "media/cy/sent", "g:cy"))
+		must(t, s.LinkMedia(ctx, "media/cy/sent", "g:cy", "m1"))
 		ups, err := s.UnsentMedia(ctx, t0.Add(time.Hour), 100)
 		must(t, err)
 		var mine []server.MediaUpload
@@ -82,7 +82,7 @@ func testMediaUploads(t *testing.T, s server.Store) {
 		must(t, s.ExpireMedia(ctx, "media/cy/old"))
 		must(t, s.ExpireMedia(ctx, "media/cy/old")) // again: no error
 		// Expiring: no send can carry it now, and the next sweep still sees it.
-		if err := s.LinkMedia(ctx, "media/cy/old", "g:cy"); !errors.Is(err, server.ErrNotFound) {
+		if err := s.LinkMedia(ctx, "media/cy/old", "g:cy", "m2"); !errors.Is(err, server.ErrNotFound) {
 			t.Fatalf("LinkMedia of an expiring upload = %v, want ErrNotFound", err)
 		}
 		if ups, _ := s.UnsentMedia(ctx, t0.Add(time.Hour), 100); !hasUpload(ups, "media/cy/old") {
@@ -100,6 +100,50 @@ func testMediaUploads(t *testing.T, s server.Store) {
 		}
 		// A dropped usage still takes a reservation by its version.
 		reserve(t, s, server.MediaUpload{MediaID: "media/cy/again", Owner: "cy", Size: 1, CreatedAt: t0})
+	})
+	t.Run("Release", func(t *testing.T) {
+		// dee's upload carried by one message: deleting that message
+		// releases it; by two: it stays; unsent or unknown: nothing.
+		reserve(t, s, server.MediaUpload{MediaID: "media/dee/one", Owner: "dee", Size: 40, CreatedAt: t0.Add(2 * time.Hour)})
+		reserve(t, s, server.MediaUpload{MediaID: "media/dee/two", Owner: "dee", Size: 2, CreatedAt: t0})
+		reserve(t, s, server.MediaUpload{MediaID: "media/dee/unsent", Owner: "dee", Size: 1, CreatedAt: t0})
+		must(t, s.LinkMedia(ctx, "media/dee/one", "g:dee", "m1"))
+		must(t, s.LinkMedia(ctx, "media/dee/one", "g:dee", "m1")) // a resend: still one carrier
+		must(t, s.LinkMedia(ctx, "media/dee/two", "g:dee", "m2"))
+		must(t, s.LinkMedia(ctx, "media/dee/two", "dm:dee:eve", "m3"))
+		for _, c := range []struct{ media, conv, msg string }{
+			{"media/dee/one", "g:dee", "m9"},      // not its carrier
+			{"media/dee/one", "dm:dee:eve", "m1"}, // nor is this
+			{"media/dee/two", "g:dee", "m2"},      // shared with m3
+			{"media/dee/unsent", "g:dee", "m4"},   // never sent
+		} {
+			if _, err := s.ReleaseMedia(ctx, c.media, c.conv, c.msg); !errors.Is(err, server.ErrNotApplied) {
+				t.Fatalf("ReleaseMedia(%s, %s/%s) = %v, want ErrNotApplied", c.media, c.conv, c.msg, err)
+			}
+		}
+		if _, err := s.ReleaseMedia(ctx, "media/dee/none", "g:dee", "m1"); !errors.Is(err, server.ErrNotFound) {
+			t.Fatalf("ReleaseMedia of an unknown upload = %v, want ErrNotFound", err)
+		}
+		up, err := s.ReleaseMedia(ctx, "media/dee/one", "g:dee", "m1")
+		must(t, err)
+		if up.MediaID != "media/dee/one" || up.Owner != "dee" || up.Size != 40 {
+			t.Fatalf("ReleaseMedia returned %+v", up)
+		}
+		if again, err := s.ReleaseMedia(ctx, "media/dee/one", "g:dee", "m1"); err != nil || again.Size != 40 {
+			t.Fatalf("releasing again = %+v, %v; want the upload", again, err)
+		}
+		// Released: no send carries it any more, the sweep sees it (to finish
+		// a release cut short), and DropMedia gives the bytes back.
+		if err := s.LinkMedia(ctx, "media/dee/one", "g:dee", "m5"); !errors.Is(err, server.ErrNotFound) {
+			t.Fatalf("LinkMedia of a released upload = %v, want ErrNotFound", err)
+		}
+		if ups, _ := s.UnsentMedia(ctx, t0.Add(3*time.Hour), 100); !hasUpload(ups, "media/dee/one") {
+			t.Fatalf("a released upload is not in the sweep's view: %+v", ups)
+		}
+		must(t, s.DropMedia(ctx, up))
+		if u, _ := s.MediaUsage(ctx, "dee"); u.Bytes != 3 || u.Uploads != 2 {
+			t.Fatalf("usage after the release %+v, want 3 bytes in 2 uploads", u)
+		}
 	})
 }
 
