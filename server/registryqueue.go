@@ -14,7 +14,8 @@ type PresenceChange struct {
 }
 
 // VersionedRegistry is a Registry that also applies changes out of order and
-// more than once: Apply keeps, for each connection, the Version of the last
+// more than once (versions are below 2^53, which Redis's scripts compare
+// exactly as numbers): Apply keeps, for each connection, the Version of the last
 // change it applied, and skips a change no newer. So a replayed Add cannot
 // bring back a connection whose Remove was applied, nor an old Remove take
 // away a newer Add. What a skipped Remove would have set (LastSeen) is not set.

@@ -133,7 +133,9 @@ func Open(ctx context.Context, o Options, store server.VersionedRegistry) (*Regi
 		return nil, err
 	}
 	r := &Registry{store: store, o: o, log: log, produced: map[int32]int64{}}
-	r.version.Store(time.Now().UnixNano())
+	// Microseconds: increasing across this node's updates, and far below the
+	// 2^53 that VersionedRegistry's versions stay under.
+	r.version.Store(time.Now().UnixMicro())
 	if r.m, err = newMetrics(o.Registerer); err != nil {
 		return nil, err
 	}

@@ -92,6 +92,16 @@ func VersionedRegistry(t *testing.T, newReg func(t *testing.T) server.VersionedR
 		}
 		nodes(t, r, []string{ann}, map[string][]string{ann: {n2}})
 	})
+	// Versions as large as a node gives them (microseconds since 1970 and
+	// counting) are told apart by one.
+	t.Run("LargeVersions", func(t *testing.T) {
+		r := newReg(t)
+		ann, n1 := id(t, "ann"), id(t, "n1")
+		c1 := server.Presence{UserID: ann, ConnID: "c1", NodeID: n1}
+		const v = int64(1)<<53 - 10
+		apply(t, r, server.PresenceChange{Presence: c1, Version: v}, server.PresenceChange{Presence: c1, Gone: true, Version: v + 1})
+		nodes(t, r, []string{ann}, map[string][]string{})
+	})
 	t.Run("ErrEmptyField", func(t *testing.T) {
 		r := newReg(t)
 		ann, n1 := id(t, "ann"), id(t, "n1")
