@@ -157,6 +157,7 @@ func (m *Main) ParseFlags(args []string, getenv func(string) string) error {
 		{"redis-prefix", "CHATSERVER_REDIS_PREFIX", "prefix of every Redis key", str(&p.RedisPrefix), "chat:"},
 		{"kafka-brokers", "CHATSERVER_KAFKA_BROKERS", "Kafka bootstrap brokers, comma-separated; setting them puts registry updates through a topic to registry workers (needs --redis-addrs); empty: registry writes are synchronous, no queue", list(&p.KafkaBrokers), ""},
 		{"kafka-topic", "CHATSERVER_KAFKA_TOPIC", "topic of registry updates (created if missing; its consumer group is the topic's name with -workers)", str(&p.KafkaTopic), "chat-registry"},
+		{"kafka-apply-rate", "CHATSERVER_KAFKA_APPLY_RATE", "registry updates per second each node's worker applies at most: a storm then reaches Redis at that pace and waits in the topic meanwhile; 0: no cap", integer(&p.KafkaApplyRate), "0"},
 		{"kafka-tls", "CHATSERVER_KAFKA_TLS", "connect to Kafka over TLS (Amazon MSK's TLS and SASL listeners)", boolean(&p.KafkaTLS), "false"},
 		{"kafka-sasl-user", "CHATSERVER_KAFKA_SASL_USER", "SASL user for Kafka (empty: no SASL)", str(&p.KafkaSASLUser), ""},
 		{"kafka-sasl-password", "CHATSERVER_KAFKA_SASL_PASSWORD", "SASL password for Kafka (prefer the environment variable)", str(&p.KafkaSASLPassword), ""},

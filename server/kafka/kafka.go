@@ -69,6 +69,10 @@ type Options struct {
 	SASLUser      string
 	SASLPassword  string
 	SASLMechanism string
+	// ApplyRate caps the updates per second this node's worker applies, so a
+	// storm reaches Redis at that pace and waits in the topic meanwhile (the
+	// lag grows instead of Redis's load); 0: as fast as the registry takes them.
+	ApplyRate int
 	// NoWorkers: this node publishes but does not apply (the workers run on
 	// other nodes).
 	NoWorkers bool

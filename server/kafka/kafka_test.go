@@ -324,3 +324,32 @@ func TestFallbackWhenTheBrokerGoesAway(t *testing.T) {
 		t.Fatalf("Nodes after the outage = %v, want %v (bob's Add from before it must not bring bob back)", got, want)
 	}
 }
+
+// ApplyRate paces the worker: updates wait in the topic rather than reach the
+// registry at once. Only a lower bound on the time is checked (a slow machine
+// can only make it longer): 60 updates at 100/s take at least 0.5 s.
+func TestApplyRatePacesTheWorker(t *testing.T) {
+	c := cluster(t)
+	store := inmem.NewRegistry()
+	o := kafka.Options{Brokers: c.ListenAddrs(), Topic: "paced", NoWorkers: true, Partitions: 1}
+	pub := open(t, o, store)
+	users := make([]string, 60)
+	for i := range users {
+		users[i] = "u" + string(rune('A'+i/26)) + string(rune('a'+i%26))
+		if err := pub.Add(ctx(t), server.Presence{UserID: users[i], ConnID: "c1", NodeID: "n1"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	start := time.Now()
+	o.NoWorkers, o.ApplyRate = false, 100
+	open(t, o, store)
+	if err := pub.Settle(ctx(t)); err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(start); took < 500*time.Millisecond {
+		t.Fatalf("60 updates applied in %v at 100/s, want at least 0.5 s", took)
+	}
+	if got, _ := store.Nodes(ctx(t), users); len(got) != len(users) {
+		t.Fatalf("%d of %d users registered", len(got), len(users))
+	}
+}

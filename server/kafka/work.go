@@ -2,6 +2,7 @@ package kafka
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -41,7 +42,7 @@ func (r *Registry) work(ctx context.Context) {
 			}
 			changes = append(changes, ch)
 		})
-		if len(changes) > 0 && !r.apply(ctx, changes) {
+		if len(changes) > 0 && !r.applyPaced(ctx, changes) {
 			return
 		}
 		if !oldest.IsZero() {
@@ -53,6 +54,26 @@ func (r *Registry) work(ctx context.Context) {
 			r.log.Debug("registry worker: commit", "err", err)
 		}
 	}
+}
+
+// applyPaced applies changes at ApplyRate at most: a tenth of a second's
+// worth at a time.
+func (r *Registry) applyPaced(ctx context.Context, changes []server.PresenceChange) bool {
+	if r.o.ApplyRate <= 0 {
+		return r.apply(ctx, changes)
+	}
+	for chunk := range slices.Chunk(changes, max(1, r.o.ApplyRate/10)) {
+		next := time.Now().Add(100 * time.Millisecond)
+		if !r.apply(ctx, chunk) {
+			return false
+		}
+		select {
+		case <-ctx.Done():
+			return false
+		case <-time.After(time.Until(next)):
+		}
+	}
+	return true
 }
 
 // apply retries until the registry takes changes; false when the worker stops first.

@@ -135,6 +135,7 @@ type Production struct {
 	// workers (server/kafka); empty: synchronous registry writes. Needs Redis.
 	KafkaBrokers       []string
 	KafkaTopic         string // empty: kafka.DefaultTopic
+	KafkaApplyRate     int    // updates/s each node's worker applies at most; 0: no cap
 	KafkaTLS           bool
 	KafkaSASLUser      string
 	KafkaSASLPassword  string
