@@ -99,6 +99,7 @@ type Registry struct {
 
 	stop    context.CancelFunc
 	workers sync.WaitGroup
+	batch   int         // updates per registry call; the worker's own (see apply)
 	cons    *kgo.Client // nil with NoWorkers
 }
 
@@ -136,7 +137,7 @@ func Open(ctx context.Context, o Options, store server.VersionedRegistry) (*Regi
 	if err != nil {
 		return nil, err
 	}
-	r := &Registry{store: store, o: o, log: log, produced: map[int32]int64{}}
+	r := &Registry{store: store, o: o, log: log, produced: map[int32]int64{}, batch: maxPoll}
 	// Microseconds: increasing across this node's updates, and far below the
 	// 2^53 that VersionedRegistry's versions stay under.
 	r.version.Store(time.Now().UnixMicro())

@@ -76,15 +76,24 @@ func (r *Registry) applyPaced(ctx context.Context, changes []server.PresenceChan
 	return true
 }
 
-// apply retries until the registry takes changes; false when the worker stops first.
+// apply retries until the registry takes changes; false when the worker
+// stops first. A failing registry is given smaller calls (halved down to one
+// update per call, grown back on success): under load a large batch is the
+// call that times out, and retrying it whole kept Redis's breaker open for
+// every other caller (chatbench storm on a loaded machine).
 func (r *Registry) apply(ctx context.Context, changes []server.PresenceChange) bool {
 	wait := 50 * time.Millisecond
-	for {
-		err := r.store.Apply(ctx, changes)
+	for len(changes) > 0 {
+		n := min(len(changes), r.batch)
+		err := r.store.Apply(ctx, changes[:n])
 		if err == nil {
-			return true
+			changes = changes[n:]
+			r.batch = min(2*r.batch, maxPoll)
+			wait = 50 * time.Millisecond
+			continue
 		}
-		r.log.Debug("registry worker: apply", "updates", len(changes), "err", err)
+		r.batch = max(1, n/2)
+		r.log.Debug("registry worker: apply", "updates", n, "err", err)
 		select {
 		case <-ctx.Done():
 			return false
@@ -92,4 +101,5 @@ func (r *Registry) apply(ctx context.Context, changes []server.PresenceChange) b
 		}
 		wait = min(2*wait, 2*time.Second)
 	}
+	return true
 }

@@ -80,6 +80,13 @@ func (r *Registry) Apply(ctx context.Context, changes []server.PresenceChange) e
 			})
 		})
 		if err != nil {
+			// As with a failed Add: an entry may be missing, so the node's
+			// next heartbeat puts all its live connections back (restore).
+			for _, ch := range chunk {
+				if !ch.Gone {
+					r.unsure.Store(ch.NodeID, struct{}{})
+				}
+			}
 			return err
 		}
 	}
