@@ -23,6 +23,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -97,6 +98,9 @@ type bench struct {
 	historyDir     string
 	reconnectK     int
 	reconnectRate  float64
+	stormClients   int
+	stormRedis     string
+	stormApplyRate int
 	chatBin        string
 	cliRuns        int
 	tuiMessages    int
@@ -190,6 +194,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&b.historyDir, "history-dir", "", "history: keep the seeded data directory here and reuse it on later runs")
 	fs.IntVar(&b.reconnectK, "reconnect-clients", 500, "reconnect: clients dropped at once")
 	fs.Float64Var(&b.reconnectRate, "reconnect-rate", 1000, "reconnect: messages/s, all senders together, sent to the dropped clients meanwhile")
+	fs.IntVar(&b.stormClients, "storm-clients", 5000, "storm: clients reconnecting at once, half on each of two nodes")
+	fs.IntVar(&b.stormApplyRate, "storm-apply-rate", 0, "storm: with the queue, registry updates per second each node's worker applies at most (chatserver's --kafka-apply-rate)")
+	fs.StringVar(&b.stormRedis, "storm-redis", os.Getenv("CHAT_TEST_REDIS_ADDR"), "storm: the Redis the two nodes share, and whose INFO is read (best one of its own)")
 	fs.StringVar(&b.chatBin, "chat-bin", "", "cli, tui: the chat binary (default: chat beside chatbench, else on PATH)")
 	fs.IntVar(&b.cliRuns, "cli-runs", 300, "cli: runs of each chat send command (after 10 not counted)")
 	fs.IntVar(&b.tuiMessages, "tui-messages", 100000, "tui: messages in the cache (over 500 conversations)")
@@ -200,7 +207,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&b.tuiCPUProfile, "tui-cpuprofile", "", "tui-burst: the TUI writes a CPU profile of its whole run to this file (CHAT_CPUPROFILE)")
 	fs.BoolVar(&b.tuiBurstLoadAll, "tui-burst-load-all", true, "tui-burst: load each conversation's whole history into the TUI (g, then G) before its runs")
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: chatbench [flags] scenario...\n\nScenarios: echo throughput latency fanout idle history reconnect cli tui tui-burst all\n(all = echo throughput latency fanout idle history reconnect cli tui tui-burst)\n\nFlags:\n")
+		fmt.Fprintf(stderr, "Usage: chatbench [flags] scenario...\n\nScenarios: echo throughput latency fanout idle history reconnect storm cli tui tui-burst all\n(all = echo throughput latency fanout idle history reconnect cli tui tui-burst)\n\nFlags:\n")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -266,17 +273,20 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	known := map[string]func(context.Context) error{
 		"echo": b.echo, "throughput": b.throughput, "latency": b.latency, "fanout": b.fanout,
-		"idle": b.idle, "history": b.history, "reconnect": b.reconnect, "cli": b.cli, "tui": b.tui,
+		"idle": b.idle, "history": b.history, "reconnect": b.reconnect, "storm": b.storm, "cli": b.cli, "tui": b.tui,
 		"tui-burst": b.tuiBurst,
 	}
 	for _, s := range scenarios {
 		if known[s] == nil {
-			return fmt.Errorf("unknown scenario %q (want echo, throughput, latency, fanout, idle, history, reconnect, cli, tui, tui-burst or all)", s)
+			return fmt.Errorf("unknown scenario %q (want echo, throughput, latency, fanout, idle, history, reconnect, storm, cli, tui, tui-burst or all)", s)
 		}
 	}
 	raiseFileLimit()
 	b.runID = strings.ToLower(rand.Text()[:5])
 	conns := max(b.users, b.idleConns+b.idleConns/10, 2*b.reconnectK)
+	if slices.Contains(scenarios, "storm") {
+		conns = max(conns, b.stormClients+2)
+	}
 	b.dial = newDialer(conns)
 	b.report.Machine = machine()
 	switch {

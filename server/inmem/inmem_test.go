@@ -34,6 +34,10 @@ func TestRegistry(t *testing.T) {
 	roletest.Registry(t, func(*testing.T) server.Registry { return inmem.NewRegistry() })
 }
 
+func TestVersionedRegistry(t *testing.T) {
+	roletest.VersionedRegistry(t, func(*testing.T) server.VersionedRegistry { return inmem.NewRegistry() })
+}
+
 func TestBroker(t *testing.T) {
 	roletest.Broker(t, func(*testing.T) server.Broker { return inmem.NewBroker() })
 }

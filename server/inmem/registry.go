@@ -24,6 +24,8 @@ type Registry struct {
 
 	seenMu sync.Mutex
 	seen   map[string]time.Time // user → when a connection of theirs last went away
+
+	versions versions // Apply's
 }
 
 type regShard struct {

@@ -131,6 +131,15 @@ type Production struct {
 	// profile stay in Redis; 0: the redis package's defaults (24 h, 1 h).
 	InboxTTL   time.Duration
 	ProfileTTL time.Duration
+	// KafkaBrokers puts registry updates through KafkaTopic to registry
+	// workers (server/kafka); empty: synchronous registry writes. Needs Redis.
+	KafkaBrokers       []string
+	KafkaTopic         string // empty: kafka.DefaultTopic
+	KafkaApplyRate     int    // updates/s each node's worker applies at most; 0: no cap
+	KafkaTLS           bool
+	KafkaSASLUser      string
+	KafkaSASLPassword  string
+	KafkaSASLMechanism string
 }
 
 // Enabled reports whether any production backend is configured.

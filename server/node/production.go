@@ -98,7 +98,13 @@ func (n *Node) openBackends(ctx context.Context, reg prometheus.Registerer) (ser
 		}
 		n.closers = append(n.closers, rc)
 		rc.Roles(&b)
+		if err := n.openRegistryQueue(ctx, &b, reg); err != nil {
+			return b, err
+		}
 	} else {
+		if len(p.KafkaBrokers) > 0 {
+			return b, errors.New("--kafka-brokers needs --redis-addrs: the queue feeds the registry that nodes share, and without Redis each node has its own")
+		}
 		b.Sequencer, b.Rate, b.Inbox = inmem.NewSequencer(), inmem.NewRateLimiter(time.Now), inmem.NewInboxIndex(1000)
 		b.Profiles = inmem.NewProfileCache(time.Hour, 6*time.Minute, time.Now)
 		b.Registry, b.Broker, b.Revocations = inmem.NewRegistry(), inmem.NewBroker(), inmem.NewRevocations()

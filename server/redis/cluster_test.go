@@ -76,6 +76,9 @@ func TestCluster(t *testing.T) {
 	t.Run("Registry", func(t *testing.T) {
 		roletest.Registry(t, func(t *testing.T) server.Registry { return newClient(t).Registry() })
 	})
+	t.Run("VersionedRegistry", func(t *testing.T) {
+		roletest.VersionedRegistry(t, func(t *testing.T) server.VersionedRegistry { return newClient(t).Registry() })
+	})
 	t.Run("Broker", func(t *testing.T) {
 		roletest.Broker(t, func(t *testing.T) server.Broker { return newClient(t).Broker() })
 	})

@@ -107,6 +107,18 @@ func TestKeeperRestoresLostEntries(t *testing.T) {
 // with its data from the append-only file) leaves the node's marker in place;
 // the keeper still puts the entry back with its next heartbeat.
 func TestKeeperRestoresEntryWhoseAddFailed(t *testing.T) {
+	restoresFailedAdd(t, func(ctx context.Context, reg *redis.Registry, p server.Presence) error { return reg.Add(ctx, p) })
+}
+
+// The same for an Add applied from the registry queue (Apply: a worker's, or
+// a node's direct write while Kafka fails).
+func TestKeeperRestoresEntryWhoseApplyFailed(t *testing.T) {
+	restoresFailedAdd(t, func(ctx context.Context, reg *redis.Registry, p server.Presence) error {
+		return reg.Apply(ctx, []server.PresenceChange{{Presence: p, Version: time.Now().UnixMicro()}})
+	})
+}
+
+func restoresFailedAdd(t *testing.T, add func(context.Context, *redis.Registry, server.Presence) error) {
 	const every = 50 * time.Millisecond
 	r := startOwnRedis(t, "--dir", t.TempDir(), "--appendonly", "yes", "--appendfsync", "always")
 	// Heartbeats 50 ms apart fail while redis-server restarts: on a loaded
@@ -132,7 +144,7 @@ func TestKeeperRestoresEntryWhoseAddFailed(t *testing.T) {
 		t.Fatal(err)
 	}
 	r.stop()
-	if err := reg.Add(ctx, p); err == nil {
+	if err := add(ctx, reg, p); err == nil {
 		t.Fatal("Add with Redis down succeeded: the test tests nothing")
 	}
 	r.start()

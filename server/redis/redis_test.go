@@ -77,6 +77,10 @@ func TestRegistry(t *testing.T) {
 	roletest.Registry(t, func(t *testing.T) server.Registry { return conformanceClient(t).Registry() })
 }
 
+func TestVersionedRegistry(t *testing.T) {
+	roletest.VersionedRegistry(t, func(t *testing.T) server.VersionedRegistry { return conformanceClient(t).Registry() })
+}
+
 func TestBroker(t *testing.T) {
 	roletest.Broker(t, func(t *testing.T) server.Broker { return conformanceClient(t).Broker() })
 }

@@ -1,6 +1,7 @@
 package roletest
 
 import (
+	"context"
 	"maps"
 	"slices"
 	"testing"
@@ -9,10 +10,30 @@ import (
 	"github.com/chatterm/chat/server"
 )
 
-// Registry checks a server.Registry.
+// Lagging is a Registry whose Add and Remove reach Nodes, LastSeen and
+// DropNode after a lag (a queue in front of the store, server/kafka): the
+// contract is then that they do within the lag, not at once. Settle waits
+// until every change made so far has been applied.
+type Lagging interface {
+	Settle(ctx context.Context) error
+}
+
+// settle waits for a Lagging registry; others need no wait.
+func settle(t *testing.T, r server.Registry) {
+	t.Helper()
+	if l, ok := r.(Lagging); ok {
+		if err := l.Settle(ctx(t)); err != nil {
+			t.Fatalf("Settle: %v", err)
+		}
+	}
+}
+
+// Registry checks a server.Registry. A Lagging one is settled before each
+// read and DropNode.
 func Registry(t *testing.T, newReg func(t *testing.T) server.Registry) {
 	nodes := func(t *testing.T, r server.Registry, users []string, want map[string][]string) {
 		t.Helper()
+		settle(t, r)
 		got, err := r.Nodes(ctx(t), users)
 		if err != nil {
 			t.Fatal(err)
@@ -79,6 +100,7 @@ func Registry(t *testing.T, newReg func(t *testing.T) server.Registry) {
 			server.Presence{UserID: bob, ConnID: "c2", NodeID: n1},
 			server.Presence{UserID: cat, ConnID: "c1", NodeID: n2},
 		)
+		settle(t, r)
 		if err := r.DropNode(c, n1); err != nil {
 			t.Fatal(err)
 		}
@@ -115,6 +137,7 @@ func Registry(t *testing.T, newReg func(t *testing.T) server.Registry) {
 			server.Presence{UserID: bob, ConnID: "c1", NodeID: n2},
 			server.Presence{UserID: cat, ConnID: "c1", NodeID: n1},
 		)
+		settle(t, r)
 		seen, err := r.LastSeen(c, []string{ann, bob, cat})
 		if err != nil || len(seen) != 0 {
 			t.Fatalf("LastSeen before anyone left = %v, %v; want none", seen, err)
@@ -123,6 +146,7 @@ func Registry(t *testing.T, newReg func(t *testing.T) server.Registry) {
 		if err := r.Remove(c, server.Presence{UserID: ann, ConnID: "c1", NodeID: n1}); err != nil {
 			t.Fatal(err)
 		}
+		settle(t, r)
 		if err := r.DropNode(c, n2); err != nil {
 			t.Fatal(err)
 		}

@@ -1,0 +1,39 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"testing"
+
+	"github.com/chatterm/chat/internal/testenv"
+)
+
+// The storm scenario at a small size on the test Redis (a shared one: the
+// commands counted include other tests', which only this check tolerates):
+// both runs register every client and measure sends.
+func TestStormScenario(t *testing.T) {
+	addr := testenv.RedisAddr(t)
+	out := filepath.Join(t.TempDir(), "out.json")
+	var stdout, stderr bytes.Buffer
+	args := []string{"--tmp", t.TempDir(), "--json", out, "--storm-redis", addr, "--storm-clients", "20", "storm"}
+	if err := run(context.Background(), args, &stdout, &stderr); err != nil {
+		t.Fatalf("chatbench: %v\n%s", err, stderr.String())
+	}
+	var rep Report
+	readJSON(t, out, &rep)
+	var runs []StormResult
+	raw, _ := json.Marshal(rep.Scenarios["storm"])
+	if err := json.Unmarshal(raw, &runs); err != nil {
+		t.Fatal(err)
+	}
+	if len(runs) != 2 || runs[0].Queue || !runs[1].Queue {
+		t.Fatalf("storm runs = %+v, want one synchronous, then one through Kafka", runs)
+	}
+	for _, r := range runs {
+		if r.Clients != 20 || r.Registered <= 0 || r.Commands <= 0 || r.PeakCmds <= 0 || r.Sends == 0 {
+			t.Errorf("storm run %+v: want 20 clients registered, Redis commands counted, sends measured", r)
+		}
+	}
+}
