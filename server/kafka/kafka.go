@@ -1,5 +1,5 @@
 // Package kafka puts connection-registry updates through a Kafka topic to
-// registry workers, as seed 003 draws it (docs/production.md, "Registry updates
+// registry workers, as the design draws it (docs/production.md, "Registry updates
 // through Kafka"): a node publishes each connect and disconnect, keyed by user
 // so that one user's updates stay in one partition and in order, and the
 // workers of every node, one consumer group, apply them to the shared registry
