@@ -93,12 +93,16 @@ func TestCloseEndsTheGoroutines(t *testing.T) {
 	p := New(4)
 	t.Cleanup(p.Close)
 	release := make(chan struct{})
+	// Three goroutines, each held until all three run: one that finished
+	// would park and take the next Go, leaving fewer than three to park.
+	hold := make(chan struct{})
 	var wg sync.WaitGroup
 	for range 3 {
 		wg.Add(1)
-		p.Go(func() { wg.Done() })
+		p.Go(func() { wg.Done(); <-hold })
 	}
 	wg.Wait()
+	close(hold)
 	testenv.WaitFor(t, 5*time.Second, func() bool { return p.Parked() == 3 })
 	wg.Add(4)
 	for range 4 { // three take the parked goroutines, one is new
