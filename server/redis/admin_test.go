@@ -36,8 +36,10 @@ func TestAdminEndsSessionsAcrossNodes(t *testing.T) {
 	if code := websocket.CloseStatus(*readErr); code != 4001 {
 		t.Fatalf("bob's socket closed with %d (%v), want 4001", code, *readErr)
 	}
-	if st := c.bob.do("GET", "/v1/me", nil, nil); st != http.StatusUnauthorized {
-		t.Fatalf("bob's token after he was disabled: %d, want 401", st)
+	// A disabled account's token is told so (account_disabled, 403), not
+	// answered as unknown.
+	if st := c.bob.do("GET", "/v1/me", nil, nil); st != http.StatusForbidden {
+		t.Fatalf("bob's token after he was disabled: %d, want 403 (account_disabled)", st)
 	}
 	var auth wire.AuthResponse
 	if st := c.bob.do("POST", "/v1/login", wire.LoginRequest{UserID: "bob", Password: "password-bob"}, &auth); st != http.StatusForbidden {
