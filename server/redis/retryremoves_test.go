@@ -43,7 +43,7 @@ func retriesFailedRemoves(t *testing.T, remove func(context.Context, *redis.Regi
 	stays := server.Presence{UserID: "stays", ConnID: "c-stays", NodeID: "n1"}
 	var cut []server.Presence
 	users := []string{stays.UserID}
-	for i := range 20 {
+	for i := range 200 { // more than one pipeline of retries
 		u := fmt.Sprintf("u%d", i)
 		cut = append(cut, server.Presence{UserID: u, ConnID: "c-" + u, NodeID: "n1"})
 		users = append(users, u)
@@ -92,12 +92,14 @@ func retriesFailedRemoves(t *testing.T, remove func(context.Context, *redis.Regi
 		}
 	}
 	r.start()
+	back := time.Now()
 
 	var got map[string][]string
 	testenv.WaitFor(t, 5*time.Second, func() bool {
 		got = nodes()
 		return got != nil && len(got) == 1
 	})
+	t.Logf("the %d entries removed %v after Redis came back (heartbeat every %v)", len(cut), time.Since(back).Round(time.Millisecond), every)
 	if want := []string{"n1"}; !slices.Equal(got[stays.UserID], want) {
 		t.Fatalf("registry after the retries: %v, want only %s on n1", got, stays.UserID)
 	}
