@@ -230,7 +230,9 @@ type Pusher interface {
 // until ctx ends. When this node's own entries may be missing (an Add of it
 // failed; the registry's store flushed or failed over to an empty replica; this
 // node reaped while it was alive), it adds again those of live, the node's
-// connections at that moment. The Service runs it when its Registry has it.
+// connections at that moment; and it retries this registry's removes that
+// failed, so a connection that ended during an outage does not stay
+// registered. The Service runs it when its Registry has it.
 type NodeKeeper interface {
 	Keep(ctx context.Context, nodeID string, live func() []Presence)
 }

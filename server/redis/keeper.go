@@ -16,7 +16,8 @@ var _ server.NodeKeeper = (*Registry)(nil)
 // three heartbeats is dead: its connections leave the registry, so messages for
 // its users go to pending_deliveries instead of a channel nobody reads. With
 // each heartbeat it also checks that this node's entries are still there (see
-// restore), and adds those of live again when they are not.
+// restore), and adds those of live again when they are not, and retries the
+// removes that failed (see retryRemoves).
 func (r *Registry) Keep(ctx context.Context, nodeID string, live func() []server.Presence) {
 	every := r.c.o.HeartbeatEvery
 	if every <= 0 {
@@ -30,6 +31,8 @@ func (r *Registry) Keep(ctx context.Context, nodeID string, live func() []server
 			r.c.log.Debug("registry heartbeat", "node", nodeID, "err", err)
 		} else if err := r.restore(ctx, nodeID, live); err != nil {
 			r.c.log.Warn("restore this node's registry entries", "node", nodeID, "err", err)
+		} else if err := r.retryRemoves(ctx); err != nil {
+			r.c.log.Debug("retry failed registry removes", "node", nodeID, "err", err)
 		} else if dead, err := r.deadNodes(ctx); err == nil {
 			for _, n := range dead {
 				if err := r.DropNode(ctx, n); err != nil {

@@ -26,6 +26,9 @@ type Registry struct {
 	// than the call timeout): that entry may be missing, so the node's next
 	// heartbeat puts all its live connections back (see restore).
 	unsure sync.Map // node id → struct{}
+	// failed holds the removes that failed, retried by the keeper's next
+	// heartbeats (see retryRemoves).
+	failed failedRemoves
 }
 
 // Registry returns the connection registry.
@@ -69,15 +72,17 @@ func (r *Registry) Remove(ctx context.Context, p server.Presence) error {
 	if err := checkPresence(p); err != nil {
 		return err
 	}
-	return r.c.do(ctx, "registry remove", func(ctx context.Context) error {
+	err := r.c.do(ctx, "registry remove", func(ctx context.Context) error {
 		_, err := r.c.rdb.Pipelined(ctx, func(pl goredis.Pipeliner) error {
-			pl.HDel(ctx, r.c.key("reg", p.UserID), p.ConnID)
-			pl.SRem(ctx, r.c.key("node", p.NodeID), member(p))
-			r.sawLast(ctx, pl, p.UserID)
+			r.remove(ctx, pl, p)
 			return nil
 		})
 		return err
 	})
+	if err != nil {
+		r.failed.addDirect(p)
+	}
+	return err
 }
 
 // Nodes is one HVALS per user, pipelined.

@@ -2,7 +2,6 @@ package redis
 
 import (
 	"context"
-	"slices"
 	"time"
 
 	goredis "github.com/redis/go-redis/v9"
@@ -55,7 +54,8 @@ func (r *Registry) Apply(ctx context.Context, changes []server.PresenceChange) e
 			return err
 		}
 	}
-	for chunk := range slices.Chunk(changes, applyChunk) {
+	for i := 0; i < len(changes); i += applyChunk {
+		chunk := changes[i:min(i+applyChunk, len(changes))]
 		now := time.Now().UnixMilli()
 		calls := make([]*scriptCall, len(chunk))
 		for i, ch := range chunk {
@@ -87,6 +87,9 @@ func (r *Registry) Apply(ctx context.Context, changes []server.PresenceChange) e
 					r.unsure.Store(ch.NodeID, struct{}{})
 				}
 			}
+			// A removal that failed, or was not tried, would leave the
+			// entry of a connection that ended: the keeper retries it.
+			r.failed.addApplied(changes[i:]...)
 			return err
 		}
 	}
