@@ -13,7 +13,9 @@ import (
 
 // The channel browser (C on the inbox): the server's public channels, with
 // their topics, joined ones marked; enter joins the one under the cursor (or
-// opens it, if joined already) and shows its history.
+// opens it, if joined already) and shows its history; L leaves the joined
+// channel under the cursor, as chat channel leave does (joining again shows
+// the history as before, so it asks nothing first).
 
 type (
 	// channelsLoadedMsg carries the channel list.
@@ -26,6 +28,11 @@ type (
 		conv wire.Conversation
 		err  error
 	}
+	// channelLeftMsg: LeaveChannel answered.
+	channelLeftMsg struct {
+		id  string
+		err error
+	}
 )
 
 type channelsModel struct {
@@ -33,6 +40,7 @@ type channelsModel struct {
 	list    []wire.ChannelInfo
 	loading bool
 	joining bool
+	leaving bool
 	err     error
 	cursor  int
 	width   int
@@ -44,7 +52,12 @@ func newChannelsModel(c *common) channelsModel { return channelsModel{c: c} }
 func (m *channelsModel) SetSize(w, h int) { m.width, m.height = w, h }
 
 func (m *channelsModel) open() tea.Cmd {
-	m.list, m.loading, m.joining, m.err, m.cursor = nil, true, false, nil, 0
+	m.list, m.loading, m.joining, m.leaving, m.err, m.cursor = nil, true, false, false, nil, 0
+	return m.load()
+}
+
+// load asks for the channel list, the cursor staying where it is.
+func (m *channelsModel) load() tea.Cmd {
 	c := m.c
 	return func() tea.Msg {
 		ctx, cancel := c.call()
@@ -69,6 +82,14 @@ func (m channelsModel) Update(msg tea.Msg) (channelsModel, tea.Cmd) {
 		// The root opens it as it does a conversation just created.
 		conv := msg.conv
 		return m, func() tea.Msg { return conversationCreatedMsg{conv: conv} }
+	case channelLeftMsg:
+		m.leaving = false
+		if msg.err != nil {
+			m.err = msg.err
+			return m, nil
+		}
+		// The list again, from the server: the channel no longer marked.
+		return m, m.load()
 	case tea.KeyPressMsg:
 		switch {
 		case matches(msg, k.Down):
@@ -86,6 +107,17 @@ func (m channelsModel) Update(msg tea.Msg) (channelsModel, tea.Cmd) {
 				defer cancel()
 				conv, err := c.be.JoinChannel(ctx, id)
 				return channelJoinedMsg{conv: conv, err: err}
+			}
+		case msg.String() == "L":
+			if m.joining || m.leaving || m.cursor >= len(m.list) || !m.list[m.cursor].Joined {
+				return m, nil
+			}
+			m.leaving, m.err = true, nil
+			c, id := m.c, m.list[m.cursor].ConversationID
+			return m, func() tea.Msg {
+				ctx, cancel := c.call()
+				defer cancel()
+				return channelLeftMsg{id: id, err: c.be.LeaveChannel(ctx, id)}
 			}
 		case matches(msg, k.Back), matches(msg, k.Channels):
 			return m, func() tea.Msg { return closeOverlayMsg{} }
@@ -130,6 +162,9 @@ func (m channelsModel) View() string {
 	if m.joining {
 		lines = append(lines, "", s.Subtle.Render("joining…"))
 	}
+	if m.leaving {
+		lines = append(lines, "", s.Subtle.Render("leaving…"))
+	}
 	if m.err != nil {
 		lines = append(lines, "", s.Error.Render(ansi.Truncate(errText(m.err), w, "…")))
 	}
@@ -141,5 +176,5 @@ func (m channelsModel) View() string {
 
 func (m channelsModel) ShortHelp() []helpKV {
 	k := m.c.keys
-	return []helpKV{{"enter", "join / open"}, {k.Up.Help().Key + " " + k.Down.Help().Key, "move"}, {"esc", "close"}}
+	return []helpKV{{"enter", "join / open"}, {"L", "leave"}, {k.Up.Help().Key + " " + k.Down.Help().Key, "move"}, {"esc", "close"}}
 }

@@ -11,8 +11,10 @@ import (
 
 // Tab completion of mentions in the composer (docs/tui.md, "Mentions"): tab
 // after "@" and the start of a member's user id completes it from the open
-// chat's members (and @all, @here in a group); tab again goes on to the next
-// that fits, as in weechat and irssi. It completes the word the text ends
+// chat's members (and @all, @here in a group); the start of a member's
+// display name, or of a word of it, completes to their id too, since a
+// mention is by id. Tab again goes on to the next that fits, as in weechat
+// and irssi. It completes the word the text ends
 // with, which is where the cursor is while one types.
 
 // mentionCompletion is a completion under way: the text before the word, the
@@ -55,9 +57,9 @@ func (m *chatModel) completeMention() bool {
 	}
 	prefix := strings.ToLower(word[1:])
 	var options []string
-	for _, name := range m.mentionCandidates() {
-		if strings.HasPrefix(name, prefix) {
-			options = append(options, name)
+	for _, id := range m.mentionCandidates() {
+		if strings.HasPrefix(id, prefix) || nameFits(m.c.names.dir.DisplayName(id), prefix) {
+			options = append(options, id)
 		}
 	}
 	if len(options) == 0 {
@@ -66,6 +68,24 @@ func (m *chatModel) completeMention() bool {
 	m.completing = &mentionCompletion{base: value[:start], options: options}
 	m.compose.SetValue(value[:start] + "@" + options[0] + " ")
 	return true
+}
+
+// nameFits reports whether a display name, or a word of it, starts with
+// prefix, letter case aside ("dy" fits "Bob Dylan").
+func nameFits(name, prefix string) bool {
+	if name == "" || prefix == "" {
+		return false
+	}
+	name = strings.ToLower(name)
+	if strings.HasPrefix(name, prefix) {
+		return true
+	}
+	for _, word := range strings.Fields(name) {
+		if strings.HasPrefix(word, prefix) {
+			return true
+		}
+	}
+	return false
 }
 
 // endCompletion ends a completion under way at any key but tab: what it

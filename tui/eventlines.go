@@ -20,12 +20,26 @@ func (m *chatModel) drawMembershipEvent(out []string, seqs []int64, widths []int
 		if id == me {
 			return "you"
 		}
-		return id
+		return m.c.who(id)
 	})
 	// A name or a topic is a member's text: through the sanitiser, on one line.
 	line = ansi.Truncate(termtext.OneLine(line), max(m.width-4, 1), "…")
 	l := centre(m.c.styles.Subtle.Render("· "+line+" ·"), m.width)
 	return append(out, l), append(seqs, 0), append(widths, ansi.StringWidth(l))
+}
+
+// membershipNames are the users membership events among msgs name: asked
+// for with the page, since one removed or left is no longer among the
+// members whose names the chat asks for.
+func membershipNames(msgs []wire.Message) []string {
+	var ids []string
+	for _, x := range msgs {
+		if wire.IsMembershipKind(x.Kind) {
+			ids = append(ids, x.SenderID)
+			ids = append(ids, x.Members...)
+		}
+	}
+	return ids
 }
 
 // membershipChanged reloads the open conversation's name, topic and members

@@ -36,6 +36,7 @@ type fakeBackend struct {
 	statuses      map[string][]wire.MemberStatus
 	convs         map[string]wire.Conversation
 	channels      []wire.Conversation // the server's, joined or not
+	left          []string            // channels LeaveChannel was asked to leave
 	events        chan client.Event
 	now           time.Time
 	typing        []string          // conversations Typing was called for
@@ -297,6 +298,17 @@ func (f *fakeBackend) JoinChannel(_ context.Context, id string) (wire.Conversati
 		}
 	}
 	return wire.Conversation{}, wire.Errorf(wire.CodeNotFound, "no channel %s", id)
+}
+
+func (f *fakeBackend) LeaveChannel(_ context.Context, id string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if _, ok := f.convs[id]; !ok {
+		return wire.Errorf(wire.CodeNotFound, "not a member of %s", id)
+	}
+	delete(f.convs, id)
+	f.left = append(f.left, id)
+	return nil
 }
 
 func (f *fakeBackend) Events() <-chan client.Event { return f.events }

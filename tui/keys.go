@@ -95,7 +95,7 @@ func DefaultKeyMap() KeyMap {
 
 		NewDirect: b([]string{"n"}, "n", "new direct chat"),
 		NewGroup:  b([]string{"N"}, "N", "new group"),
-		Channels:  b([]string{"C"}, "C", "browse channels"),
+		Channels:  b([]string{"C"}, "C", "browse channels (there L leaves)"),
 
 		Compose: b([]string{"i", "a", "enter", "tab"}, "i", "write"),
 		Send:    b([]string{"enter"}, "enter", "send"),

@@ -121,3 +121,27 @@ func TestMentionCompletion(t *testing.T) {
 		t.Fatalf("an unknown name changed: %q", v)
 	}
 }
+
+// Tab after "@" and the start of a member's display name, or of a word of
+// it, completes to their id (a mention is by id); tab again cycles through
+// ids and names that fit alike.
+func TestMentionCompletionByDisplayName(t *testing.T) {
+	be := namedFixture()
+	be.profiles["carol"] = wire.Profile{UserID: "carol", DisplayName: "Carol Dylan"}
+	h := newHarness(t, be, 100, 24)
+	h.key("j", "enter") // the team group, writing
+	h.typeText("hi @Dyl")
+	h.key("tab")
+	if v := h.root().chat.compose.Value(); v != "hi @bob " {
+		t.Fatalf("@Dyl: %q, want bob by his name's second word", v)
+	}
+	h.key("tab")
+	if v := h.root().chat.compose.Value(); v != "hi @carol " {
+		t.Fatalf("@Dyl, second tab: %q, want carol", v)
+	}
+	h.typeText("and @car")
+	h.key("tab")
+	if v := h.root().chat.compose.Value(); v != "hi @carol and @carol " {
+		t.Fatalf("@car: %q, want carol by her id", v)
+	}
+}

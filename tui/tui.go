@@ -486,6 +486,9 @@ func (m Model) update(msg tea.Msg) (Model, tea.Cmd) {
 		if _, ok := msg.(markedReadMsg); ok {
 			m.syncRead()
 		}
+		if h, ok := msg.(historyMsg); ok {
+			cmd = tea.Batch(cmd, m.c.askNames(membershipNames(h.page.Messages)...))
+		}
 		if ci, ok := msg.(convInfoMsg); ok && ci.err == nil {
 			ids := make([]string, len(ci.conv.Participants))
 			for i, p := range ci.conv.Participants {
@@ -754,7 +757,7 @@ func (m *Model) handleEvent(ev client.Event) tea.Cmd {
 		if !visible(ev.Message) {
 			// A reaction, edit or delete: no bell, no unread; the cache has
 			// the inbox line as it now reads (an edited last message).
-			return tea.Batch(m.inbox.load(), m.chatEvent(ev))
+			return tea.Batch(m.inbox.load(), m.chatEvent(ev), m.c.askNames(membershipNames([]wire.Message{ev.Message})...))
 		}
 		// Seen: on screen, at the bottom of the history, in a focused terminal.
 		open := m.chat.active && m.chat.offset == 0 && m.chat.conv.ConversationID == ev.Message.ConversationID

@@ -37,31 +37,51 @@ func cachedNames(ctx context.Context, api *client.API) namer {
 	if api == nil {
 		return nil
 	}
-	known := map[string]string{}
-	unreachable := false
-	return func(userID string) string {
-		if l, ok := known[userID]; ok {
-			return l
-		}
-		if unreachable {
-			return userID
-		}
-		qctx, cancel := context.WithTimeout(ctx, nameWait)
-		p, err := api.User(qctx, userID)
-		cancel()
-		switch {
-		case err == nil:
-			known[userID] = nameLabel(userID, p.DisplayName)
-		case wire.ErrorCode(err) == wire.CodeNotFound:
-			known[userID] = userID // no such user (any more): no name to show
-		default:
-			// Down, slow, rate limited or logged out: the rest of the run shows
-			// ids rather than wait on each sender in turn.
-			unreachable = true
-			return userID
-		}
-		return known[userID]
+	return newNameCache(ctx, api).label
+}
+
+// nameCache is cachedNames' memory, for a command that also hears of
+// profile changes while it runs (chat tail: learn).
+type nameCache struct {
+	ctx         context.Context
+	api         *client.API
+	known       map[string]string // label by user id
+	unreachable bool
+}
+
+func newNameCache(ctx context.Context, api *client.API) *nameCache {
+	return &nameCache{ctx: ctx, api: api, known: map[string]string{}}
+}
+
+// label is cachedNames' namer.
+func (c *nameCache) label(userID string) string {
+	if l, ok := c.known[userID]; ok {
+		return l
 	}
+	if c.unreachable {
+		return userID
+	}
+	qctx, cancel := context.WithTimeout(c.ctx, nameWait)
+	p, err := c.api.User(qctx, userID)
+	cancel()
+	switch {
+	case err == nil:
+		c.known[userID] = nameLabel(userID, p.DisplayName)
+	case wire.ErrorCode(err) == wire.CodeNotFound:
+		c.known[userID] = userID // no such user (any more): no name to show
+	default:
+		// Down, slow, rate limited or logged out: the rest of the run shows
+		// ids rather than wait on each sender in turn.
+		c.unreachable = true
+		return userID
+	}
+	return c.known[userID]
+}
+
+// learn records a profile the server pushed (client.ProfileEvent): the
+// lines after it show the name as it now is, without asking.
+func (c *nameCache) learn(p wire.Profile) {
+	c.known[p.UserID] = nameLabel(p.UserID, p.DisplayName)
 }
 
 // nameLabel is "name (id)", or the id alone when the name adds nothing:

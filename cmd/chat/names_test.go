@@ -116,3 +116,26 @@ func TestNameLabel(t *testing.T) {
 		}
 	}
 }
+
+// chat tail hears of a name changed while it runs: the lines after it show
+// the new name, not the one it started with.
+func TestTailFollowsProfileChanges(t *testing.T) {
+	srv := servertest.Start(t)
+	alice := &user{t: t, name: "alice", srv: srv, home: t.TempDir()}
+	if out, errOut, code := alice.run(pw+"\n", "register", "alice", "--name", "Alice Liddell", "--password-stdin"); code != 0 {
+		t.Fatalf("register alice: exit %d: %s%s", code, out, errOut)
+	}
+	bob := newUser(t, srv, "bob")
+	alice.must("", "send", "--to", "bob", "down the rabbit hole")
+	lines, stderr := bob.tailLines("--with", "alice")
+	if l := waitLine(t, lines, stderr, "rabbit"); !strings.Contains(l, "Alice Liddell (alice)") {
+		t.Fatalf("tail line before the change %q", l)
+	}
+	alice.must("", "profile", "--name", "Alice Pleasance")
+	// The profile push and the next message travel the same connection,
+	// the push first: the message's line has the name as it now is.
+	alice.must("", "send", "--to", "bob", "curiouser")
+	if l := waitLine(t, lines, stderr, "curiouser"); !strings.Contains(l, "Alice Pleasance (alice): curiouser") {
+		t.Errorf("tail line after the change %q, want the new name", l)
+	}
+}

@@ -309,7 +309,8 @@ func (a *app) runTail(ctx context.Context, args []string) error {
 	go func() { done <- sess.Run(ctx) }()
 	enc := json.NewEncoder(a.stdout)
 	quotes := cachedQuotes(ctx, store, api)
-	who := cachedNames(ctx, api)
+	names := newNameCache(ctx, api)
+	who := namer(names.label)
 	text := a.textFormat(*raw)
 	order := newTailOrder(store)
 	emit := func(msgs []wire.Message, err error) error {
@@ -369,6 +370,9 @@ func (a *app) runTail(ctx context.Context, args []string) error {
 			case client.RestoredEvent:
 				fmt.Fprintln(a.stderr, "chat tail: "+ev.Notice())
 				order.restored(ev.Conversations)
+			case client.ProfileEvent:
+				// A name changed: the lines from now on show it.
+				names.learn(ev.Profile)
 			}
 		}
 	}

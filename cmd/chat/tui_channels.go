@@ -23,3 +23,14 @@ func (b *tuiBackend) JoinChannel(ctx context.Context, id string) (wire.Conversat
 	}
 	return s.JoinChannel(ctx, id)
 }
+
+// LeaveChannel leaves a channel, as chat channel leave does: the user
+// removes themselves. The cache keeps what it had of it, as it does for any
+// conversation left.
+func (b *tuiBackend) LeaveChannel(ctx context.Context, id string) error {
+	s, err := b.session()
+	if err != nil {
+		return err
+	}
+	return s.API().RemoveMember(ctx, id, s.UserID())
+}

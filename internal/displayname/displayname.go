@@ -114,5 +114,9 @@ func (d *Directory) Label(userID string) string {
 	return userID
 }
 
+// DisplayName is the user's name as Name gives it: "" when unknown or when
+// it adds nothing to the id.
+func (d *Directory) DisplayName(userID string) string { return d.names[userID] }
+
 // Version moves whenever Show may answer differently for someone.
 func (d *Directory) Version() int { return d.version }
