@@ -71,7 +71,7 @@ func (s *Service) checkGroupMentions(ctx context.Context, userID, convID string,
 			}
 		}
 		if !allowed {
-			out[k] = SendResult{Err: wire.Errorf(wire.CodeForbidden, "only the admins of %s may use @all or @here; send it without them", convID)}
+			out[k] = SendResult{Err: wire.Errorf(wire.CodeMentionAllAdminsOnly, "only the admins of %s may use @all or @here; send it without them", convID)}
 			continue
 		}
 		kept = append(kept, k)

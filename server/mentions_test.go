@@ -181,7 +181,7 @@ func TestMentionAllForAdmins(t *testing.T) {
 		t.Fatalf("carol reads the rule: %+v, %v", got, err)
 	}
 	last := f.inbox("bob", f.grp).LastSeq
-	f.wantCode("bob", f.grp, wire.SendRequest{Content: "@here lunch?"}, wire.CodeForbidden)
+	f.wantCode("bob", f.grp, wire.SendRequest{Content: "@here lunch?"}, wire.CodeMentionAllAdminsOnly)
 	if e := f.inbox("bob", f.grp); e.LastSeq != last {
 		t.Fatalf("a refused send was stored: last_seq %d, was %d", e.LastSeq, last)
 	}

@@ -44,6 +44,11 @@ const (
 	// tokens and its password are refused with this code, not as unknown, so
 	// a client says so instead of asking to log in again.
 	CodeAccountDisabled Code = "account_disabled"
+	// CodeMentionAllAdminsOnly: a member's message uses @all or @here in a
+	// group that keeps them for its admins (HTTP 403). Its own code, not
+	// forbidden: the sender is a member, and the message without them would
+	// be stored, so a client says that rather than "not a member".
+	CodeMentionAllAdminsOnly Code = "mention_all_admins_only"
 )
 
 // codeInfo is the one table mapping codes to HTTP statuses.
@@ -65,7 +70,8 @@ var codeInfo = map[Code]int{
 	CodeBlank:          http.StatusBadRequest,
 	CodeConfusable:     http.StatusConflict,
 
-	CodeAccountDisabled: http.StatusForbidden,
+	CodeAccountDisabled:      http.StatusForbidden,
+	CodeMentionAllAdminsOnly: http.StatusForbidden,
 }
 
 // HTTPStatus returns the HTTP status for a code; unknown codes are 500.

@@ -157,7 +157,8 @@ func TestCodeHTTPStatusTable(t *testing.T) {
 		shared := (code == CodeOverloaded || code == CodeMaybeStored) && got == CodeUnavailable ||
 			code == CodeMessageIDTaken && got == CodeConflict ||
 			code == CodeQuota && got == CodeTooLarge || code == CodeBlank && got == CodeInvalid ||
-			code == CodeConfusable && got == CodeConflict || code == CodeAccountDisabled && got == CodeForbidden
+			code == CodeConfusable && got == CodeConflict || code == CodeAccountDisabled && got == CodeForbidden ||
+			code == CodeMentionAllAdminsOnly && got == CodeForbidden
 		if got != code && !shared {
 			t.Errorf("%s → %d → %s", code, code.HTTPStatus(), got)
 		}

@@ -265,10 +265,11 @@ func exitCode(err error) int {
 			return exitAuth
 		case wire.CodeNotFound:
 			return exitUnknown
-		case wire.CodeInvalid, wire.CodeTooLarge:
+		case wire.CodeInvalid, wire.CodeTooLarge, wire.CodeMentionAllAdminsOnly:
 			// The server refused an argument (a too-short password, a bad
-			// name, a message over its size limit, which only it knows): the
-			// command line was wrong, as with a bad flag.
+			// name, a message over its size limit, which only it knows, an
+			// @all the group keeps for its admins): the command line was
+			// wrong, as with a bad flag, and the same one again would be too.
 			return exitUsage
 		case wire.CodeRateLimited, wire.CodeOverloaded:
 			return exitRateLimited

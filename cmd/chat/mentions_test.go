@@ -61,8 +61,11 @@ func TestMentions(t *testing.T) {
 	if out := alice.must("", "mentions", "--group", gid, "--all", "admins"); !strings.Contains(out, "admins only") {
 		t.Fatalf("set the rule: %q", out)
 	}
-	if _, errOut, code := bob.run("", "send", "--group", gid, "@here lunch"); code == 0 || !strings.Contains(errOut, "@all") {
-		t.Fatalf("bob's @here after the rule: exit %d %q", code, errOut)
+	// Refused for what the message says, not for where it goes: exit 2 with
+	// the server's line, never exit 4's "not a member".
+	if _, errOut, code := bob.run("", "send", "--group", gid, "@here lunch"); code != exitUsage ||
+		!strings.Contains(errOut, "only the admins of "+gid+" may use @all or @here; send it without them") {
+		t.Fatalf("bob's @here after the rule: exit %d %q, want %d and the server's line", code, errOut, exitUsage)
 	}
 	if _, _, code := bob.run("", "mentions", "--all", "admins"); code != exitUsage {
 		t.Fatalf("--all without --group: exit %d", code)

@@ -98,6 +98,7 @@ func (s *Store) membershipItems(ctx context.Context, m server.Message) ([]planne
 	for _, u := range m.JoiningSubjects() {
 		p := server.Participant{ConversationID: m.ConversationID, UserID: u, Role: wire.RoleMember, JoinedAt: m.Timestamp}
 		add(types.TransactWriteItem{Put: s.participantPut(p, ns(m.Timestamp))})
+		add(types.TransactWriteItem{Update: s.joinStatusUpdate(m.ConversationID, u, m.SeqNo)})
 	}
 	for _, u := range m.LeavingSubjects() {
 		add(types.TransactWriteItem{Delete: &types.Delete{

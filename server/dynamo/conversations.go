@@ -96,7 +96,8 @@ func (s *Store) CreateConversation(ctx context.Context, c server.Conversation, m
 		if err != nil {
 			return err
 		}
-		return s.putParticipants(ctx, members[len(first):], act)
+		_, err = s.putParticipants(ctx, members[len(first):], act)
+		return err
 	})
 }
 
@@ -117,20 +118,31 @@ func uniqueMembers(convID string, members []server.Participant) []server.Partici
 
 // putParticipants adds members that are not there yet, a conditional PutItem
 // each (a few at a time): existing members keep their role and join time.
-func (s *Store) putParticipants(ctx context.Context, members []server.Participant, act int64) error {
+// added is the users it added.
+func (s *Store) putParticipants(ctx context.Context, members []server.Participant, act int64) (added []string, err error) {
 	g, ctx := errgroup.WithContext(ctx)
 	g.SetLimit(8)
-	for _, p := range members {
+	fresh := make([]bool, len(members))
+	for i, p := range members {
 		g.Go(func() error {
 			put := s.participantPut(p, act)
 			_, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: put.TableName, Item: put.Item, ConditionExpression: put.ConditionExpression})
 			if err != nil && !isCondFailed(err) {
 				return fmt.Errorf("add participant %s: %w", p.UserID, err)
 			}
+			fresh[i] = err == nil
 			return nil
 		})
 	}
-	return g.Wait()
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	for i, p := range members {
+		if fresh[i] {
+			added = append(added, p.UserID)
+		}
+	}
+	return added, nil
 }
 
 func (s *Store) getConversation(ctx context.Context, id string, consistent bool) (server.Conversation, error) {
@@ -201,15 +213,21 @@ func (s *Store) ListParticipants(ctx context.Context, convID string) ([]server.P
 	return out, err
 }
 
-// AddParticipants reads the conversation (ErrNotFound, and the activity the new
-// members' index entries start at) and adds the members not there yet.
+// AddParticipants reads the conversation (ErrNotFound, the activity the new
+// members' index entries start at, and the seq_no their mention count starts
+// after) and adds the members not there yet. The join point is the last_seq
+// read before the write: an @all sent between the two counts for them.
 func (s *Store) AddParticipants(ctx context.Context, convID string, members []server.Participant) error {
 	return s.do(ctx, "add participants", func(ctx context.Context) error {
 		c, err := s.getConversation(ctx, convID, true)
 		if err != nil {
 			return err
 		}
-		return s.putParticipants(ctx, uniqueMembers(convID, members), activity(c))
+		added, err := s.putParticipants(ctx, uniqueMembers(convID, members), activity(c))
+		if err != nil || c.LastSeq == 0 {
+			return err // nothing before them to leave out
+		}
+		return s.setMentionFrom(ctx, convID, added, c.LastSeq)
 	})
 }
 

@@ -129,9 +129,15 @@ func getMentions(it item) []string {
 }
 
 // entryMentions is a member's mention seq_nos, ascending: their own and the
-// conversation's @all/@here ones.
+// conversation's @all/@here ones sent since they joined (mention_joiners.go).
 func entryMentions(conv, status item) []int64 {
-	seqs := append(getNS(status, mentionSeqsAttr), getNS(conv, mentionAllAttr)...)
+	from := getN(status, mentionFromAttr)
+	seqs := getNS(status, mentionSeqsAttr)
+	for _, seq := range getNS(conv, mentionAllAttr) {
+		if seq > from {
+			seqs = append(seqs, seq)
+		}
+	}
 	slices.Sort(seqs)
 	return slices.Compact(seqs)
 }

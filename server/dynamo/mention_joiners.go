@@ -1,0 +1,54 @@
+package dynamo
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"golang.org/x/sync/errgroup"
+)
+
+// A mention counts only for who was a member when it was sent (the SQLite
+// store writes @all rows for the members of the moment). The conversation's
+// mention_all holds every @all/@here seq_no, so a member's message_status
+// item keeps mentionFromAttr, the conversation's seq_no when they joined:
+// entryMentions counts only the mention_all seq_nos above it. It lives on the
+// status item because the inbox reads that one anyway (the participants
+// index projects keys only), so the rule costs no read.
+const mentionFromAttr = "mention_from"
+
+// joinStatusUpdate starts user's mention count in convID after seq. A member
+// added back gets their new join point: what was sent while they were away
+// never counts, at the price of an @all they had left unread before leaving.
+func (s *Store) joinStatusUpdate(convID, user string, seq int64) *types.Update {
+	return &types.Update{
+		TableName: aws.String(s.t.status),
+		Key:       item{"user_id": sv(user), "conversation_id": sv(convID)},
+		// Zero boundaries on a new item, so it reads as any status row does
+		// (RemoveParticipant's conditions compare them).
+		UpdateExpression: aws.String("SET last_delivered_seq = if_not_exists(last_delivered_seq, :zero), " +
+			"last_read_seq = if_not_exists(last_read_seq, :zero), " + mentionFromAttr + " = :from"),
+		ExpressionAttributeValues: item{":zero": nv(0), ":from": nv(seq)},
+	}
+}
+
+// setMentionFrom writes the join point of members AddParticipants added, a
+// few at a time.
+func (s *Store) setMentionFrom(ctx context.Context, convID string, users []string, seq int64) error {
+	g, ctx := errgroup.WithContext(ctx)
+	g.SetLimit(8)
+	for _, u := range users {
+		g.Go(func() error {
+			up := s.joinStatusUpdate(convID, u, seq)
+			_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: up.TableName, Key: up.Key,
+				UpdateExpression: up.UpdateExpression, ExpressionAttributeValues: up.ExpressionAttributeValues})
+			if err != nil {
+				return fmt.Errorf("mention start of %s: %w", u, err)
+			}
+			return nil
+		})
+	}
+	return g.Wait()
+}

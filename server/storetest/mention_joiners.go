@@ -1,0 +1,91 @@
+package storetest
+
+import (
+	"context"
+	"reflect"
+	"testing"
+
+	"github.com/chatterm/chat/server"
+	"github.com/chatterm/chat/wire"
+)
+
+// testMentionJoiners: an @all or @here counts only for who was a member when
+// it was sent. Members who join later, by a membership event (the Service's
+// way) or by AddParticipants, count none of the earlier ones, and each later
+// one; one removed and added back counts none sent while away.
+func testMentionJoiners(t *testing.T, s server.Store) {
+	ctx := context.Background()
+	g := server.Conversation{ID: "g:joiners", Type: wire.Group, Name: "Team", CreatedAt: t0}
+	must(t, s.CreateConversation(ctx, g, []server.Participant{
+		{ConversationID: g.ID, UserID: "alice", Role: wire.RoleAdmin, JoinedAt: t0},
+		{ConversationID: g.ID, UserID: "bob", Role: wire.RoleMember, JoinedAt: t0},
+	}))
+	members := []string{"alice", "bob"}
+	receivers := func(sender string) []string {
+		var out []string
+		for _, u := range members {
+			if u != sender {
+				out = append(out, u)
+			}
+		}
+		return out
+	}
+	var seq int64
+	mentionAll := func(name string) {
+		seq++
+		m := msg(g.ID, seq, "alice", "")
+		m.Mentions = []string{name}
+		must(t, s.AppendMessage(ctx, m, receivers("alice")))
+	}
+	want := func(step string, w map[string]int) {
+		t.Helper()
+		got := map[string]int{}
+		for u := range w {
+			es, err := s.InboxEntries(ctx, u, []string{g.ID})
+			must(t, err)
+			if len(es) != 1 {
+				t.Fatalf("%s: %s's inbox entries %+v, want one", step, u, es)
+			}
+			got[u] = unreadMentions(es[0])
+		}
+		if !reflect.DeepEqual(got, w) {
+			t.Fatalf("%s: unread mentions %v, want %v", step, got, w)
+		}
+	}
+
+	mentionAll(wire.MentionAll)
+	mentionAll(wire.MentionHere)
+	want("before anyone joins", map[string]int{"alice": 0, "bob": 2})
+
+	seq++
+	must(t, s.AppendMessage(ctx, membershipEvent(g.ID, seq, "alice", wire.KindAdded, []string{"carol"}, ""), receivers("alice")))
+	members = append(members, "carol")
+	must(t, s.AddParticipants(ctx, g.ID, []server.Participant{{ConversationID: g.ID, UserID: "dave", Role: wire.RoleMember, JoinedAt: t0}}))
+	members = append(members, "dave")
+	want("carol and dave joined after two @all", map[string]int{"alice": 0, "bob": 2, "carol": 0, "dave": 0})
+	// Their read boundary starts at 0 on every backend: the history before
+	// they joined is theirs to read and counts as unread (Service.countUnread),
+	// as it would for a member who never read it; only mentions start at the join.
+	for _, u := range []string{"carol", "dave"} {
+		es, err := s.InboxEntries(ctx, u, []string{g.ID})
+		must(t, err)
+		if st := es[0].Status; st.LastReadSeq != 0 || st.LastDeliveredSeq != 0 {
+			t.Fatalf("%s joined with boundaries %+v, want 0", u, st)
+		}
+	}
+
+	mentionAll(wire.MentionAll)
+	want("an @all after they joined", map[string]int{"alice": 0, "bob": 3, "carol": 1, "dave": 1})
+
+	// dave reads, leaves, misses an @here, and is added back.
+	_, _, err := s.AdvanceStatus(ctx, "dave", g.ID, seq, seq)
+	must(t, err)
+	seq++
+	members = members[:3]
+	must(t, s.AppendMessage(ctx, membershipEvent(g.ID, seq, "alice", wire.KindRemoved, []string{"dave"}, ""), receivers("alice")))
+	mentionAll(wire.MentionHere)
+	seq++
+	must(t, s.AppendMessage(ctx, membershipEvent(g.ID, seq, "alice", wire.KindAdded, []string{"dave"}, ""), receivers("alice")))
+	members = append(members, "dave")
+	want("dave back after an @here sent while away", map[string]int{"alice": 0, "bob": 4, "carol": 2, "dave": 0})
+}
