@@ -164,6 +164,41 @@ func TestMentionPushesToAnOfflineMember(t *testing.T) {
 	}
 }
 
+// A mention followed by small talk in the same grace period still pushes as
+// a mention: the push is the newest mention among what waits, not the newest
+// message.
+func TestMentionPushesBeforeLaterMessages(t *testing.T) {
+	got := make(chan *http.Request, 16)
+	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { got <- r }))
+	defer hook.Close()
+	p, err := webhook.New(webhook.Config{URL: hook.URL + "/{user}"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	f := newMentionsFixture(t, p)
+	f.mustSend("alice", f.grp, wire.SendRequest{Content: "@carol can you review the release notes?"})
+	f.mustSend("alice", f.grp, wire.SendRequest{Content: "no rush"})
+	f.mustSend("alice", f.grp, wire.SendRequest{Content: "thanks!"})
+	deadline := time.After(10 * time.Second)
+	for {
+		select {
+		case r := <-got:
+			if r.URL.Path != "/carol" {
+				continue
+			}
+			// The first push to carol: whether it covers all three messages
+			// or only the first, it is the mention.
+			if r.Header.Get("X-Chat-Mention") != "1" || r.Header.Get("Title") != "alice mentioned you" {
+				t.Fatalf("carol's push: mention %q, title %q; want the mention", r.Header.Get("X-Chat-Mention"), r.Header.Get("Title"))
+			}
+			return
+		case <-deadline:
+			t.Fatal("no push to carol")
+		}
+	}
+}
+
 // TestMentionAllForAdmins: a group may keep @all and @here for its admins; a
 // member's message with either is then refused (forbidden) and stores
 // nothing, while an admin's goes through; only admins change the rule.

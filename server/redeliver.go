@@ -235,15 +235,32 @@ func (s *Service) resend(ctx context.Context, user, conv string, after, upTo int
 }
 
 // pushOnce notifies an offline user of the newest message waiting in conv.
+// pushLooksAt bounds the waiting messages a push reads to find a mention: one
+// small page per push (a push goes once per offline user and grace period,
+// not per message).
+const pushLooksAt = 20
+
 func (s *Service) pushOnce(ctx context.Context, user, conv string, first, upTo int64) {
 	if s.cfg.Pusher == nil {
 		return
 	}
-	msgs, err := s.store.ListMessages(ctx, conv, upTo+1, 1)
+	// One page of what waits, newest first: the push is the newest mention
+	// of the user among them, if any (a mention must not hide behind the
+	// small talk after it), else the newest message.
+	msgs, err := s.store.ListMessages(ctx, conv, upTo+1, pushLooksAt)
 	if err != nil || len(msgs) == 0 || msgs[0].SeqNo < first {
 		return
 	}
 	m := msgs[0]
+	for _, w := range msgs {
+		if w.SeqNo < first {
+			break
+		}
+		if pushesMention(w, user) {
+			m = w
+			break
+		}
+	}
 	text := m.Content
 	if m.IsEvent() {
 		if text = eventPreview(m); text == "" {
