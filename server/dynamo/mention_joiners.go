@@ -19,18 +19,21 @@ import (
 // index projects keys only), so the rule costs no read.
 const mentionFromAttr = "mention_from"
 
-// joinStatusUpdate starts user's mention count in convID after seq. A member
-// added back gets their new join point: what was sent while they were away
-// never counts, at the price of an @all they had left unread before leaving.
+// joinStatusUpdate starts user's mention count in convID after seq, and their
+// boundaries at seq: the history before they came is theirs to scroll, not
+// unread news, and the others' ticks on it do not fall back to one because a
+// member joined who never got it (the SQLite store's startBoundaries). A
+// member added back gets their new join point: what was sent while they were
+// away never counts, at the price of an @all they had left unread before
+// leaving; their old boundaries are below seq (they left before it), so SET
+// moves nothing back.
 func (s *Store) joinStatusUpdate(convID, user string, seq int64) *types.Update {
 	return &types.Update{
 		TableName: aws.String(s.t.status),
 		Key:       item{"user_id": sv(user), "conversation_id": sv(convID)},
-		// Zero boundaries on a new item, so it reads as any status row does
-		// (RemoveParticipant's conditions compare them).
-		UpdateExpression: aws.String("SET last_delivered_seq = if_not_exists(last_delivered_seq, :zero), " +
-			"last_read_seq = if_not_exists(last_read_seq, :zero), " + mentionFromAttr + " = :from"),
-		ExpressionAttributeValues: item{":zero": nv(0), ":from": nv(seq)},
+		UpdateExpression: aws.String("SET last_delivered_seq = :from, last_read_seq = :from, " +
+			mentionFromAttr + " = :from"),
+		ExpressionAttributeValues: item{":from": nv(seq)},
 	}
 }
 

@@ -91,13 +91,25 @@ func (s *Store) ListParticipants(ctx context.Context, convID string) ([]server.P
 
 func (s *Store) AddParticipants(ctx context.Context, convID string, members []server.Participant) error {
 	return s.write(ctx, func(tx *sql.Tx) error {
-		var one int
-		if err := tx.QueryRow(`SELECT 1 FROM conversations WHERE conversation_id = ?`, convID).Scan(&one); errors.Is(err, sql.ErrNoRows) {
+		var last int64
+		if err := tx.QueryRow(`SELECT last_seq FROM conversations WHERE conversation_id = ?`, convID).Scan(&last); errors.Is(err, sql.ErrNoRows) {
 			return server.ErrNotFound
 		} else if err != nil {
 			return fmt.Errorf("add participants: %w", err)
 		}
-		return insertParticipants(tx, convID, members)
+		for _, p := range members {
+			res, err := tx.Exec(`INSERT INTO participants (conversation_id, user_id, role, joined_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+				convID, p.UserID, p.Role, ns(p.JoinedAt))
+			if err != nil {
+				return fmt.Errorf("insert participant %s: %w", p.UserID, err)
+			}
+			if n, _ := res.RowsAffected(); n == 1 && last > 0 {
+				if err := startBoundaries(tx, convID, p.UserID, last); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
 	})
 }
 

@@ -42,6 +42,9 @@ func (s *Store) afterMembership(tx *sql.Tx, m server.Message, receivers []string
 		if n, _ := res.RowsAffected(); n == 0 {
 			return server.ErrTargetChanged // a member already
 		}
+		if err := startBoundaries(tx, m.ConversationID, u, m.SeqNo); err != nil {
+			return err
+		}
 	}
 	for _, u := range m.LeavingSubjects() {
 		if err := leave(tx, m.ConversationID, u); err != nil {
@@ -116,4 +119,20 @@ func (s *Store) ListChannels(ctx context.Context, after string, limit int) ([]se
 		out = append(out, c)
 	}
 	return out, rows.Err()
+}
+
+// startBoundaries puts a member who joins at seq (the join's event, or the
+// conversation's newest seq_no) at seq for delivery and reading: the history
+// before they came is theirs to scroll, not unread news, and the others'
+// ticks on it do not fall back to one because a member joined who never got
+// it. A member added back keeps what they had if it was higher (it is not:
+// they left before seq).
+func startBoundaries(tx *sql.Tx, convID, user string, seq int64) error {
+	_, err := tx.Exec(`INSERT INTO message_status (user_id, conversation_id, last_delivered_seq, last_read_seq) VALUES (?1, ?2, ?3, ?3)
+		ON CONFLICT DO UPDATE SET last_delivered_seq = MAX(last_delivered_seq, excluded.last_delivered_seq),
+		last_read_seq = MAX(last_read_seq, excluded.last_read_seq)`, user, convID, seq)
+	if err != nil {
+		return fmt.Errorf("start boundaries of %s: %w", user, err)
+	}
+	return nil
 }

@@ -63,14 +63,14 @@ func testMentionJoiners(t *testing.T, s server.Store) {
 	must(t, s.AddParticipants(ctx, g.ID, []server.Participant{{ConversationID: g.ID, UserID: "dave", Role: wire.RoleMember, JoinedAt: t0}}))
 	members = append(members, "dave")
 	want("carol and dave joined after two @all", map[string]int{"alice": 0, "bob": 2, "carol": 0, "dave": 0})
-	// Their read boundary starts at 0 on every backend: the history before
-	// they joined is theirs to read and counts as unread (Service.countUnread),
-	// as it would for a member who never read it; only mentions start at the join.
+	// Their boundaries start at the join on every backend: the history before
+	// they came is not unread news (and the others' ticks on it stay); carol
+	// joined by the event at seq 3, dave by AddParticipants at the newest, 3.
 	for _, u := range []string{"carol", "dave"} {
 		es, err := s.InboxEntries(ctx, u, []string{g.ID})
 		must(t, err)
-		if st := es[0].Status; st.LastReadSeq != 0 || st.LastDeliveredSeq != 0 {
-			t.Fatalf("%s joined with boundaries %+v, want 0", u, st)
+		if st := es[0].Status; st.LastReadSeq != seq || st.LastDeliveredSeq != seq {
+			t.Fatalf("%s joined with boundaries %+v, want %d", u, st, seq)
 		}
 	}
 
