@@ -251,8 +251,16 @@ tm send-keys -t bob M
 wait_for bob "muted" "bob's chat to say it is muted"
 tm send-keys -t bob Escape
 wait_for bob "Conversations" "bob's inbox"
+# Each key waits for the screen it leads to: an escape followed at once by
+# `i` reads as alt+i to the terminal.
 tm send-keys -t alice Escape
+deadline=$((SECONDS + TIMEOUT))
+while screen alice | grep -q "▶"; do
+	((SECONDS < deadline)) || fail "escape did not clear alice's selection"
+	sleep 0.1
+done
 tm send-keys -t alice i
+wait_for alice "esc read" "alice's composer to take her text"
 type_line alice "@bob look at the demo"
 wait_for bob "@1(1)" "the mention counted on bob's inbox row"
 title=$(tm display-message -p -t bob '#{pane_title}')

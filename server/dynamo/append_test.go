@@ -287,7 +287,7 @@ func TestSenderStatusFolded(t *testing.T) {
 
 // TestRemoveKeepsFoldedStatus: a member's boundary folded into the
 // conversation item leaves it with them, onto their row: the item does not
-// grow with past members, and one added back finds their boundaries.
+// grow with past members; one added back starts at the join.
 func TestRemoveKeepsFoldedStatus(t *testing.T) {
 	s := open(t, dynamo.Options{})
 	ctx := context.Background()
@@ -305,11 +305,21 @@ func TestRemoveKeepsFoldedStatus(t *testing.T) {
 	if _, ok := out.Item["sent:alice"]; !ok {
 		t.Fatalf("alice's boundary is not on the conversation item: %v", out.Item)
 	}
+	// Her row holds what the item had: she sent 1, so 1/1.
+	row, err := s.Client().GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(tableName(s, "message_status")), ConsistentRead: aws.Bool(true),
+		Key: map[string]types.AttributeValue{"user_id": &types.AttributeValueMemberS{Value: "carol"}, "conversation_id": &types.AttributeValueMemberS{Value: "g:fold"}}})
+	must(t, err)
+	for _, a := range []string{"last_delivered_seq", "last_read_seq"} {
+		if n, ok := row.Item[a].(*types.AttributeValueMemberN); !ok || n.Value != "1" {
+			t.Fatalf("carol's row after she left: %s = %v, want 1", a, row.Item[a])
+		}
+	}
+	// Added back, she starts at the join: the newest seq_no, 2, not unread.
 	must(t, s.AddParticipants(ctx, "g:fold", members[2:]))
 	st, err := s.ListStatuses(ctx, "g:fold", []string{"carol"})
 	must(t, err)
-	if st[0].LastDeliveredSeq != 1 || st[0].LastReadSeq != 1 {
-		t.Fatalf("carol back: %+v, want 1/1", st[0])
+	if st[0].LastDeliveredSeq != 2 || st[0].LastReadSeq != 2 {
+		t.Fatalf("carol back: %+v, want 2/2 (her join)", st[0])
 	}
 	if err := s.RemoveParticipant(ctx, "g:fold", "dave"); !errors.Is(err, server.ErrNotFound) {
 		t.Fatalf("removing a non-member: %v", err)
