@@ -143,11 +143,7 @@ func (a *app) channelCreate(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	if *asJSON {
-		return json.NewEncoder(a.stdout).Encode(c)
-	}
-	fmt.Fprintln(a.stdout, c.ConversationID)
-	return nil
+	return a.printCreated(c, *asJSON)
 }
 
 // groupChange is chat group rename|topic|admin: admins' changes, each of

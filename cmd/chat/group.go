@@ -100,11 +100,7 @@ func (a *app) groupCreate(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	if *asJSON {
-		return json.NewEncoder(a.stdout).Encode(c)
-	}
-	fmt.Fprintln(a.stdout, c.ConversationID)
-	return nil
+	return a.printCreated(c, *asJSON)
 }
 
 func (a *app) groupMembers(ctx context.Context, sub string, args []string) error {
@@ -177,5 +173,15 @@ func (a *app) groupShow(ctx context.Context, args []string) error {
 	for _, p := range c.Participants {
 		fmt.Fprintf(a.stdout, "  %-20s %s\n", p.UserID, p.Role)
 	}
+	return nil
+}
+
+// printCreated prints a conversation chat just created: its id, for a
+// script's $(...), or the whole of it with --json.
+func (a *app) printCreated(c wire.Conversation, asJSON bool) error {
+	if asJSON {
+		return json.NewEncoder(a.stdout).Encode(c)
+	}
+	fmt.Fprintln(a.stdout, c.ConversationID)
 	return nil
 }
