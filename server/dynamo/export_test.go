@@ -5,6 +5,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
 
 // SetStoreSchema records v as the schema of the tables (the #store item),
@@ -36,4 +37,15 @@ func (s *Store) ScanMessages(ctx context.Context) (int, error) {
 			return n, nil
 		}
 	}
+}
+
+// DropTokensIndex removes the tokens table's index by user, as tables made
+// before it lack it: for the upgrade test.
+func (s *Store) DropTokensIndex(ctx context.Context) error {
+	_, err := s.db.UpdateTable(ctx, &dynamodb.UpdateTableInput{
+		TableName: aws.String(s.t.tokens),
+		GlobalSecondaryIndexUpdates: []types.GlobalSecondaryIndexUpdate{{Delete: &types.DeleteGlobalSecondaryIndexAction{
+			IndexName: aws.String(tokensByUserIndex)}}},
+	})
+	return err
 }
