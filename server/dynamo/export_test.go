@@ -49,3 +49,20 @@ func (s *Store) DropTokensIndex(ctx context.Context) error {
 	})
 	return err
 }
+
+// SetLegacyCarrier makes an upload look as items written before the
+// carriers set did: sent, its first carrier in carrier, shared if another
+// message sent it too.
+func (s *Store) SetLegacyCarrier(ctx context.Context, mediaID, carrier string, shared bool) error {
+	expr, vals := "SET #s = :sent, carrier = :c REMOVE unsent_shard", item{":sent": sv(stateSent), ":c": sv(carrier)}
+	if shared {
+		expr, vals[":t"] = "SET #s = :sent, carrier = :c, #sh = :t REMOVE unsent_shard", bv(true)
+	}
+	names := map[string]string{"#s": "state"}
+	if shared {
+		names["#sh"] = "shared"
+	}
+	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: aws.String(s.t.uploads), Key: item{"media_id": sv(mediaID)},
+		UpdateExpression: aws.String(expr), ExpressionAttributeNames: names, ExpressionAttributeValues: vals})
+	return err
+}
