@@ -66,24 +66,24 @@ func (s *Service) allow(ctx context.Context, kind, userID string, perSecond int)
 // AllowSync counts a WebSocket sync of cursors conversations against the
 // user's history limit, the one HTTP history pages count against: a sync is
 // the same store read. It costs a history page per wire.MaxPageSize cursors
-// up front (each cursor is a store query, even an empty one); ChargeSync adds
-// the messages it sent. Refused, it is answered as the send limit is.
-func (s *Service) AllowSync(ctx context.Context, userID string, cursors int) error {
-	return s.allowN(ctx, "history", userID, pagesOf(cursors), s.cfg.Limits.History)
+// up front (each cursor is a store query, even an empty one), and those
+// pages cover as many messages; it says how many pages it took. A sync that
+// sends more takes a page per wire.MaxPageSize more messages before reading
+// them (TakeHistoryPage). Refused, it is answered as the send limit is.
+func (s *Service) AllowSync(ctx context.Context, userID string, cursors int) (pages int, err error) {
+	pages = pagesOf(cursors)
+	if s.cfg.Limits.History >= 0 {
+		pages = min(pages, s.cfg.Limits.History)
+	}
+	return pages, s.allowN(ctx, "history", userID, pages, s.cfg.Limits.History)
 }
 
-// ChargeSync counts what a sync sent, beyond the first page AllowSync took,
-// against the user's history limit: a sync that sent 1,000 messages costs
-// what ten HTTP pages of 100 do. It refuses nothing (the messages are sent);
-// the user's next reads in the window wait instead.
-func (s *Service) ChargeSync(ctx context.Context, userID string, cursors, sent int) {
-	extra := pagesOf(sent) - pagesOf(cursors)
-	if extra <= 0 || s.cfg.Limits.History < 0 {
-		return
-	}
-	if _, _, err := s.cfg.Rate.AllowN(ctx, "history:"+userID, extra, s.cfg.Limits.History); err != nil {
-		s.metrics.Fallbacks.WithLabelValues("rate_limit").Inc()
-	}
+// TakeHistoryPage takes one more history page from the user's limit for a
+// sync that has sent what the pages it took cover and has more to read;
+// refused, the sync ends there with more set, and its next round waits for
+// AllowSync's hint (server/protocol, syncQuota).
+func (s *Service) TakeHistoryPage(ctx context.Context, userID string) error {
+	return s.allowN(ctx, "history", userID, 1, s.cfg.Limits.History)
 }
 
 // pagesOf is how many history pages n items make (at least one).

@@ -299,10 +299,16 @@ func (s *Service) maySeeMedia(ctx context.Context, userID, mediaID string) (bool
 // linkAttachments records the conversation each attachment of reqs (the
 // indexes in valid) is sent in, before the messages are stored: a message
 // whose attachment could not be linked is refused, so every stored
-// attachment can be fetched by the members who see it.
-func (s *Service) linkAttachments(ctx context.Context, convID string, reqs []wire.SendRequest, valid []int, out []SendResult) []int {
-	linked := map[string]error{}
-	kept := valid[:0:0]
+// attachment can be fetched by the members who see it. It returns the
+// indexes still valid, and the link count of each attachment it linked
+// (by index), for unlinkFailed.
+func (s *Service) linkAttachments(ctx context.Context, convID string, reqs []wire.SendRequest, valid []int, out []SendResult) (kept []int, linked map[int]int64) {
+	type result struct {
+		links int64
+		err   error
+	}
+	done := map[string]result{}
+	kept = valid[:0:0]
 	for _, k := range valid {
 		a := reqs[k].Attachment
 		if a == "" {
@@ -310,22 +316,54 @@ func (s *Service) linkAttachments(ctx context.Context, convID string, reqs []wir
 			continue
 		}
 		// Keyed by message too: two messages of a batch carrying one upload
-		// both link it, and it is then shared (kept when one is deleted).
+		// are both its carriers.
 		key := a + "\x00" + reqs[k].MessageID
-		err, done := linked[key]
-		if !done {
-			err = s.store.LinkMedia(ctx, a, convID, reqs[k].MessageID)
-			linked[key] = err
+		r, ok := done[key]
+		if !ok {
+			r.links, r.err = s.store.LinkMedia(ctx, a, convID, reqs[k].MessageID)
+			done[key] = r
 		}
-		if errors.Is(err, ErrNotFound) {
+		if errors.Is(r.err, ErrNotFound) {
 			out[k].Err = wire.Errorf(wire.CodeNotFound, "attachment %s is not an upload of yours that is still kept (uploads no message carries are deleted after %v); upload it again", a, s.cfg.MediaUnsentTTL)
 			continue
 		}
-		if err != nil {
-			out[k].Err = s.internal("link attachment", err)
+		if r.links > 0 { // linked, even if the link's second write failed
+			if linked == nil {
+				linked = map[int]int64{}
+			}
+			linked[k] = r.links
+		}
+		if r.err != nil {
+			out[k].Err = s.internal("link attachment", r.err)
 			continue
 		}
 		kept = append(kept, k)
 	}
-	return kept
+	return kept, linked
+}
+
+// unlinkFailed undoes the links of the sends in linked that were not
+// stored: their answer is an error other than maybe_stored (which may have
+// been stored; its upload stays sent, as for a stored message). The upload
+// is then unsent again from now: `chat send` and the TUI's outbox resend a
+// failed message with the same message_id and attachment, which links it
+// again within the grace period (MediaUnsentTTL); if none comes, the sweep
+// deletes it and gives its bytes back. Left linked, an upload whose only
+// message was never stored was counted against its owner for good.
+func (s *Service) unlinkFailed(ctx context.Context, convID string, reqs []wire.SendRequest, linked map[int]int64, out []SendResult) {
+	if len(linked) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	for k, links := range linked {
+		if out[k].Err == nil || isMaybeStored(out[k].Err) {
+			continue
+		}
+		err := s.store.UnlinkMedia(ctx, reqs[k].Attachment, convID, reqs[k].MessageID, links, s.cfg.Now())
+		if err != nil && !errors.Is(err, ErrNotApplied) {
+			s.log.Warn("a failed send's upload stays linked: it counts against its owner until a message carrying it is deleted",
+				"media", reqs[k].Attachment, "conversation", convID, "message_id", reqs[k].MessageID, "err", err)
+		}
+	}
 }

@@ -96,7 +96,8 @@ func (s *Service) sendMany(ctx context.Context, userID, convID string, reqs []wi
 		s.refanout(ctx, convID, resent, members, from)
 	}
 	valid = s.checkGroupMentions(ctx, userID, convID, reqs, valid, out)
-	valid = s.linkAttachments(ctx, convID, reqs, valid, out)
+	valid, linked := s.linkAttachments(ctx, convID, reqs, valid, out)
+	defer s.unlinkFailed(ctx, convID, reqs, linked, out)
 	if len(valid) == 0 {
 		return out
 	}

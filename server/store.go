@@ -159,19 +159,31 @@ type MessageStore interface {
 	// LinkMedia records that mediaID is sent in convID by the message
 	// messageID (idempotent); written before the message, so a stored
 	// attachment is always linked. It marks the upload sent (the sweep of
-	// unsent uploads never takes it then) and records its carrier: the first
-	// message to link it, or shared once another message links it too. It
-	// fails with ErrNotFound when the upload is expiring, or when there is no
-	// upload record and no earlier link: media sent before uploads were
+	// unsent uploads never takes it then) and adds the message to its
+	// carriers, a set: an upload the same user sends in two messages is kept
+	// until both are deleted. It returns the upload's link count after this
+	// link, which UnlinkMedia takes (0 for media without an upload record).
+	// It fails with ErrNotFound when the upload is expiring, or when there is
+	// no upload record and no earlier link: media sent before uploads were
 	// recorded can still be sent again.
-	LinkMedia(ctx context.Context, mediaID, convID, messageID string) error
-	// ReleaseMedia marks a sent upload expiring once the message (convID,
-	// messageID) that carries it is deleted, and returns it: its blob is then
-	// deleted and DropMedia gives its bytes back, as after the sweep (which
-	// finishes the work if this pass is cut short). ErrNotApplied when
-	// another message carries it too, or its carrier is unknown (sent before
-	// carriers were recorded): it stays. ErrNotFound without a record.
-	// Releasing an expiring upload again returns it.
+	LinkMedia(ctx context.Context, mediaID, convID, messageID string) (links int64, err error)
+	// UnlinkMedia undoes LinkMedia for a send that was not stored: the
+	// message leaves the carriers, and an upload no message carries any more
+	// is unsent again, from now (at): its sender's resend with the same
+	// message_id within the grace period finds it, and the sweep of unsent
+	// uploads deletes it otherwise. Only if nothing linked the upload since
+	// (its link count is still links): a resend racing this one may have
+	// linked it for a message that is stored. ErrNotApplied when it changed
+	// nothing.
+	UnlinkMedia(ctx context.Context, mediaID, convID, messageID string, links int64, at time.Time) error
+	// ReleaseMedia takes the message (convID, messageID), just deleted, from
+	// a sent upload's carriers; when no message carries it any more it marks
+	// it expiring and returns it: its blob is then deleted and DropMedia
+	// gives its bytes back, as after the sweep (which finishes the work if
+	// this pass is cut short). ErrNotApplied while another message carries
+	// it, or one sent before carriers were recorded may (it stays).
+	// ErrNotFound without a record. Releasing an expiring upload again
+	// returns it.
 	ReleaseMedia(ctx context.Context, mediaID, convID, messageID string) (MediaUpload, error)
 	// MediaConversations lists the conversations mediaID was sent in: their
 	// members may fetch it.

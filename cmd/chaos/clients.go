@@ -86,6 +86,19 @@ func (l *ledger) ack(a acked) {
 	l.mu.Unlock()
 }
 
+// last is when the last send was acknowledged (zero: none was).
+func (l *ledger) last() time.Time {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var t time.Time
+	for _, a := range l.acks {
+		if a.at.After(t) {
+			t = a.at
+		}
+	}
+	return t
+}
+
 // sender sends to its conversations in turn, one message at a time, each until
 // the server acknowledges it: on an error it waits for the retry hint (or a
 // moment) and sends the same message_id again, to the next node when the one

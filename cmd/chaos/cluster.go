@@ -241,6 +241,21 @@ type cluster struct {
 	nodes []*node
 }
 
+// outages reads the backend outages every node has logged so far; a log it
+// cannot read is reported and skipped.
+func (c *cluster) outages(log *slog.Logger) []backendOutage {
+	var out []backendOutage
+	now := time.Now()
+	for _, n := range c.nodes {
+		o, err := readOutages(n.id, n.log, now)
+		if err != nil {
+			log.Warn("read a node's log for backend outages", "node", n.id, "err", err)
+		}
+		out = append(out, o...)
+	}
+	return out
+}
+
 func (c *cluster) close() {
 	var wg sync.WaitGroup
 	for _, n := range c.nodes {

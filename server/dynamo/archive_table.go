@@ -2,11 +2,8 @@ package dynamo
 
 import (
 	"context"
-	"fmt"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
 
@@ -35,37 +32,5 @@ func archiveIndexDef() types.GlobalSecondaryIndex {
 // until the first archiver pass seeds them (seedArchive) are those sent to
 // since the upgrade.
 func (s *Store) ensureArchiveIndex(ctx context.Context, table string) error {
-	for {
-		desc, err := s.db.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(table)})
-		if err != nil {
-			return fmt.Errorf("dynamo: describe %s: %w", table, err)
-		}
-		var found *types.GlobalSecondaryIndexDescription
-		for i, g := range desc.Table.GlobalSecondaryIndexes {
-			if aws.ToString(g.IndexName) == archiveIndex {
-				found = &desc.Table.GlobalSecondaryIndexes[i]
-			}
-		}
-		switch {
-		case found == nil:
-			def := archiveIndexDef()
-			_, err := s.db.UpdateTable(ctx, &dynamodb.UpdateTableInput{
-				TableName:            aws.String(table),
-				AttributeDefinitions: archiveIndexAttrs,
-				GlobalSecondaryIndexUpdates: []types.GlobalSecondaryIndexUpdate{{Create: &types.CreateGlobalSecondaryIndexAction{
-					IndexName: def.IndexName, KeySchema: def.KeySchema, Projection: def.Projection,
-				}}},
-			})
-			if err != nil {
-				return fmt.Errorf("dynamo: add index %s to %s: %w", archiveIndex, table, err)
-			}
-		case found.IndexStatus == types.IndexStatusActive || found.IndexStatus == "":
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(time.Second):
-		}
-	}
+	return s.ensureIndex(ctx, table, archiveIndexAttrs, archiveIndexDef())
 }

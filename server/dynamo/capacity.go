@@ -304,6 +304,13 @@ func (s *Store) indexWrites(table string, before, after item) float64 {
 			}
 			return e, true
 		}
+	case s.t.tokens:
+		entry = func(it item) (item, bool) {
+			if it == nil || it["user_id"] == nil {
+				return nil, false
+			}
+			return item{"user_id": it["user_id"], "hash": it["hash"]}, true
+		}
 	default:
 		return 0
 	}

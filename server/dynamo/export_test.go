@@ -5,6 +5,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
 
 // SetStoreSchema records v as the schema of the tables (the #store item),
@@ -36,4 +37,32 @@ func (s *Store) ScanMessages(ctx context.Context) (int, error) {
 			return n, nil
 		}
 	}
+}
+
+// DropTokensIndex removes the tokens table's index by user, as tables made
+// before it lack it: for the upgrade test.
+func (s *Store) DropTokensIndex(ctx context.Context) error {
+	_, err := s.db.UpdateTable(ctx, &dynamodb.UpdateTableInput{
+		TableName: aws.String(s.t.tokens),
+		GlobalSecondaryIndexUpdates: []types.GlobalSecondaryIndexUpdate{{Delete: &types.DeleteGlobalSecondaryIndexAction{
+			IndexName: aws.String(tokensByUserIndex)}}},
+	})
+	return err
+}
+
+// SetLegacyCarrier makes an upload look as items written before the
+// carriers set did: sent, its first carrier in carrier, shared if another
+// message sent it too.
+func (s *Store) SetLegacyCarrier(ctx context.Context, mediaID, carrier string, shared bool) error {
+	expr, vals := "SET #s = :sent, carrier = :c REMOVE unsent_shard", item{":sent": sv(stateSent), ":c": sv(carrier)}
+	if shared {
+		expr, vals[":t"] = "SET #s = :sent, carrier = :c, #sh = :t REMOVE unsent_shard", bv(true)
+	}
+	names := map[string]string{"#s": "state"}
+	if shared {
+		names["#sh"] = "shared"
+	}
+	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: aws.String(s.t.uploads), Key: item{"media_id": sv(mediaID)},
+		UpdateExpression: aws.String(expr), ExpressionAttributeNames: names, ExpressionAttributeValues: vals})
+	return err
 }

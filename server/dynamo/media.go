@@ -39,27 +39,41 @@ const (
 	stateExpiring = "expiring"
 )
 
-// LinkMedia marks the upload sent, with its carrier, and writes the link in
-// one transaction (2 × 2 WCU). When its condition fails a GetItem says why:
-// another message carries the upload (then it is marked shared and linked:
-// one UpdateItem, one PutItem), it is expiring (ErrNotFound), or there is no
-// record, and media linked before may be linked again (one Query and one
-// PutItem) or it is ErrNotFound.
-func (s *Store) LinkMedia(ctx context.Context, mediaID, convID, messageID string) error {
-	carrier := convID + "/" + messageID
+// An upload's carriers, the messages that send it, are the string set
+// carriers ("<conversation_id>/<message_id>"); links counts the links made.
+// Items written before the set hold their first carrier in carrier (S) and,
+// when another message sent them too, shared (BOOL): such an upload is
+// released once carrier's message is deleted only if it was not shared (the
+// other carriers were never recorded: it is kept for good, as before).
+
+func carrierSet(convID, messageID string) types.AttributeValue {
+	return &types.AttributeValueMemberSS{Value: []string{convID + "/" + messageID}}
+}
+
+// LinkMedia marks the upload sent and adds the carrier (UpdateItem, 1 WCU;
+// ADD on a set is idempotent, so a resend adds nothing but the count), then
+// writes the link (PutItem, 1 WCU). A link that fails after the update
+// returns the count with its error, so the failed send unlinks it. When the
+// update's condition fails a GetItem says why: it is expiring (ErrNotFound),
+// or there is no record, and media linked before may be linked again (one
+// Query and the PutItem) or it is ErrNotFound.
+func (s *Store) LinkMedia(ctx context.Context, mediaID, convID, messageID string) (int64, error) {
+	var links int64
 	link := &dynamodb.PutItemInput{TableName: aws.String(s.t.media),
 		Item: item{"media_id": sv(mediaID), "conversation_id": sv(convID)}}
-	return s.do(ctx, "link media", func(ctx context.Context) error {
-		_, err := s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
-			{Update: &types.Update{TableName: aws.String(s.t.uploads), Key: item{"media_id": sv(mediaID)},
-				UpdateExpression:          aws.String("SET #s = :sent, carrier = :c REMOVE unsent_shard"),
-				ConditionExpression:       aws.String("attribute_exists(media_id) AND #s <> :expiring AND (attribute_not_exists(carrier) OR carrier = :c)"),
-				ExpressionAttributeNames:  map[string]string{"#s": "state"},
-				ExpressionAttributeValues: item{":sent": sv(stateSent), ":expiring": sv(stateExpiring), ":c": sv(carrier)}}},
-			{Put: &types.Put{TableName: link.TableName, Item: link.Item}},
-		}})
-		reasons := cancelReasons(err)
-		if reasons == nil || reasons[0] != "ConditionalCheckFailed" {
+	err := s.do(ctx, "link media", func(ctx context.Context) error {
+		out, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: aws.String(s.t.uploads), Key: item{"media_id": sv(mediaID)},
+			UpdateExpression:          aws.String("SET #s = :sent REMOVE unsent_shard ADD carriers :c, links :one"),
+			ConditionExpression:       aws.String("attribute_exists(media_id) AND #s <> :expiring"),
+			ExpressionAttributeNames:  map[string]string{"#s": "state"},
+			ExpressionAttributeValues: item{":sent": sv(stateSent), ":expiring": sv(stateExpiring), ":c": carrierSet(convID, messageID), ":one": nv(1)},
+			ReturnValues:              types.ReturnValueUpdatedNew})
+		if err == nil {
+			links = getN(out.Attributes, "links")
+			_, err = s.db.PutItem(ctx, link)
+			return err
+		}
+		if !isCondFailed(err) {
 			return err
 		}
 		up, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(s.t.uploads),
@@ -68,55 +82,95 @@ func (s *Store) LinkMedia(ctx context.Context, mediaID, convID, messageID string
 			return err
 		}
 		if up.Item != nil {
-			if getS(up.Item, "state") == stateExpiring {
-				return server.ErrNotFound
-			}
-			// A second carrier: the upload is kept when either is deleted.
-			_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: aws.String(s.t.uploads), Key: item{"media_id": sv(mediaID)},
-				UpdateExpression:          aws.String("SET #s = :sent, #sh = :t REMOVE unsent_shard"),
-				ConditionExpression:       aws.String("attribute_exists(media_id) AND #s <> :expiring"),
-				ExpressionAttributeNames:  map[string]string{"#s": "state", "#sh": "shared"},
-				ExpressionAttributeValues: item{":sent": sv(stateSent), ":expiring": sv(stateExpiring), ":t": bv(true)}})
-			if isCondFailed(err) {
-				return server.ErrNotFound // expiring meanwhile
-			}
-			if err != nil {
-				return err
-			}
-			_, err = s.db.PutItem(ctx, link)
-			return err
+			return server.ErrNotFound // expiring
 		}
-		out, err := s.db.Query(ctx, &dynamodb.QueryInput{TableName: aws.String(s.t.media), ConsistentRead: aws.Bool(true),
+		q, err := s.db.Query(ctx, &dynamodb.QueryInput{TableName: aws.String(s.t.media), ConsistentRead: aws.Bool(true),
 			KeyConditionExpression:    aws.String("media_id = :m"),
 			ExpressionAttributeValues: item{":m": sv(mediaID)}, Limit: aws.Int32(1)})
 		if err != nil {
 			return err
 		}
-		if len(out.Items) == 0 {
+		if len(q.Items) == 0 {
 			return server.ErrNotFound
 		}
 		_, err = s.db.PutItem(ctx, link)
 		return err
 	})
+	return links, err
 }
 
-// ReleaseMedia is one conditional UpdateItem that marks the upload expiring
-// and puts it back in the unsent index (so the sweep finishes a release cut
-// short); on its condition's failure a GetItem says why.
+// UnlinkMedia is one conditional UpdateItem that takes the carrier out while
+// the link count is still links; when the set is then empty (DynamoDB drops
+// an empty set), a second one puts the upload back in the unsent index,
+// from at, if still no carrier and no link since.
+func (s *Store) UnlinkMedia(ctx context.Context, mediaID, convID, messageID string, links int64, at time.Time) error {
+	return s.do(ctx, "unlink media", func(ctx context.Context) error {
+		key := item{"media_id": sv(mediaID)}
+		out, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: aws.String(s.t.uploads), Key: key,
+			UpdateExpression:          aws.String("DELETE carriers :c"),
+			ConditionExpression:       aws.String("#s = :sent AND links = :n"),
+			ExpressionAttributeNames:  map[string]string{"#s": "state"},
+			ExpressionAttributeValues: item{":sent": sv(stateSent), ":n": nv(links), ":c": carrierSet(convID, messageID)},
+			ReturnValues:              types.ReturnValueAllNew})
+		if isCondFailed(err) {
+			return server.ErrNotApplied
+		}
+		if err != nil {
+			return err
+		}
+		if it := out.Attributes; it["carriers"] != nil || it["carrier"] != nil || it["shared"] != nil {
+			return nil // another message carries it
+		}
+		_, err = s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: aws.String(s.t.uploads), Key: key,
+			UpdateExpression:          aws.String("SET #s = :unsent, created_at = :at, unsent_shard = :shard"),
+			ConditionExpression:       aws.String("#s = :sent AND links = :n AND attribute_not_exists(carriers)"),
+			ExpressionAttributeNames:  map[string]string{"#s": "state"},
+			ExpressionAttributeValues: item{":sent": sv(stateSent), ":unsent": sv(stateUnsent), ":n": nv(links), ":at": tv(at), ":shard": sv(unsentShard(mediaID))}})
+		if isCondFailed(err) {
+			return nil // linked again meanwhile: it stays sent
+		}
+		return err
+	})
+}
+
+// ReleaseMedia takes the carrier out (one UpdateItem, and a second for an
+// item of before the set whose carrier it is), then marks the upload
+// expiring and puts it back in the unsent index (so the sweep finishes a
+// release cut short) if no carrier is left: one conditional UpdateItem, on
+// whose condition's failure a GetItem says why.
 func (s *Store) ReleaseMedia(ctx context.Context, mediaID, convID, messageID string) (server.MediaUpload, error) {
 	var up server.MediaUpload
 	err := s.do(ctx, "release media", func(ctx context.Context) error {
 		key := item{"media_id": sv(mediaID)}
+		carrier := convID + "/" + messageID
 		out, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: aws.String(s.t.uploads), Key: key,
+			UpdateExpression:          aws.String("DELETE carriers :c"),
+			ConditionExpression:       aws.String("#s = :sent"),
+			ExpressionAttributeNames:  map[string]string{"#s": "state"},
+			ExpressionAttributeValues: item{":sent": sv(stateSent), ":c": carrierSet(convID, messageID)},
+			ReturnValues:              types.ReturnValueAllNew})
+		if err != nil && !isCondFailed(err) {
+			return err
+		}
+		if err == nil && getS(out.Attributes, "carrier") == carrier {
+			_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: aws.String(s.t.uploads), Key: key,
+				UpdateExpression:          aws.String("REMOVE carrier"),
+				ConditionExpression:       aws.String("carrier = :c"),
+				ExpressionAttributeValues: item{":c": sv(carrier)}})
+			if err != nil && !isCondFailed(err) {
+				return err
+			}
+		}
+		upd, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: aws.String(s.t.uploads), Key: key,
 			UpdateExpression:          aws.String("SET #s = :expiring, unsent_shard = :shard"),
-			ConditionExpression:       aws.String("#s = :sent AND carrier = :c AND attribute_not_exists(#sh)"),
+			ConditionExpression:       aws.String("#s = :sent AND attribute_not_exists(carriers) AND attribute_not_exists(carrier) AND attribute_not_exists(#sh)"),
 			ExpressionAttributeNames:  map[string]string{"#s": "state", "#sh": "shared"},
-			ExpressionAttributeValues: item{":sent": sv(stateSent), ":expiring": sv(stateExpiring), ":c": sv(convID + "/" + messageID), ":shard": sv(unsentShard(mediaID))},
+			ExpressionAttributeValues: item{":sent": sv(stateSent), ":expiring": sv(stateExpiring), ":shard": sv(unsentShard(mediaID))},
 			ReturnValues:              types.ReturnValueAllNew})
 		it := item(nil)
 		switch {
 		case err == nil:
-			it = out.Attributes
+			it = upd.Attributes
 		case !isCondFailed(err):
 			return err
 		default:

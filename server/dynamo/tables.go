@@ -62,13 +62,14 @@ type tableDef struct {
 	extraGSI   bool // participants' by_user_activity
 	unsentGSI  bool // media_uploads' unsent
 	archiveGSI bool // conversations' archive_due (archive_table.go)
+	tokensGSI  bool // tokens' tokens_by_user (token_index.go)
 }
 
 func (s *Store) tableDefs() []tableDef {
 	t := s.t
 	return []tableDef{
 		{name: t.users, pk: "user_id"},
-		{name: t.tokens, pk: "hash", ttl: true},
+		{name: t.tokens, pk: "hash", ttl: true, tokensGSI: true},
 		{name: t.invites, pk: "hash", ttl: true},
 		{name: t.conversations, pk: "conversation_id", archiveGSI: true},
 		{name: t.participants, pk: "conversation_id", sk: "user_id", skType: types.ScalarAttributeTypeS, extraGSI: true},
@@ -147,6 +148,10 @@ func (s *Store) createTable(ctx context.Context, d tableDef) error {
 		in.AttributeDefinitions = append(in.AttributeDefinitions, archiveIndexAttrs...)
 		in.GlobalSecondaryIndexes = []types.GlobalSecondaryIndex{archiveIndexDef()}
 	}
+	if d.tokensGSI {
+		in.AttributeDefinitions = append(in.AttributeDefinitions, tokensByUserAttrs...)
+		in.GlobalSecondaryIndexes = []types.GlobalSecondaryIndex{tokensByUserDef()}
+	}
 	_, err := s.db.CreateTable(ctx, in)
 	var inUse *types.ResourceInUseException
 	if err != nil && !errors.As(err, &inUse) {
@@ -160,6 +165,11 @@ func (s *Store) createTable(ctx context.Context, d tableDef) error {
 	}
 	if d.archiveGSI {
 		if err := s.ensureArchiveIndex(ctx, d.name); err != nil {
+			return err
+		}
+	}
+	if d.tokensGSI {
+		if err := s.ensureIndex(ctx, d.name, tokensByUserAttrs, tokensByUserDef()); err != nil {
 			return err
 		}
 	}

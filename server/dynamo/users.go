@@ -370,15 +370,12 @@ func (s *Store) ListUsers(ctx context.Context) ([]server.User, error) {
 	return out, err
 }
 
+// DeleteUserTokens finds the user's tokens on the index by user (a Query,
+// token_index.go), not by a scan of every token.
 func (s *Store) DeleteUserTokens(ctx context.Context, userID string) error {
-	var hashes []string
-	err := s.scanAll(ctx, "list tokens", s.t.tokens, func(it item) {
-		if getS(it, "user_id") == userID {
-			hashes = append(hashes, getS(it, "hash"))
-		}
-	})
+	hashes, err := s.userTokenHashes(ctx, userID)
 	if err != nil {
-		return err
+		return fmt.Errorf("delete tokens of %s: %w", userID, err)
 	}
 	for _, h := range hashes {
 		if err := s.DeleteToken(ctx, h); err != nil {
@@ -388,16 +385,11 @@ func (s *Store) DeleteUserTokens(ctx context.Context, userID string) error {
 	return nil
 }
 
-// DisableUserTokens scans, as DeleteUserTokens does: an admin's act, rare.
+// DisableUserTokens finds the user's tokens as DeleteUserTokens does.
 func (s *Store) DisableUserTokens(ctx context.Context, userID string) error {
-	var hashes []string
-	err := s.scanAll(ctx, "list tokens", s.t.tokens, func(it item) {
-		if getS(it, "user_id") == userID {
-			hashes = append(hashes, getS(it, "hash"))
-		}
-	})
+	hashes, err := s.userTokenHashes(ctx, userID)
 	if err != nil {
-		return err
+		return fmt.Errorf("disable tokens of %s: %w", userID, err)
 	}
 	for _, h := range hashes {
 		err := s.do(ctx, "disable token", func(ctx context.Context) error {

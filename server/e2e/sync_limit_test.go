@@ -1,8 +1,10 @@
 package e2e
 
 import (
+	"fmt"
 	"net/http"
 	"testing"
+	"time"
 
 	"github.com/chatterm/chat/server"
 	"github.com/chatterm/chat/server/node"
@@ -80,6 +82,77 @@ func TestSyncCountsAgainstTheHistoryLimit(t *testing.T) {
 		}
 		if try == 3 {
 			t.Fatal("a sync right after HTTP history was refused was served, four times: syncs have a budget of their own")
+		}
+	}
+}
+
+// One sync answer carries no more messages than the history limit allows:
+// a page per wire.MaxPageSize messages is taken before they are read, and a
+// sync the limit stops there is answered "synced" with more, the rest after
+// the hint. Charged after they were sent, one answer a second carried up to
+// 1,000 messages whatever the limit.
+func TestSyncAnswerStaysWithinTheHistoryLimit(t *testing.T) {
+	const total = wire.MaxPageSize + wire.MaxPageSize/2
+	srv := servertest.Start(t, servertest.WithConfig(func(c *node.Config) {
+		c.Limits = server.UserLimits{History: 1}
+	}))
+	alice, _ := register(t, srv, "alice"), register(t, srv, "bob")
+	conv := alice.direct("bob")
+	ws := dial(t, alice)
+	var ids []string
+	for i := range total {
+		ids = append(ids, ws.send(conv, fmt.Sprintf("m%d", i), "hello"))
+	}
+	for _, id := range ids {
+		if f := ws.next(func(f wire.Frame) bool { return f.ID == id }); f.Type != wire.TypeSent {
+			t.Fatalf("send answered %+v", f)
+		}
+	}
+
+	// syncFrom answers how many messages one sync from after carried, the
+	// last seq_no, whether it said more, and its error.
+	syncFrom := func(after int64) (n int, last int64, more bool, refused *wire.Error) {
+		t.Helper()
+		id := ws.id()
+		ws.write(wire.Frame{Type: wire.TypeSync, ID: id, Cursors: []wire.Cursor{{ConversationID: conv, SeqNo: after}}})
+		for {
+			f := ws.next(func(f wire.Frame) bool { return f.ID == id || isMessage(conv)(f) })
+			switch f.Type {
+			case wire.TypeMessage:
+				n++
+				last = max(last, f.Message.SeqNo)
+			case wire.TypeError:
+				refused = f.Error
+			case wire.TypeSynced:
+				return n, last, f.More, refused
+			}
+		}
+	}
+	// The limit's window is a fixed second: one that ends during the sync
+	// lets it take a page from the next. So a few tries, a window apart.
+	for try := 0; ; try++ {
+		time.Sleep(1100 * time.Millisecond)
+		n, last, more, refused := syncFrom(0)
+		if refused != nil {
+			t.Fatalf("the first sync of a window refused: %+v", refused)
+		}
+		t.Logf("try %d: one sync answer carried %d of %d messages (more=%v); limit 1 page of %d a second", try, n, total, more, wire.MaxPageSize)
+		if n == wire.MaxPageSize && more {
+			// The rest comes after the hint.
+			_, _, _, refused = syncFrom(last)
+			if refused == nil || refused.Code != wire.CodeRateLimited || refused.RetryAfterMs <= 0 {
+				t.Fatalf("a sync right after the limit stopped one: %+v; want rate_limited with a hint", refused)
+			}
+			time.Sleep(time.Duration(refused.RetryAfterMs) * time.Millisecond)
+			n, _, more, refused = syncFrom(last)
+			if refused != nil || more || n != total-wire.MaxPageSize {
+				t.Fatalf("after the hint: %d messages, more=%v, %+v; want the other %d, complete", n, more, refused, total-wire.MaxPageSize)
+			}
+			return
+		}
+		if try == 3 {
+			t.Fatalf("one sync answer carried %d messages (more=%v) four times, with a history limit of one page (%d messages) a second; want %d and more",
+				n, more, wire.MaxPageSize, wire.MaxPageSize)
 		}
 	}
 }

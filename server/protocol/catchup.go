@@ -23,7 +23,7 @@ func (e *Engine) catchUpPending(c *Session) error {
 		return err
 	}
 	for _, p := range pend {
-		if _, _, err := e.sendAfterLimit(c, p.ConversationID, p.FirstUndeliveredSeq-1, 0); err != nil {
+		if _, _, err := e.sendAfterLimit(c, p.ConversationID, p.FirstUndeliveredSeq-1, nil); err != nil {
 			return err
 		}
 	}
@@ -58,15 +58,16 @@ func (e *Engine) catchUpLater(c *Session, try int) {
 // errConnEnded: the connection ended while messages were being queued to it.
 var errConnEnded = errors.New("connection ended")
 
-// sendAfterLimit queues stored messages of convID after seq (at most limit, 0
-// for all) to c, waiting for room. It says how many it sent and whether
-// messages remain past the limit; an error when the store did not answer
-// (those sent before it stand) or errConnEnded.
-func (e *Engine) sendAfterLimit(c *Session, convID string, after int64, limit int) (sent int, more bool, err error) {
+// sendAfterLimit queues stored messages of convID after seq to c, waiting
+// for room: all of them when quota is nil, else as many as quota gives
+// room for before each store read. It says how many it sent and whether
+// messages may remain past what it read; an error when the store did not
+// answer (those sent before it stand) or errConnEnded.
+func (e *Engine) sendAfterLimit(c *Session, convID string, after int64, quota *syncQuota) (sent int, more bool, err error) {
 	for {
 		page := catchUpPage
-		if limit > 0 && limit-sent < page {
-			page = limit - sent
+		if quota != nil {
+			page = quota.room(page)
 		}
 		if page == 0 {
 			return sent, true, nil
@@ -84,6 +85,9 @@ func (e *Engine) sendAfterLimit(c *Session, convID string, after int64, limit in
 			c.CaughtUpTo(convID, m.SeqNo)
 			after = m.SeqNo
 			sent++
+			if quota != nil {
+				quota.spend(1)
+			}
 		}
 		if len(msgs) < page {
 			return sent, false, nil
@@ -91,22 +95,19 @@ func (e *Engine) sendAfterLimit(c *Session, convID string, after int64, limit in
 	}
 }
 
-// syncLimit bounds how many messages one sync answer carries.
-const syncLimit = 1000
-
 func (e *Engine) sync(c *Session, f wire.Frame) {
 	// A sync reads history as GET /history does, under the same per-user
 	// limit; refused, it is answered as a failed sync is (an error with the
 	// hint, then "synced" with more), which clients already retry after the hint.
-	if err := e.svc.AllowSync(e.svc.Context(), c.UserID, len(f.Cursors)); err != nil {
+	pages, err := e.svc.AllowSync(e.svc.Context(), c.UserID, len(f.Cursors))
+	if err != nil {
 		e.syncFailed(c, f.ID, err)
 		return
 	}
 	more := false
-	budget := syncLimit
-	defer func() { e.svc.ChargeSync(e.svc.Context(), c.UserID, len(f.Cursors), syncLimit-budget) }()
+	quota := e.newSyncQuota(c.UserID, pages)
 	for _, cur := range f.Cursors {
-		if budget <= 0 {
+		if quota.spent() {
 			more = true
 			break
 		}
@@ -120,7 +121,7 @@ func (e *Engine) sync(c *Session, f wire.Frame) {
 			continue
 		}
 		c.noteHeld(cur.ConversationID, cur.SeqNo)
-		sent, m, err := e.sendAfterLimit(c, cur.ConversationID, cur.SeqNo, budget)
+		_, m, err := e.sendAfterLimit(c, cur.ConversationID, cur.SeqNo, quota)
 		if errors.Is(err, errConnEnded) {
 			return
 		}
@@ -129,7 +130,6 @@ func (e *Engine) sync(c *Session, f wire.Frame) {
 			return
 		}
 		more = more || m
-		budget -= sent
 	}
 	e.reply(c, wire.Frame{Type: wire.TypeSynced, ID: f.ID, More: more})
 }

@@ -13,19 +13,24 @@ import (
 // carrierKey names the message that carries an upload.
 func carrierKey(convID, messageID string) string { return convID + "/" + messageID }
 
-func (s *Store) LinkMedia(ctx context.Context, mediaID, convID, messageID string) error {
-	carrier := carrierKey(convID, messageID)
-	return s.write(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE media_uploads SET state = 'sent',
-			shared = shared OR (carrier != '' AND carrier != ?1), carrier = CASE WHEN carrier = '' THEN ?1 ELSE carrier END
-			WHERE media_id = ?2 AND state != 'expiring'`, carrier, mediaID)
-		if err != nil {
+func (s *Store) LinkMedia(ctx context.Context, mediaID, convID, messageID string) (int64, error) {
+	var links int64
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		err := tx.QueryRowContext(ctx, `UPDATE media_uploads SET state = 'sent', links = links + 1
+			WHERE media_id = ? AND state != 'expiring' RETURNING links`, mediaID).Scan(&links)
+		switch {
+		case err == nil:
+			if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO media_carriers (media_id, carrier) VALUES (?, ?)`,
+				mediaID, carrierKey(convID, messageID)); err != nil {
+				return fmt.Errorf("link media: %w", err)
+			}
+		case !errors.Is(err, sql.ErrNoRows):
 			return fmt.Errorf("link media: %w", err)
-		}
-		if n, _ := res.RowsAffected(); n == 0 {
+		default:
 			// No record to mark: media sent before uploads were recorded
 			// may be sent again; an expiring upload (its message deleted, or
 			// never sent in time) or an unknown one may not.
+			links = 0
 			var one int
 			err := tx.QueryRowContext(ctx, `SELECT 1 FROM media_uploads WHERE media_id = ?`, mediaID).Scan(&one)
 			if err == nil {
@@ -44,6 +49,32 @@ func (s *Store) LinkMedia(ctx context.Context, mediaID, convID, messageID string
 		}
 		if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO media_links (media_id, conversation_id) VALUES (?, ?)`, mediaID, convID); err != nil {
 			return fmt.Errorf("link media: %w", err)
+		}
+		return nil
+	})
+	return links, err
+}
+
+func (s *Store) UnlinkMedia(ctx context.Context, mediaID, convID, messageID string, links int64, at time.Time) error {
+	return s.write(ctx, func(tx *sql.Tx) error {
+		var now int64
+		var state string
+		err := tx.QueryRowContext(ctx, `SELECT links, state FROM media_uploads WHERE media_id = ?`, mediaID).Scan(&now, &state)
+		if errors.Is(err, sql.ErrNoRows) {
+			return server.ErrNotApplied
+		}
+		if err != nil {
+			return fmt.Errorf("unlink media: %w", err)
+		}
+		if now != links || state != "sent" {
+			return server.ErrNotApplied // linked again since, or released
+		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM media_carriers WHERE media_id = ? AND carrier = ?`, mediaID, carrierKey(convID, messageID)); err != nil {
+			return fmt.Errorf("unlink media: %w", err)
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE media_uploads SET state = 'unsent', created_at = ? WHERE media_id = ?
+			AND NOT EXISTS (SELECT 1 FROM media_carriers WHERE media_id = ?)`, ns(at), mediaID, mediaID); err != nil {
+			return fmt.Errorf("unlink media: %w", err)
 		}
 		return nil
 	})
@@ -161,12 +192,13 @@ func (s *Store) ExpireMedia(ctx context.Context, mediaID string) error {
 
 func (s *Store) ReleaseMedia(ctx context.Context, mediaID, convID, messageID string) (server.MediaUpload, error) {
 	up := server.MediaUpload{MediaID: mediaID}
+	carried := false // another message still carries it: the carrier's removal stands, the upload stays
 	err := s.write(ctx, func(tx *sql.Tx) error {
-		var state, carrier string
-		var shared bool
+		carried = false
+		var state string
 		var at int64
-		err := tx.QueryRowContext(ctx, `SELECT owner, size, created_at, state, carrier, shared FROM media_uploads WHERE media_id = ?`, mediaID).
-			Scan(&up.Owner, &up.Size, &at, &state, &carrier, &shared)
+		err := tx.QueryRowContext(ctx, `SELECT owner, size, created_at, state FROM media_uploads WHERE media_id = ?`, mediaID).
+			Scan(&up.Owner, &up.Size, &at, &state)
 		if errors.Is(err, sql.ErrNoRows) {
 			return server.ErrNotFound
 		}
@@ -174,17 +206,33 @@ func (s *Store) ReleaseMedia(ctx context.Context, mediaID, convID, messageID str
 			return fmt.Errorf("release media: %w", err)
 		}
 		up.CreatedAt = fromNS(at)
-		switch {
-		case state == "expiring":
+		switch state {
+		case "expiring":
 			return nil
-		case state != "sent" || shared || carrier != carrierKey(convID, messageID):
+		case "sent":
+		default:
 			return server.ErrNotApplied
+		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM media_carriers WHERE media_id = ? AND carrier = ?`, mediaID, carrierKey(convID, messageID)); err != nil {
+			return fmt.Errorf("release media: %w", err)
+		}
+		var one int
+		err = tx.QueryRowContext(ctx, `SELECT 1 FROM media_carriers WHERE media_id = ? LIMIT 1`, mediaID).Scan(&one)
+		if err == nil {
+			carried = true
+			return nil
+		}
+		if !errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("release media: %w", err)
 		}
 		if _, err := tx.ExecContext(ctx, `UPDATE media_uploads SET state = 'expiring' WHERE media_id = ?`, mediaID); err != nil {
 			return fmt.Errorf("release media: %w", err)
 		}
 		return nil
 	})
+	if err == nil && carried {
+		err = server.ErrNotApplied
+	}
 	if err != nil {
 		return server.MediaUpload{}, err
 	}
@@ -198,6 +246,10 @@ func (s *Store) DropMedia(ctx context.Context, up server.MediaUpload) error {
 		if _, err := tx.ExecContext(ctx, `DELETE FROM media_links WHERE media_id = ? AND EXISTS
 			(SELECT 1 FROM media_uploads WHERE media_id = ? AND state = 'expiring')`, up.MediaID, up.MediaID); err != nil {
 			return fmt.Errorf("drop media links: %w", err)
+		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM media_carriers WHERE media_id = ? AND EXISTS
+			(SELECT 1 FROM media_uploads WHERE media_id = ? AND state = 'expiring')`, up.MediaID, up.MediaID); err != nil {
+			return fmt.Errorf("drop media carriers: %w", err)
 		}
 		err := tx.QueryRowContext(ctx, `DELETE FROM media_uploads WHERE media_id = ? AND state = 'expiring' RETURNING size, owner`, up.MediaID).Scan(&size, &owner)
 		if errors.Is(err, sql.ErrNoRows) {

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chatterm/chat/server"
 	"github.com/chatterm/chat/server/sqlite"
@@ -119,5 +120,73 @@ func TestOpenRefusesANewerSchema(t *testing.T) {
 	}
 	if schema, err := sqlite.Check(ctx, path); err != nil || schema != newer {
 		t.Fatalf("after the refusal: schema %d (%v), want %d unchanged", schema, err, newer)
+	}
+}
+
+// A store at sqlite schema 15 knew an upload's first carrier (carrier) and
+// that another message sent it too (shared), not the others. Migration 016
+// makes the carriers a set: an upload with one carrier is released by its
+// message's delete, as before; one marked shared keeps a carrier no delete
+// removes, so it stays for good, as before (its other carriers were never
+// recorded); an upload not sent stays unsent.
+func TestUpgradeMediaCarriersFromSchema15(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "chat.db")
+	st, err := sqlite.Open(path, sqlite.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, id := range []string{"media/ann/one", "media/ann/shared", "media/ann/unsent"} {
+		was, _ := st.MediaUsage(ctx, "ann")
+		next := was
+		next.Bytes += 10
+		next.Uploads++
+		next.Version++
+		if err := st.ReserveMedia(ctx, server.MediaUpload{MediaID: id, Owner: "ann", Size: 10, CreatedAt: time.Unix(int64(i), 0)}, was, next); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// Back to schema 15, the uploads as it recorded them.
+	db, err := sql.Open("sqlite3", "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{
+		`DROP TABLE media_carriers`,
+		`ALTER TABLE media_uploads DROP COLUMN links`,
+		`UPDATE media_uploads SET state = 'sent', carrier = 'g:x/m1' WHERE media_id = 'media/ann/one'`,
+		`UPDATE media_uploads SET state = 'sent', carrier = 'g:x/m2', shared = 1 WHERE media_id = 'media/ann/shared'`,
+		`PRAGMA user_version = 15`,
+	} {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	db.Close()
+
+	st, err = sqlite.Open(path, sqlite.Options{NoSync: true})
+	if err != nil {
+		t.Fatalf("open (and migrate) the schema-15 database: %v", err)
+	}
+	defer st.Close()
+	if schema, err := sqlite.Check(ctx, path); err != nil || schema != 16 {
+		t.Fatalf("after the upgrade: schema %d (%v), want 16", schema, err)
+	}
+	if _, err := st.ReleaseMedia(ctx, "media/ann/shared", "g:x", "m2"); !errors.Is(err, server.ErrNotApplied) {
+		t.Fatalf("releasing a shared upload of schema 15 by its first carrier = %v, want ErrNotApplied (kept)", err)
+	}
+	if up, err := st.ReleaseMedia(ctx, "media/ann/one", "g:x", "m1"); err != nil || up.Size != 10 {
+		t.Fatalf("releasing a schema-15 upload by its carrier = %+v, %v; want it released", up, err)
+	}
+	ups, err := st.UnsentMedia(ctx, time.Unix(100, 0), 10)
+	if err != nil || len(ups) != 2 || ups[0].MediaID != "media/ann/one" || ups[1].MediaID != "media/ann/unsent" {
+		t.Fatalf("the sweep's view after the upgrade: %+v, %v; want the released and the unsent upload", ups, err)
+	}
+	// A new link on an upgraded upload counts from there.
+	if n, err := st.LinkMedia(ctx, "media/ann/unsent", "g:x", "m3"); err != nil || n != 1 {
+		t.Fatalf("linking an upgraded upload = %d, %v; want link 1", n, err)
 	}
 }

@@ -49,7 +49,7 @@ func testMediaUploads(t *testing.T, s server.Store) {
 			t.Fatalf("ReserveMedia on a stale usage = %v, want ErrRaced", err)
 		}
 		// Nothing was written: the upload is unknown, the usage as it was.
-		if err := s.LinkMedia(ctx, "media/ben/b2", "g:x", "m1"); !errors.Is(err, server.ErrNotFound) {
+		if _, err := s.LinkMedia(ctx, "media/ben/b2", "g:x", "m1"); !errors.Is(err, server.ErrNotFound) {
 			t.Fatalf("the refused upload was recorded: LinkMedia = %v", err)
 		}
 		if u, _ := s.MediaUsage(ctx, "ben"); u.Bytes != 10 || u.Uploads != 1 {
@@ -61,7 +61,7 @@ func testMediaUploads(t *testing.T, s server.Store) {
 		reserve(t, s, server.MediaUpload{MediaID: "media/cy/old", Owner: "cy", Size: 7, CreatedAt: t0})
 		reserve(t, s, server.MediaUpload{MediaID: "media/cy/sent", Owner: "cy", Size: 5, CreatedAt: t0})
 		reserve(t, s, server.MediaUpload{MediaID: "media/cy/new", Owner: "cy", Size: 3, CreatedAt: t0.Add(2 * time.Hour)})
-		must(t, s.LinkMedia(ctx, "media/cy/sent", "g:cy", "m1"))
+		linkMedia(t, s, "media/cy/sent", "g:cy", "m1")
 		ups, err := s.UnsentMedia(ctx, t0.Add(time.Hour), 100)
 		must(t, err)
 		var mine []server.MediaUpload
@@ -82,7 +82,7 @@ func testMediaUploads(t *testing.T, s server.Store) {
 		must(t, s.ExpireMedia(ctx, "media/cy/old"))
 		must(t, s.ExpireMedia(ctx, "media/cy/old")) // again: no error
 		// Expiring: no send can carry it now, and the next sweep still sees it.
-		if err := s.LinkMedia(ctx, "media/cy/old", "g:cy", "m2"); !errors.Is(err, server.ErrNotFound) {
+		if _, err := s.LinkMedia(ctx, "media/cy/old", "g:cy", "m2"); !errors.Is(err, server.ErrNotFound) {
 			t.Fatalf("LinkMedia of an expiring upload = %v, want ErrNotFound", err)
 		}
 		if ups, _ := s.UnsentMedia(ctx, t0.Add(time.Hour), 100); !hasUpload(ups, "media/cy/old") {
@@ -107,10 +107,10 @@ func testMediaUploads(t *testing.T, s server.Store) {
 		reserve(t, s, server.MediaUpload{MediaID: "media/dee/one", Owner: "dee", Size: 40, CreatedAt: t0.Add(2 * time.Hour)})
 		reserve(t, s, server.MediaUpload{MediaID: "media/dee/two", Owner: "dee", Size: 2, CreatedAt: t0})
 		reserve(t, s, server.MediaUpload{MediaID: "media/dee/unsent", Owner: "dee", Size: 1, CreatedAt: t0})
-		must(t, s.LinkMedia(ctx, "media/dee/one", "g:dee", "m1"))
-		must(t, s.LinkMedia(ctx, "media/dee/one", "g:dee", "m1")) // a resend: still one carrier
-		must(t, s.LinkMedia(ctx, "media/dee/two", "g:dee", "m2"))
-		must(t, s.LinkMedia(ctx, "media/dee/two", "dm:dee:eve", "m3"))
+		linkMedia(t, s, "media/dee/one", "g:dee", "m1")
+		linkMedia(t, s, "media/dee/one", "g:dee", "m1") // a resend: still one carrier
+		linkMedia(t, s, "media/dee/two", "g:dee", "m2")
+		linkMedia(t, s, "media/dee/two", "dm:dee:eve", "m3")
 		for _, c := range []struct{ media, conv, msg string }{
 			{"media/dee/one", "g:dee", "m9"},      // not its carrier
 			{"media/dee/one", "dm:dee:eve", "m1"}, // nor is this
@@ -134,7 +134,7 @@ func testMediaUploads(t *testing.T, s server.Store) {
 		}
 		// Released: no send carries it any more, the sweep sees it (to finish
 		// a release cut short), and DropMedia gives the bytes back.
-		if err := s.LinkMedia(ctx, "media/dee/one", "g:dee", "m5"); !errors.Is(err, server.ErrNotFound) {
+		if _, err := s.LinkMedia(ctx, "media/dee/one", "g:dee", "m5"); !errors.Is(err, server.ErrNotFound) {
 			t.Fatalf("LinkMedia of a released upload = %v, want ErrNotFound", err)
 		}
 		if ups, _ := s.UnsentMedia(ctx, t0.Add(3*time.Hour), 100); !hasUpload(ups, "media/dee/one") {
@@ -144,7 +144,70 @@ func testMediaUploads(t *testing.T, s server.Store) {
 		if u, _ := s.MediaUsage(ctx, "dee"); u.Bytes != 3 || u.Uploads != 2 {
 			t.Fatalf("usage after the release %+v, want 3 bytes in 2 uploads", u)
 		}
+		// Carried by two messages, it goes with the second: the carriers are
+		// counted (as a set: m2's resend above was one carrier).
+		linkMedia(t, s, "media/dee/two", "g:dee", "m2")
+		if _, err := s.ReleaseMedia(ctx, "media/dee/two", "g:dee", "m2"); !errors.Is(err, server.ErrNotApplied) {
+			t.Fatalf("ReleaseMedia of one of two carriers = %v, want ErrNotApplied", err)
+		}
+		two, err := s.ReleaseMedia(ctx, "media/dee/two", "dm:dee:eve", "m3")
+		if err != nil || two.Size != 2 {
+			t.Fatalf("ReleaseMedia of its last carrier = %+v, %v; want the upload", two, err)
+		}
+		must(t, s.DropMedia(ctx, two))
+		if u, _ := s.MediaUsage(ctx, "dee"); u.Bytes != 1 || u.Uploads != 1 {
+			t.Fatalf("usage after both carriers were deleted %+v, want 1 byte in 1 upload", u)
+		}
 	})
+	t.Run("Unlink", func(t *testing.T) {
+		// A send not stored takes its carrier back: the upload is unsent
+		// again from then, for the resend or the sweep; unless another
+		// message carries it, or it was linked again since.
+		reserve(t, s, server.MediaUpload{MediaID: "media/fay/one", Owner: "fay", Size: 5, CreatedAt: t0})
+		reserve(t, s, server.MediaUpload{MediaID: "media/fay/two", Owner: "fay", Size: 5, CreatedAt: t0})
+		n := linkMedia(t, s, "media/fay/one", "g:fay", "m1")
+		at := t0.Add(5 * time.Hour)
+		must(t, s.UnlinkMedia(ctx, "media/fay/one", "g:fay", "m1", n, at))
+		ups, _ := s.UnsentMedia(ctx, at.Add(time.Second), 100)
+		if !hasUpload(ups, "media/fay/one") {
+			t.Fatalf("an unlinked upload is not unsent again: %+v", ups)
+		}
+		if ups, _ := s.UnsentMedia(ctx, at, 100); hasUpload(ups, "media/fay/one") {
+			t.Fatalf("an unlinked upload kept its first time (the sweep would take it before the resend): %+v", ups)
+		}
+		if _, err := s.ReleaseMedia(ctx, "media/fay/one", "g:fay", "m1"); !errors.Is(err, server.ErrNotApplied) {
+			t.Fatalf("ReleaseMedia of an unlinked upload = %v, want ErrNotApplied", err)
+		}
+		// Its resend links it again; a stale unlink changes nothing.
+		again := linkMedia(t, s, "media/fay/one", "g:fay", "m1")
+		if err := s.UnlinkMedia(ctx, "media/fay/one", "g:fay", "m1", n, at); !errors.Is(err, server.ErrNotApplied) {
+			t.Fatalf("an unlink older than the last link = %v, want ErrNotApplied", err)
+		}
+		if ups, _ := s.UnsentMedia(ctx, at.Add(time.Hour), 100); hasUpload(ups, "media/fay/one") {
+			t.Fatal("a stale unlink put a linked upload back in the sweep's view")
+		}
+		if up, err := s.ReleaseMedia(ctx, "media/fay/one", "g:fay", "m1"); err != nil || up.Size != 5 {
+			t.Fatalf("ReleaseMedia after the resend's link (%d) = %+v, %v; want the upload", again, up, err)
+		}
+		// Another message carries it: the unlink takes only its own carrier.
+		linkMedia(t, s, "media/fay/two", "g:fay", "m2")
+		n = linkMedia(t, s, "media/fay/two", "g:fay", "m3")
+		must(t, s.UnlinkMedia(ctx, "media/fay/two", "g:fay", "m3", n, at))
+		if ups, _ := s.UnsentMedia(ctx, at.Add(time.Hour), 100); hasUpload(ups, "media/fay/two") {
+			t.Fatal("an upload another message carries is unsent after a failed send's unlink")
+		}
+		if up, err := s.ReleaseMedia(ctx, "media/fay/two", "g:fay", "m2"); err != nil || up.Size != 5 {
+			t.Fatalf("ReleaseMedia of its only stored carrier = %+v, %v; want the upload", up, err)
+		}
+	})
+}
+
+// linkMedia links an upload and returns its link count.
+func linkMedia(t *testing.T, s server.Store, mediaID, convID, messageID string) int64 {
+	t.Helper()
+	n, err := s.LinkMedia(context.Background(), mediaID, convID, messageID)
+	must(t, err)
+	return n
 }
 
 func hasUpload(ups []server.MediaUpload, id string) bool {

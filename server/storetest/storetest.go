@@ -837,15 +837,15 @@ func testMediaLinks(t *testing.T, s server.Store) {
 		t.Fatalf("unlinked media in %v", got)
 	}
 	// An id never reserved cannot be sent.
-	if err := s.LinkMedia(ctx, id, "g:two", "m1"); !errors.Is(err, server.ErrNotFound) {
+	if _, err := s.LinkMedia(ctx, id, "g:two", "m1"); !errors.Is(err, server.ErrNotFound) {
 		t.Fatalf("LinkMedia of an unreserved upload = %v, want ErrNotFound", err)
 	}
 	reserve(t, s, server.MediaUpload{MediaID: id, Owner: "alice", Size: 10, CreatedAt: t0})
 	reserve(t, s, server.MediaUpload{MediaID: "media/alice/other", Owner: "alice", Size: 10, CreatedAt: t0})
-	must(t, s.LinkMedia(ctx, id, "g:two", "m1"))
-	must(t, s.LinkMedia(ctx, id, "dm:alice:bob", "m2"))
-	must(t, s.LinkMedia(ctx, id, "g:two", "m1")) // a resend links again: no error, no second row
-	must(t, s.LinkMedia(ctx, "media/alice/other", "g:three", "m3"))
+	linkMedia(t, s, id, "g:two", "m1")
+	linkMedia(t, s, id, "dm:alice:bob", "m2")
+	linkMedia(t, s, id, "g:two", "m1") // a resend links again: no error, no second row
+	linkMedia(t, s, "media/alice/other", "g:three", "m3")
 	got, err = s.MediaConversations(ctx, id)
 	must(t, err)
 	if len(got) != 2 || got[0] != "dm:alice:bob" || got[1] != "g:two" {
