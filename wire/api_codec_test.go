@@ -23,7 +23,7 @@ func TestAPICodecMatchesEncodingJSON(t *testing.T) {
 		&Conversation{ConversationID: "g:x", Type: Group, Name: "crew", Participants: []Participant{{UserID: "a", Role: RoleAdmin, JoinedAt: ts}}, CreatedAt: ts},
 		&AuthResponse{UserID: "alice", Token: "t", ExpiresAt: ts},
 		&MentionSetting{AllAdminsOnly: true},
-		&MentionsResponse{Mentions: []Message{{ConversationID: "g:x", SeqNo: 3, MessageID: "m-3", SenderID: "bob", Content: "@alice hi", Timestamp: ts, Mentions: []string{"alice"}}}, NextBefore: ts},
+		&MentionsResponse{Mentions: []Message{{ConversationID: "g:x", SeqNo: 3, MessageID: "m-3", SenderID: "bob", Content: "@alice hi", Timestamp: ts, Mentions: []string{"alice"}}}, Next: MentionCursor{Time: ts, ConversationID: "g:x", SeqNo: 3}.String(), NextBefore: ts},
 	}
 	for _, v := range values {
 		var buf bytes.Buffer

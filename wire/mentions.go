@@ -93,10 +93,13 @@ func MentionsUser(mentions []string, sender, user string) bool {
 }
 
 // MentionsResponse is GET /v1/mentions: the messages mentioning the caller,
-// newest first, across their conversations. NextBefore, when set, is the
-// before= of the next (older) page.
+// newest first, across their conversations. Next, when set, is the cursor=
+// of the next (older) page (MentionCursor). NextBefore, the last listed
+// time, is the before= older clients follow: a mention sharing that time
+// with the last listed one is then left out.
 type MentionsResponse struct {
 	Mentions   []Message `json:"mentions"`
+	Next       string    `json:"next,omitempty"`
 	NextBefore time.Time `json:"next_before,omitzero"`
 }
 
