@@ -346,7 +346,7 @@ func (s *Session) handle(ctx context.Context, l *link, batch []wire.Frame) error
 			if err := flush(f.Type); err != nil {
 				return err
 			}
-			sents = append(sents, wire.SendResponse{ConversationID: f.ConversationID, SeqNo: f.SeqNo, MessageID: f.MessageID, Timestamp: f.Timestamp, Content: f.Content})
+			sents = append(sents, wire.SendResponse{ConversationID: f.ConversationID, SeqNo: f.SeqNo, MessageID: f.MessageID, Timestamp: f.Timestamp, Content: f.Content, Mentions: f.Mentions})
 		case wire.TypeStatus:
 			if err := flush(f.Type); err != nil {
 				return err
