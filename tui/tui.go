@@ -748,10 +748,11 @@ func (m *Model) handleEvent(ev client.Event) tea.Cmd {
 	case client.InboxEvent:
 		return m.inbox.load()
 	case client.StateEvent:
+		names := m.refreshNamesOnReconnect(m.conn, ev.State) // names_refresh.go
 		m.conn = ev.State
 		m.chat.disconnected = ev.State.Status == client.Reconnecting || ev.State.Status == client.Offline
 		if ev.State.Status == client.Connected && m.page == pageChat && m.chat.stale {
-			return m.chat.loadNewest()
+			return tea.Batch(m.chat.loadNewest(), names)
 		}
 		if ev.State.LoggedOut && m.page != pageLogin {
 			m.page, m.overlay = pageLogin, overlayNone
@@ -767,7 +768,7 @@ func (m *Model) handleEvent(ev client.Event) tea.Cmd {
 			m.clockOn = true
 			return clockTick()
 		}
-		return nil
+		return names
 	case client.MessageEvent:
 		if !visible(ev.Message) {
 			// A reaction, edit or delete: no bell, no unread; the cache has
