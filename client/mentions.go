@@ -11,11 +11,15 @@ import (
 )
 
 // Mentions returns up to limit messages mentioning the user (0: the server's
-// default), newest first, sent before before (zero: from the newest).
-func (a *API) Mentions(ctx context.Context, before time.Time, limit int) (wire.MentionsResponse, error) {
+// default), newest first: after the cursor (the Next of the page before),
+// or sent before before, or (neither given) from the newest.
+func (a *API) Mentions(ctx context.Context, cursor string, before time.Time, limit int) (wire.MentionsResponse, error) {
 	q := url.Values{}
 	if limit > 0 {
 		q.Set("limit", strconv.Itoa(limit))
+	}
+	if cursor != "" {
+		q.Set("cursor", cursor)
 	}
 	if !before.IsZero() {
 		q.Set("before", before.UTC().Format(time.RFC3339Nano))

@@ -346,7 +346,7 @@ func (s *Session) handle(ctx context.Context, l *link, batch []wire.Frame) error
 			if err := flush(f.Type); err != nil {
 				return err
 			}
-			sents = append(sents, wire.SendResponse{ConversationID: f.ConversationID, SeqNo: f.SeqNo, MessageID: f.MessageID, Timestamp: f.Timestamp, Content: f.Content})
+			sents = append(sents, wire.SendResponse{ConversationID: f.ConversationID, SeqNo: f.SeqNo, MessageID: f.MessageID, Timestamp: f.Timestamp, Content: f.Content, Mentions: f.Mentions})
 		case wire.TypeStatus:
 			if err := flush(f.Type); err != nil {
 				return err
@@ -490,11 +490,13 @@ func (s *Session) handleError(ctx context.Context, l *link, f wire.Frame) {
 // refreshInbox merges the server's inbox into the cache after a connect, so
 // names, previews and unread counts are current.
 func (s *Session) refreshInbox(ctx context.Context) {
+	cached := s.cachedInboxIDs(ctx)
 	resp, err := s.api.Inbox(ctx, 500)
 	if err != nil {
 		s.log.Info("refresh inbox", "err", err)
 		return
 	}
+	s.forgetUnlisted(ctx, cached, resp, 500)
 	entries := resp.Conversations
 	if s.cfg.Filter != nil {
 		kept := entries[:0]

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -663,7 +664,7 @@ func TestSendNow(t *testing.T) {
 			t.Fatal(err)
 		}
 		again, err := api.SendNow(bg, conv, wire.SendRequest{MessageID: "now-1", Content: "through the outage"})
-		if err != nil || again != resp {
+		if err != nil || !reflect.DeepEqual(again, resp) {
 			t.Fatalf("repeat: %+v %v, first %+v", again, err, resp)
 		}
 		h, err := bobAPI.History(bg, conv, 0, 10)

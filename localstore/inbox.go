@@ -170,6 +170,8 @@ func (s *Store) PutInbox(ctx context.Context, entries ...wire.InboxEntry) error 
 	return nil
 }
 
+// The server lists a conversation, or sends it, only to a member: newer than
+// the user's leaving (left_seq), it is theirs again.
 func upsertInbox(ctx context.Context, tx *sql.Tx, conv, typ, name, peer string, lastSeq int64, body, sender string, at int64) error {
 	// In an UPDATE's SET clause every column reference is the old value, so the
 	// CASEs compare against the row as it was.
@@ -183,7 +185,8 @@ func upsertInbox(ctx context.Context, tx *sql.Tx, conv, typ, name, peer string, 
 			last_seq = max(inbox.last_seq, excluded.last_seq),
 			last_message_body = CASE WHEN excluded.last_seq > inbox.last_seq THEN excluded.last_message_body ELSE inbox.last_message_body END,
 			last_message_sender = CASE WHEN excluded.last_seq > inbox.last_seq THEN excluded.last_message_sender ELSE inbox.last_message_sender END,
-			last_message_at = CASE WHEN excluded.last_seq > inbox.last_seq OR inbox.last_message_at = 0 THEN excluded.last_message_at ELSE inbox.last_message_at END`,
+			last_message_at = CASE WHEN excluded.last_seq > inbox.last_seq OR inbox.last_message_at = 0 THEN excluded.last_message_at ELSE inbox.last_message_at END,
+			left_seq = CASE WHEN excluded.last_seq > inbox.left_seq THEN 0 ELSE inbox.left_seq END`,
 		conv, typ, name, peer, lastSeq, body, sender, at)
 	return err
 }
@@ -252,12 +255,13 @@ func scanInbox(rows *sql.Rows) ([]wire.InboxEntry, error) {
 }
 
 // Inbox returns up to limit conversations (0: all), most recent activity first,
-// with unread counts from our own read boundary.
+// with unread counts from our own read boundary; not those the user has left
+// (left.go).
 func (s *Store) Inbox(ctx context.Context, limit int) ([]wire.InboxEntry, error) {
 	if limit <= 0 {
 		limit = -1 // SQLite: no limit
 	}
-	rows, err := s.db.QueryContext(ctx, `SELECT `+inboxColumns+` FROM inbox
+	rows, err := s.db.QueryContext(ctx, `SELECT `+inboxColumns+` FROM inbox WHERE left_seq = 0
 		ORDER BY last_message_at DESC, conversation_id LIMIT ?`, limit)
 	if err != nil {
 		return nil, fmt.Errorf("cached inbox: %w", err)

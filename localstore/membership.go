@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/chatterm/chat/wire"
@@ -34,7 +35,9 @@ func fromCachedContent(m *wire.Message) {
 // boundaries hold back its ticks) and its name in line with a membership
 // event newer than anything the cache had of the conversation; an older one
 // (a page of history fetched later) is history, and changes nothing now.
-func applyMembership(ctx context.Context, tx *sql.Tx, ev wire.Message) error {
+// self (the cache's user) leaving takes the conversation out of the inbox,
+// coming back puts it in again (markLeft).
+func applyMembership(ctx context.Context, tx *sql.Tx, self string, ev wire.Message) error {
 	var err error
 	switch ev.Kind {
 	case wire.KindAdded, wire.KindJoined:
@@ -47,6 +50,9 @@ func applyMembership(ctx context.Context, tx *sql.Tx, ev wire.Message) error {
 				break
 			}
 		}
+		if err == nil && slices.Contains(joining, self) {
+			err = markLeft(ctx, tx, ev.ConversationID, 0, ev.SeqNo)
+		}
 	case wire.KindRemoved, wire.KindLeft:
 		leaving := ev.Members
 		if ev.Kind == wire.KindLeft {
@@ -56,6 +62,9 @@ func applyMembership(ctx context.Context, tx *sql.Tx, ev wire.Message) error {
 			if _, err = tx.ExecContext(ctx, `DELETE FROM member_status WHERE conversation_id = ? AND user_id = ?`, ev.ConversationID, u); err != nil {
 				break
 			}
+		}
+		if err == nil && slices.Contains(leaving, self) {
+			err = markLeft(ctx, tx, ev.ConversationID, ev.SeqNo, ev.SeqNo)
 		}
 	case wire.KindRenamed:
 		_, err = tx.ExecContext(ctx, `UPDATE inbox SET name = ? WHERE conversation_id = ?`, ev.Content, ev.ConversationID)

@@ -115,10 +115,12 @@ func (s *Store) putMessagesChecked(ctx context.Context, tx *sql.Tx, msgs []wire.
 		}
 		covered[ev.ConversationID] = last
 	}
+	// Only members get a message newer than the row: one after the user left
+	// means they are back (left.go); their own leaving below marks it again.
 	for conv, seq := range top {
 		typ, peer := s.conversationShape(conv)
 		if _, err := tx.ExecContext(ctx, `INSERT INTO inbox (conversation_id, type, peer, last_seq) VALUES (?, ?, ?, ?)
-			ON CONFLICT (conversation_id) DO UPDATE SET last_seq = excluded.last_seq WHERE excluded.last_seq > inbox.last_seq`,
+			ON CONFLICT (conversation_id) DO UPDATE SET last_seq = excluded.last_seq, left_seq = 0 WHERE excluded.last_seq > inbox.last_seq`,
 			conv, typ, peer, seq); err != nil {
 			return nil, nil, err
 		}
@@ -143,7 +145,7 @@ func (s *Store) putMessagesChecked(ctx context.Context, tx *sql.Tx, msgs []wire.
 	// After the senders' boundaries: one who left is no member any more.
 	for _, ev := range events {
 		if wire.IsMembershipKind(ev.Kind) && ev.SeqNo > covered[ev.ConversationID] {
-			if err := applyMembership(ctx, tx, ev); err != nil {
+			if err := applyMembership(ctx, tx, s.self, ev); err != nil {
 				return nil, nil, err
 			}
 		}

@@ -219,6 +219,9 @@ func (s *Store) CompleteSends(ctx context.Context, sents ...wire.SendResponse) (
 			if e.Kind == wire.KindReaction {
 				m.Content = sent.Content // the toggle as the server resolved it
 			}
+			if e.Kind == "" {
+				m.Mentions = sent.Mentions // as the server resolved them (none from an older one)
+			}
 			if err := validMessage(m); err != nil {
 				out[i].Err = err
 				continue

@@ -2,8 +2,8 @@ package server
 
 import (
 	"context"
+	"fmt"
 	"slices"
-	"time"
 
 	"github.com/chatterm/chat/wire"
 )
@@ -167,13 +167,9 @@ func pushesMention(m Message, user string) bool {
 const maxMentionConversations = 500
 
 // Mentions lists the messages mentioning userID across their conversations,
-// newest first, sent before `before` (zero: from now), up to limit. It reads
-// the user's inbox entries (a query on the participants index, never a scan),
-// whose MentionSeqs say where the mentions are, then those messages by key,
-// newest first in each conversation, merging the conversations until the page
-// is full: a page costs one read per conversation with mentions and one per
-// message listed.
-func (s *Service) Mentions(ctx context.Context, userID string, before time.Time, limit int) (wire.MentionsResponse, error) {
+// newest first, after the cursor (zero: from now), up to limit
+// (ListMentions).
+func (s *Service) Mentions(ctx context.Context, userID string, after wire.MentionCursor, limit int) (wire.MentionsResponse, error) {
 	if err := s.allow(ctx, "history", userID, s.cfg.Limits.History); err != nil {
 		return wire.MentionsResponse{}, err
 	}
@@ -183,9 +179,49 @@ func (s *Service) Mentions(ctx context.Context, userID string, before time.Time,
 	if limit < 1 || limit > wire.MaxMentionsPage {
 		return wire.MentionsResponse{}, wire.Errorf(wire.CodeInvalid, "limit must be between 1 and %d", wire.MaxMentionsPage)
 	}
-	entries, err := s.store.Inbox(ctx, userID, maxMentionConversations)
+	page, more, err := ListMentions(ctx, s.store, userID, after, limit)
 	if err != nil {
-		return wire.MentionsResponse{}, s.internal("read inbox", err)
+		return wire.MentionsResponse{}, s.internal("read mentions", err)
+	}
+	if err := s.hydrate(ctx, page); err != nil {
+		return wire.MentionsResponse{}, s.internal("read mentions", err)
+	}
+	resp := wire.MentionsResponse{Mentions: make([]wire.Message, 0, len(page))}
+	for _, m := range page {
+		resp.Mentions = append(resp.Mentions, wireMessage(m))
+	}
+	if more {
+		last := page[len(page)-1]
+		resp.Next = mentionCursor(last).String()
+		resp.NextBefore = last.Timestamp
+	}
+	return resp, nil
+}
+
+// mentionCursor is the place of m in the list of mentions.
+func mentionCursor(m Message) wire.MentionCursor {
+	return wire.MentionCursor{Time: m.Timestamp, ConversationID: m.ConversationID, SeqNo: m.SeqNo}
+}
+
+// MentionSource is what ListMentions reads of a Store.
+type MentionSource interface {
+	Inbox(ctx context.Context, userID string, limit int) ([]InboxEntry, error)
+	ListMessagesAfter(ctx context.Context, convID string, afterSeq int64, limit int) ([]Message, error)
+}
+
+// ListMentions is a page of the messages mentioning userID, newest first
+// by (time, conversation id, seq_no), those after the cursor only, and
+// whether more follow. It reads the user's inbox entries (a query on the
+// participants index, never a scan), whose MentionSeqs say where the
+// mentions are, then those messages by key, newest first in each
+// conversation, merging the conversations until the page is full: a page
+// costs one read per conversation with mentions and one per message listed.
+// Exported for the stores' conformance suite (storetest), which pages it
+// on every backend.
+func ListMentions(ctx context.Context, src MentionSource, userID string, after wire.MentionCursor, limit int) ([]Message, bool, error) {
+	entries, err := src.Inbox(ctx, userID, maxMentionConversations)
+	if err != nil {
+		return nil, false, fmt.Errorf("read inbox: %w", err)
 	}
 	// One cursor per conversation: its mention seq_nos, newest last, and the
 	// newest message not yet listed.
@@ -199,14 +235,14 @@ func (s *Service) Mentions(ctx context.Context, userID string, before time.Time,
 		for len(w.seqs) > 0 {
 			seq := w.seqs[len(w.seqs)-1]
 			w.seqs = w.seqs[:len(w.seqs)-1]
-			msgs, err := s.store.ListMessagesAfter(ctx, w.conv, seq-1, 1)
+			msgs, err := src.ListMessagesAfter(ctx, w.conv, seq-1, 1)
 			if err != nil {
-				return err
+				return fmt.Errorf("read mention %s/%d: %w", w.conv, seq, err)
 			}
 			if len(msgs) == 0 || msgs[0].SeqNo != seq || msgs[0].Deleted || !mentionsMember(msgs[0], userID) {
 				continue
 			}
-			if !before.IsZero() && !msgs[0].Timestamp.Before(before) {
+			if !after.Before(msgs[0].Timestamp, w.conv, seq) {
 				continue
 			}
 			w.head = &msgs[0]
@@ -221,17 +257,22 @@ func (s *Service) Mentions(ctx context.Context, userID string, before time.Time,
 		}
 		w := &walk{conv: e.Conversation.ID, seqs: slices.Clone(e.MentionSeqs)}
 		if err := next(w); err != nil {
-			return wire.MentionsResponse{}, s.internal("read mentions", err)
+			return nil, false, err
 		}
 		if w.head != nil {
 			walks = append(walks, w)
 		}
 	}
+	// newer orders two heads as the list does: by time, then conversation
+	// id, then seq_no, all descending, so a page ends at a unique place.
+	newer := func(a, b *Message) bool {
+		return mentionCursor(*a).Before(b.Timestamp, b.ConversationID, b.SeqNo)
+	}
 	var page []Message
 	for len(page) < limit {
 		var top *walk
 		for _, w := range walks {
-			if w.head != nil && (top == nil || w.head.Timestamp.After(top.head.Timestamp)) {
+			if w.head != nil && (top == nil || newer(w.head, top.head)) {
 				top = w
 			}
 		}
@@ -240,18 +281,9 @@ func (s *Service) Mentions(ctx context.Context, userID string, before time.Time,
 		}
 		page = append(page, *top.head)
 		if err := next(top); err != nil {
-			return wire.MentionsResponse{}, s.internal("read mentions", err)
+			return nil, false, err
 		}
 	}
-	if err := s.hydrate(ctx, page); err != nil {
-		return wire.MentionsResponse{}, s.internal("read mentions", err)
-	}
-	resp := wire.MentionsResponse{Mentions: make([]wire.Message, 0, len(page))}
-	for _, m := range page {
-		resp.Mentions = append(resp.Mentions, wireMessage(m))
-	}
-	if len(page) == limit && slices.ContainsFunc(walks, func(w *walk) bool { return w.head != nil }) {
-		resp.NextBefore = page[len(page)-1].Timestamp
-	}
-	return resp, nil
+	more := len(page) == limit && slices.ContainsFunc(walks, func(w *walk) bool { return w.head != nil })
+	return page, more, nil
 }

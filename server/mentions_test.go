@@ -108,7 +108,7 @@ func TestMentionsList(t *testing.T) {
 	f.mustSend("bob", f.grp, wire.SendRequest{Content: "@all from bob"})
 	c := f.mustSend("carol", f.grp, wire.SendRequest{Content: "@all three"})
 	ctx := context.Background()
-	page, err := f.svc.Mentions(ctx, "bob", time.Time{}, 2)
+	page, err := f.svc.Mentions(ctx, "bob", wire.MentionCursor{}, 2)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,17 +116,26 @@ func TestMentionsList(t *testing.T) {
 		page.Mentions[1].SeqNo != b || page.Mentions[1].ConversationID != f.direct || page.NextBefore.IsZero() {
 		t.Fatalf("first page: %+v", page)
 	}
-	rest, err := f.svc.Mentions(ctx, "bob", page.NextBefore, 2)
+	next, err := wire.ParseMentionCursor(page.Next)
+	if err != nil {
+		t.Fatalf("next %q: %v", page.Next, err)
+	}
+	rest, err := f.svc.Mentions(ctx, "bob", next, 2)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rest.Mentions) != 1 || rest.Mentions[0].SeqNo != a || !rest.NextBefore.IsZero() {
+	if len(rest.Mentions) != 1 || rest.Mentions[0].SeqNo != a || !rest.NextBefore.IsZero() || rest.Next != "" {
 		t.Fatalf("second page: %+v", rest)
 	}
-	if none, err := f.svc.Mentions(ctx, "dave", time.Time{}, 10); err != nil || len(none.Mentions) != 0 {
+	// An older client's before= (the last listed time) pages the same here,
+	// where no two mentions share a time.
+	if old, err := f.svc.Mentions(ctx, "bob", wire.MentionCursor{Time: page.NextBefore}, 2); err != nil || len(old.Mentions) != 1 || old.Mentions[0].SeqNo != a {
+		t.Fatalf("second page by before=: %+v, %v", old, err)
+	}
+	if none, err := f.svc.Mentions(ctx, "dave", wire.MentionCursor{}, 10); err != nil || len(none.Mentions) != 0 {
 		t.Fatalf("dave's mentions: %+v, %v", none, err)
 	}
-	if _, err := f.svc.Mentions(ctx, "bob", time.Time{}, wire.MaxMentionsPage+1); !isCode(err, wire.CodeInvalid) {
+	if _, err := f.svc.Mentions(ctx, "bob", wire.MentionCursor{}, wire.MaxMentionsPage+1); !isCode(err, wire.CodeInvalid) {
 		t.Fatalf("a page too large: %v", err)
 	}
 }

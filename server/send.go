@@ -515,7 +515,7 @@ func idTaken(convID, messageID string) error {
 }
 
 func sendResponse(m Message) wire.SendResponse {
-	r := wire.SendResponse{ConversationID: m.ConversationID, SeqNo: m.SeqNo, MessageID: m.MessageID, Timestamp: m.Timestamp}
+	r := wire.SendResponse{ConversationID: m.ConversationID, SeqNo: m.SeqNo, MessageID: m.MessageID, Timestamp: m.Timestamp, Mentions: m.Mentions}
 	if m.Kind == wire.KindReaction {
 		r.Content = m.Content // the toggle as resolved: "" when it took the reaction away
 	}

@@ -62,10 +62,10 @@ type Backend interface {
 	// AddMembers adds users to a group (group admins only) and returns it.
 	AddMembers(ctx context.Context, conversationID string, members []string) (wire.Conversation, error)
 	// Channels lists the server's public channels; JoinChannel joins one
-	// and returns it; LeaveChannel leaves one.
+	// and returns it; Leave leaves one.
 	Channels(ctx context.Context) ([]wire.ChannelInfo, error)
 	JoinChannel(ctx context.Context, conversationID string) (wire.Conversation, error)
-	LeaveChannel(ctx context.Context, conversationID string) error
+	Leave(ctx context.Context, conversationID string) error
 
 	// Typing tells the conversation's other members the user is typing. It
 	// must not block; it may drop the hint (the client sends at most one every

@@ -28,7 +28,7 @@ type (
 		conv wire.Conversation
 		err  error
 	}
-	// channelLeftMsg: LeaveChannel answered.
+	// channelLeftMsg: Leave answered.
 	channelLeftMsg struct {
 		id  string
 		err error
@@ -108,7 +108,7 @@ func (m channelsModel) Update(msg tea.Msg) (channelsModel, tea.Cmd) {
 				conv, err := c.be.JoinChannel(ctx, id)
 				return channelJoinedMsg{conv: conv, err: err}
 			}
-		case msg.String() == "L":
+		case matches(msg, k.Leave):
 			if m.joining || m.leaving || m.cursor >= len(m.list) || !m.list[m.cursor].Joined {
 				return m, nil
 			}
@@ -117,7 +117,7 @@ func (m channelsModel) Update(msg tea.Msg) (channelsModel, tea.Cmd) {
 			return m, func() tea.Msg {
 				ctx, cancel := c.call()
 				defer cancel()
-				return channelLeftMsg{id: id, err: c.be.LeaveChannel(ctx, id)}
+				return channelLeftMsg{id: id, err: c.be.Leave(ctx, id)}
 			}
 		case matches(msg, k.Back), matches(msg, k.Channels):
 			return m, func() tea.Msg { return closeOverlayMsg{} }

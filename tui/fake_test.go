@@ -36,7 +36,7 @@ type fakeBackend struct {
 	statuses      map[string][]wire.MemberStatus
 	convs         map[string]wire.Conversation
 	channels      []wire.Conversation // the server's, joined or not
-	left          []string            // channels LeaveChannel was asked to leave
+	left          []string            // channels Leave was asked to leave
 	events        chan client.Event
 	now           time.Time
 	typing        []string          // conversations Typing was called for
@@ -300,7 +300,7 @@ func (f *fakeBackend) JoinChannel(_ context.Context, id string) (wire.Conversati
 	return wire.Conversation{}, wire.Errorf(wire.CodeNotFound, "no channel %s", id)
 }
 
-func (f *fakeBackend) LeaveChannel(_ context.Context, id string) error {
+func (f *fakeBackend) Leave(_ context.Context, id string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if _, ok := f.convs[id]; !ok {
@@ -308,6 +308,8 @@ func (f *fakeBackend) LeaveChannel(_ context.Context, id string) error {
 	}
 	delete(f.convs, id)
 	f.left = append(f.left, id)
+	// As the cache does on the user's own left event (localstore/left.go).
+	f.inbox = slices.DeleteFunc(f.inbox, func(e wire.InboxEntry) bool { return e.ConversationID == id })
 	return nil
 }
 

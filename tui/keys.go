@@ -40,6 +40,7 @@ type KeyMap struct {
 	Members     key.Binding
 	FirstUnread key.Binding
 	Mute        key.Binding
+	Leave       key.Binding // pressed twice: leave the open group or channel (leave.go)
 
 	// Acting on messages (actions.go): a selection, then a key.
 	Select  key.Binding
@@ -105,6 +106,7 @@ func DefaultKeyMap() KeyMap {
 
 		FirstUnread: b([]string{"U"}, "U", "first unread"),
 		Mute:        b([]string{"M"}, "M", "mute / unmute"),
+		Leave:       b([]string{"L"}, "L L", "leave the group or channel"),
 
 		Select:   b([]string{"s", "v"}, "s/v", "select a message (then ↑/↓)"),
 		Reply:    b([]string{"r"}, "r", "reply to it (or the newest)"),
@@ -143,7 +145,7 @@ func (k KeyMap) sections() []helpSection {
 		{"Everywhere", []key.Binding{k.Finder, k.Search, k.Mentions, k.NextUnread, k.Reconnect, k.Mouse, k.Help, k.Quit}},
 		{"Lists: inbox and chat", []key.Binding{k.Up, k.Down, k.HalfUp, k.HalfDown, k.PageUp, k.PageDown, k.Top, k.Bottom, k.Open, k.Back}},
 		{"Inbox", []key.Binding{k.NewDirect, k.NewGroup, k.Channels}},
-		{"Chat: reading (esc)", []key.Binding{k.FirstUnread, k.Compose, k.Members, note("a", "add members (in members)"), k.Mute}},
+		{"Chat: reading (esc)", []key.Binding{k.FirstUnread, k.Compose, k.Members, note("a", "add members (in members)"), k.Mute, k.Leave}},
 		{"Chat: on a message", []key.Binding{k.Select, k.Reply, k.Quoted, k.React, note("1–6", "quick reaction 👍 ❤ 😂 🎉 😮 🙏"), k.EditMsg, k.Delete, k.OpenFile, k.SaveFile}},
 		{"Chat: writing", []key.Binding{k.Send, k.Newline, note("ctrl+j", "newline, where alt+enter is the terminal's"), k.Editor, note("/attach", "PATH [TEXT]: send a file"), k.Cancel, k.Recall, k.Forward}},
 		{"Finder, search, forms", []key.Binding{k.FinderUp, k.FinderDown, k.FinderOpen, k.FinderClose, k.NextField, k.PrevField}},

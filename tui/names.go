@@ -60,6 +60,12 @@ func (c *common) askNames(ids ...string) tea.Cmd {
 		c.names.asking[id] = true
 		want = append(want, id)
 	}
+	return c.fetchProfiles(want)
+}
+
+// fetchProfiles is a command fetching the profiles of want (marked asking
+// by the caller); nil when there are none.
+func (c *common) fetchProfiles(want []string) tea.Cmd {
 	if len(want) == 0 {
 		return nil
 	}

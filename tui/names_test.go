@@ -110,3 +110,32 @@ func openChat(h *harness, conv string) {
 	}
 	h.t.Fatalf("%s is not in the inbox", conv)
 }
+
+// A profile frame sent while the client was reconnecting is lost: the
+// reconnect asks the known names again, and a name changed meanwhile shows.
+// The first connect asks nothing more.
+func TestNamesAskedAgainOnReconnect(t *testing.T) {
+	be := namedFixture()
+	h := newHarness(t, be, 120, 30)
+	openChat(h, bobConv)
+	h.wantScreen("Bob Dylan")
+	h.send(client.StateEvent{State: client.State{Status: client.Connected}})
+	be.mu.Lock()
+	calls := len(be.profileCalls)
+	be.mu.Unlock()
+	h.send(client.StateEvent{State: client.State{Status: client.Connected}})
+	be.mu.Lock()
+	if len(be.profileCalls) != calls {
+		t.Fatalf("connected twice in a row asked %v again", be.profileCalls[calls:])
+	}
+	be.profiles["bob"] = wire.Profile{UserID: "bob", DisplayName: "Robert Zimmerman"} // its frame was missed
+	be.mu.Unlock()
+	h.send(client.StateEvent{State: client.State{Status: client.Reconnecting}})
+	h.send(client.StateEvent{State: client.State{Status: client.Connected}})
+	h.wantScreen("Robert Zimmerman")
+	be.mu.Lock()
+	defer be.mu.Unlock()
+	if !slices.Contains(be.profileCalls[calls:], "bob") {
+		t.Fatalf("the reconnect asked %v, not bob", be.profileCalls[calls:])
+	}
+}

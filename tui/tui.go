@@ -156,6 +156,8 @@ type Model struct {
 
 	// mentions is the mentions view (@, mentions.go).
 	mentions mentionsModel
+	// confirmLeave: the chat whose L asked "leave?" (leave.go).
+	confirmLeave string
 
 	// resumeWriting: the composer had focus when an overlay opened, so it gets
 	// it back when the overlay closes.
@@ -466,6 +468,9 @@ func (m Model) update(msg tea.Msg) (Model, tea.Cmd) {
 	case mutesMsg, muteSavedMsg, toggleMuteMsg:
 		return m, m.updateMutes(msg)
 
+	case leftMsg:
+		return m, m.left(msg)
+
 	case keptInputMsg:
 		m.applyKeptInput(msg)
 		return m, nil
@@ -611,7 +616,7 @@ func (m Model) handleKey(msg tea.KeyPressMsg) (Model, tea.Cmd) {
 				m.overlay = overlayNone
 				return m, nil
 			}
-			m.help.top = 0
+			m.help.top, m.help.page = 0, 0
 			m.openOverlay(overlayHelp)
 			return m, nil
 		case matches(msg, k.Finder) && m.overlay != overlayFinder:
@@ -654,8 +659,15 @@ func (m Model) handleKey(msg tea.KeyPressMsg) (Model, tea.Cmd) {
 		}
 	}
 	if m.overlay == overlayHelp {
-		// Up and down scroll a card taller than the screen; any other key
-		// closes it: it is only a card to read.
+		// Up and down scroll a card taller than the screen, left and right
+		// (tab) turn its pages; any other key closes it: it is only a card
+		// to read.
+		switch msg.String() {
+		case "right", "l", "tab", "space", "left", "h", "shift+tab":
+			if m.help.turn(helpTurn(msg.String())) {
+				return m, nil
+			}
+		}
 		switch {
 		case matches(msg, k.Down), matches(msg, k.PageDown):
 			m.help.scroll(1)
@@ -686,6 +698,9 @@ func (m Model) handleKey(msg tea.KeyPressMsg) (Model, tea.Cmd) {
 		}
 	case pageChat:
 		if !m.chat.composing {
+			if cmd, ok := m.leaveKey(msg); ok {
+				return m, cmd
+			}
 			switch {
 			case matches(msg, k.Back) && m.chat.selected == 0: // esc first lets go of a selection
 				m.page = pageInbox
@@ -733,10 +748,11 @@ func (m *Model) handleEvent(ev client.Event) tea.Cmd {
 	case client.InboxEvent:
 		return m.inbox.load()
 	case client.StateEvent:
+		names := m.refreshNamesOnReconnect(m.conn, ev.State) // names_refresh.go
 		m.conn = ev.State
 		m.chat.disconnected = ev.State.Status == client.Reconnecting || ev.State.Status == client.Offline
 		if ev.State.Status == client.Connected && m.page == pageChat && m.chat.stale {
-			return m.chat.loadNewest()
+			return tea.Batch(m.chat.loadNewest(), names)
 		}
 		if ev.State.LoggedOut && m.page != pageLogin {
 			m.page, m.overlay = pageLogin, overlayNone
@@ -752,7 +768,7 @@ func (m *Model) handleEvent(ev client.Event) tea.Cmd {
 			m.clockOn = true
 			return clockTick()
 		}
-		return nil
+		return names
 	case client.MessageEvent:
 		if !visible(ev.Message) {
 			// A reaction, edit or delete: no bell, no unread; the cache has

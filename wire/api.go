@@ -235,6 +235,9 @@ type SendResponse struct {
 	// Content, for a reaction, is the reaction as stored: "" when the same
 	// emoji again took it away.
 	Content string `json:"content,omitempty"`
+	// Mentions are those the server resolved in the message, as stored
+	// with it (Message.Mentions; absent when none, and for events).
+	Mentions []string `json:"mentions,omitempty"`
 }
 
 // HistoryResponse is GET /v1/conversations/{id}/messages. Messages are newest first

@@ -18,12 +18,13 @@ func TestAPICodecMatchesEncodingJSON(t *testing.T) {
 		&HistoryResponse{Messages: []Message{msg, {ConversationID: "dm:alice:bob", SeqNo: 6, MessageID: "m-6", SenderID: "bob", Attachment: "media/bob/x", Timestamp: ts}}, NextBeforeSeq: 6},
 		&HistoryResponse{},
 		&SendResponse{ConversationID: "dm:alice:bob", SeqNo: 7, MessageID: "m-7", Timestamp: ts},
+		&SendResponse{ConversationID: "g:x", SeqNo: 8, MessageID: "m-8", Timestamp: ts, Mentions: []string{"bob", MentionHere}},
 		&StatusResponse{ConversationID: "g:x", Members: []MemberStatus{{UserID: "bob", LastDeliveredSeq: 3, LastReadSeq: 2}}},
 		&InboxResponse{Conversations: []InboxEntry{{ConversationID: "g:x", Type: Group, Name: "crew", LastSeq: 9, LastMessageBody: "yo", LastMessageSender: "bob", LastMessageAt: ts, Unread: 2, Mentions: 1, Peer: ""}, {ConversationID: "dm:a:b"}}},
 		&Conversation{ConversationID: "g:x", Type: Group, Name: "crew", Participants: []Participant{{UserID: "a", Role: RoleAdmin, JoinedAt: ts}}, CreatedAt: ts},
 		&AuthResponse{UserID: "alice", Token: "t", ExpiresAt: ts},
 		&MentionSetting{AllAdminsOnly: true},
-		&MentionsResponse{Mentions: []Message{{ConversationID: "g:x", SeqNo: 3, MessageID: "m-3", SenderID: "bob", Content: "@alice hi", Timestamp: ts, Mentions: []string{"alice"}}}, NextBefore: ts},
+		&MentionsResponse{Mentions: []Message{{ConversationID: "g:x", SeqNo: 3, MessageID: "m-3", SenderID: "bob", Content: "@alice hi", Timestamp: ts, Mentions: []string{"alice"}}}, Next: MentionCursor{Time: ts, ConversationID: "g:x", SeqNo: 3}.String(), NextBefore: ts},
 	}
 	for _, v := range values {
 		var buf bytes.Buffer

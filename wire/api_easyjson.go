@@ -219,6 +219,33 @@ func easyjsonC1cedd36DecodeGithubComChattermChatWire2(in *jlexer.Lexer, out *Sen
 			} else {
 				out.Content = string(in.String())
 			}
+		case "mentions":
+			if in.IsNull() {
+				in.Skip()
+				out.Mentions = nil
+			} else {
+				in.Delim('[')
+				if out.Mentions == nil {
+					if !in.IsDelim(']') {
+						out.Mentions = make([]string, 0, 4)
+					} else {
+						out.Mentions = []string{}
+					}
+				} else {
+					out.Mentions = (out.Mentions)[:0]
+				}
+				for !in.IsDelim(']') {
+					var v4 string
+					if in.IsNull() {
+						in.Skip()
+					} else {
+						v4 = string(in.String())
+					}
+					out.Mentions = append(out.Mentions, v4)
+					in.WantComma()
+				}
+				in.Delim(']')
+			}
 		default:
 			in.SkipRecursive()
 		}
@@ -257,6 +284,20 @@ func easyjsonC1cedd36EncodeGithubComChattermChatWire2(out *jwriter.Writer, in Se
 		const prefix string = ",\"content\":"
 		out.RawString(prefix)
 		out.String(string(in.Content))
+	}
+	if len(in.Mentions) != 0 {
+		const prefix string = ",\"mentions\":"
+		out.RawString(prefix)
+		{
+			out.RawByte('[')
+			for v5, v6 := range in.Mentions {
+				if v5 > 0 {
+					out.RawByte(',')
+				}
+				out.String(string(v6))
+			}
+			out.RawByte(']')
+		}
 	}
 	out.RawByte('}')
 }
@@ -729,13 +770,13 @@ func easyjsonC1cedd36DecodeGithubComChattermChatWire7(in *jlexer.Lexer, out *Pre
 					out.Members = (out.Members)[:0]
 				}
 				for !in.IsDelim(']') {
-					var v4 MemberPresence
+					var v7 MemberPresence
 					if in.IsNull() {
 						in.Skip()
 					} else {
-						(v4).UnmarshalEasyJSON(in)
+						(v7).UnmarshalEasyJSON(in)
 					}
-					out.Members = append(out.Members, v4)
+					out.Members = append(out.Members, v7)
 					in.WantComma()
 				}
 				in.Delim(']')
@@ -766,11 +807,11 @@ func easyjsonC1cedd36EncodeGithubComChattermChatWire7(out *jwriter.Writer, in Pr
 			out.RawString("null")
 		} else {
 			out.RawByte('[')
-			for v5, v6 := range in.Members {
-				if v5 > 0 {
+			for v8, v9 := range in.Members {
+				if v8 > 0 {
 					out.RawByte(',')
 				}
-				(v6).MarshalEasyJSON(out)
+				(v9).MarshalEasyJSON(out)
 			}
 			out.RawByte(']')
 		}
@@ -1116,13 +1157,13 @@ func easyjsonC1cedd36DecodeGithubComChattermChatWire11(in *jlexer.Lexer, out *Me
 					out.Members = (out.Members)[:0]
 				}
 				for !in.IsDelim(']') {
-					var v7 string
+					var v10 string
 					if in.IsNull() {
 						in.Skip()
 					} else {
-						v7 = string(in.String())
+						v10 = string(in.String())
 					}
-					out.Members = append(out.Members, v7)
+					out.Members = append(out.Members, v10)
 					in.WantComma()
 				}
 				in.Delim(']')
@@ -1167,13 +1208,13 @@ func easyjsonC1cedd36DecodeGithubComChattermChatWire11(in *jlexer.Lexer, out *Me
 					out.Mentions = (out.Mentions)[:0]
 				}
 				for !in.IsDelim(']') {
-					var v8 string
+					var v11 string
 					if in.IsNull() {
 						in.Skip()
 					} else {
-						v8 = string(in.String())
+						v11 = string(in.String())
 					}
-					out.Mentions = append(out.Mentions, v8)
+					out.Mentions = append(out.Mentions, v11)
 					in.WantComma()
 				}
 				in.Delim(']')
@@ -1252,11 +1293,11 @@ func easyjsonC1cedd36EncodeGithubComChattermChatWire11(out *jwriter.Writer, in M
 		out.RawString(prefix)
 		{
 			out.RawByte('[')
-			for v9, v10 := range in.Members {
-				if v9 > 0 {
+			for v12, v13 := range in.Members {
+				if v12 > 0 {
 					out.RawByte(',')
 				}
-				out.String(string(v10))
+				out.String(string(v13))
 			}
 			out.RawByte(']')
 		}
@@ -1286,11 +1327,11 @@ func easyjsonC1cedd36EncodeGithubComChattermChatWire11(out *jwriter.Writer, in M
 		out.RawString(prefix)
 		{
 			out.RawByte('[')
-			for v11, v12 := range in.Mentions {
-				if v11 > 0 {
+			for v14, v15 := range in.Mentions {
+				if v14 > 0 {
 					out.RawByte(',')
 				}
-				out.String(string(v12))
+				out.String(string(v15))
 			}
 			out.RawByte(']')
 		}
@@ -1337,13 +1378,13 @@ func easyjsonC1cedd36DecodeGithubComChattermChatWire12(in *jlexer.Lexer, out *Me
 					out.Members = (out.Members)[:0]
 				}
 				for !in.IsDelim(']') {
-					var v13 string
+					var v16 string
 					if in.IsNull() {
 						in.Skip()
 					} else {
-						v13 = string(in.String())
+						v16 = string(in.String())
 					}
-					out.Members = append(out.Members, v13)
+					out.Members = append(out.Members, v16)
 					in.WantComma()
 				}
 				in.Delim(']')
@@ -1369,11 +1410,11 @@ func easyjsonC1cedd36EncodeGithubComChattermChatWire12(out *jwriter.Writer, in M
 			out.RawString("null")
 		} else {
 			out.RawByte('[')
-			for v14, v15 := range in.Members {
-				if v14 > 0 {
+			for v17, v18 := range in.Members {
+				if v17 > 0 {
 					out.RawByte(',')
 				}
-				out.String(string(v15))
+				out.String(string(v18))
 			}
 			out.RawByte(']')
 		}
@@ -1906,13 +1947,13 @@ func easyjsonC1cedd36DecodeGithubComChattermChatWire19(in *jlexer.Lexer, out *In
 					out.Invites = (out.Invites)[:0]
 				}
 				for !in.IsDelim(']') {
-					var v16 InviteInfo
+					var v19 InviteInfo
 					if in.IsNull() {
 						in.Skip()
 					} else {
-						(v16).UnmarshalEasyJSON(in)
+						(v19).UnmarshalEasyJSON(in)
 					}
-					out.Invites = append(out.Invites, v16)
+					out.Invites = append(out.Invites, v19)
 					in.WantComma()
 				}
 				in.Delim(']')
@@ -1938,11 +1979,11 @@ func easyjsonC1cedd36EncodeGithubComChattermChatWire19(out *jwriter.Writer, in I
 			out.RawString("null")
 		} else {
 			out.RawByte('[')
-			for v17, v18 := range in.Invites {
-				if v17 > 0 {
+			for v20, v21 := range in.Invites {
+				if v20 > 0 {
 					out.RawByte(',')
 				}
-				(v18).MarshalEasyJSON(out)
+				(v21).MarshalEasyJSON(out)
 			}
 			out.RawByte(']')
 		}
@@ -2128,13 +2169,13 @@ func easyjsonC1cedd36DecodeGithubComChattermChatWire22(in *jlexer.Lexer, out *In
 					out.Conversations = (out.Conversations)[:0]
 				}
 				for !in.IsDelim(']') {
-					var v19 InboxEntry
+					var v22 InboxEntry
 					if in.IsNull() {
 						in.Skip()
 					} else {
-						(v19).UnmarshalEasyJSON(in)
+						(v22).UnmarshalEasyJSON(in)
 					}
-					out.Conversations = append(out.Conversations, v19)
+					out.Conversations = append(out.Conversations, v22)
 					in.WantComma()
 				}
 				in.Delim(']')
@@ -2160,11 +2201,11 @@ func easyjsonC1cedd36EncodeGithubComChattermChatWire22(out *jwriter.Writer, in I
 			out.RawString("null")
 		} else {
 			out.RawByte('[')
-			for v20, v21 := range in.Conversations {
-				if v20 > 0 {
+			for v23, v24 := range in.Conversations {
+				if v23 > 0 {
 					out.RawByte(',')
 				}
-				(v21).MarshalEasyJSON(out)
+				(v24).MarshalEasyJSON(out)
 			}
 			out.RawByte(']')
 		}
@@ -2391,13 +2432,13 @@ func easyjsonC1cedd36DecodeGithubComChattermChatWire24(in *jlexer.Lexer, out *Hi
 					out.Messages = (out.Messages)[:0]
 				}
 				for !in.IsDelim(']') {
-					var v22 Message
+					var v25 Message
 					if in.IsNull() {
 						in.Skip()
 					} else {
-						(v22).UnmarshalEasyJSON(in)
+						(v25).UnmarshalEasyJSON(in)
 					}
-					out.Messages = append(out.Messages, v22)
+					out.Messages = append(out.Messages, v25)
 					in.WantComma()
 				}
 				in.Delim(']')
@@ -2434,11 +2475,11 @@ func easyjsonC1cedd36EncodeGithubComChattermChatWire24(out *jwriter.Writer, in H
 			out.RawString("null")
 		} else {
 			out.RawByte('[')
-			for v23, v24 := range in.Messages {
-				if v23 > 0 {
+			for v26, v27 := range in.Messages {
+				if v26 > 0 {
 					out.RawByte(',')
 				}
-				(v24).MarshalEasyJSON(out)
+				(v27).MarshalEasyJSON(out)
 			}
 			out.RawByte(']')
 		}
@@ -2508,13 +2549,13 @@ func easyjsonC1cedd36DecodeGithubComChattermChatWire25(in *jlexer.Lexer, out *Cr
 					out.Members = (out.Members)[:0]
 				}
 				for !in.IsDelim(']') {
-					var v25 string
+					var v28 string
 					if in.IsNull() {
 						in.Skip()
 					} else {
-						v25 = string(in.String())
+						v28 = string(in.String())
 					}
-					out.Members = append(out.Members, v25)
+					out.Members = append(out.Members, v28)
 					in.WantComma()
 				}
 				in.Delim(']')
@@ -2555,11 +2596,11 @@ func easyjsonC1cedd36EncodeGithubComChattermChatWire25(out *jwriter.Writer, in C
 			out.RawString("null")
 		} else {
 			out.RawByte('[')
-			for v26, v27 := range in.Members {
-				if v26 > 0 {
+			for v29, v30 := range in.Members {
+				if v29 > 0 {
 					out.RawByte(',')
 				}
-				out.String(string(v27))
+				out.String(string(v30))
 			}
 			out.RawByte(']')
 		}
@@ -2664,13 +2705,13 @@ func easyjsonC1cedd36DecodeGithubComChattermChatWire26(in *jlexer.Lexer, out *Co
 					out.Participants = (out.Participants)[:0]
 				}
 				for !in.IsDelim(']') {
-					var v28 Participant
+					var v31 Participant
 					if in.IsNull() {
 						in.Skip()
 					} else {
-						(v28).UnmarshalEasyJSON(in)
+						(v31).UnmarshalEasyJSON(in)
 					}
-					out.Participants = append(out.Participants, v28)
+					out.Participants = append(out.Participants, v31)
 					in.WantComma()
 				}
 				in.Delim(']')
@@ -2739,11 +2780,11 @@ func easyjsonC1cedd36EncodeGithubComChattermChatWire26(out *jwriter.Writer, in C
 		out.RawString(prefix)
 		{
 			out.RawByte('[')
-			for v29, v30 := range in.Participants {
-				if v29 > 0 {
+			for v32, v33 := range in.Participants {
+				if v32 > 0 {
 					out.RawByte(',')
 				}
-				(v30).MarshalEasyJSON(out)
+				(v33).MarshalEasyJSON(out)
 			}
 			out.RawByte(']')
 		}
@@ -2960,13 +3001,13 @@ func easyjsonC1cedd36DecodeGithubComChattermChatWire29(in *jlexer.Lexer, out *Ad
 					out.Users = (out.Users)[:0]
 				}
 				for !in.IsDelim(']') {
-					var v31 AdminUser
+					var v34 AdminUser
 					if in.IsNull() {
 						in.Skip()
 					} else {
-						(v31).UnmarshalEasyJSON(in)
+						(v34).UnmarshalEasyJSON(in)
 					}
-					out.Users = append(out.Users, v31)
+					out.Users = append(out.Users, v34)
 					in.WantComma()
 				}
 				in.Delim(']')
@@ -2992,11 +3033,11 @@ func easyjsonC1cedd36EncodeGithubComChattermChatWire29(out *jwriter.Writer, in A
 			out.RawString("null")
 		} else {
 			out.RawByte('[')
-			for v32, v33 := range in.Users {
-				if v32 > 0 {
+			for v35, v36 := range in.Users {
+				if v35 > 0 {
 					out.RawByte(',')
 				}
-				(v33).MarshalEasyJSON(out)
+				(v36).MarshalEasyJSON(out)
 			}
 			out.RawByte(']')
 		}

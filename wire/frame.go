@@ -84,6 +84,9 @@ type Frame struct {
 	// it costs no WebSocket message of its own. Negative is refused.
 	AckSeq    int64     `json:"ack_seq,omitempty"`
 	Timestamp time.Time `json:"timestamp,omitzero"`
+	// sent: the mentions the server resolved in the message, as stored with
+	// it (Message.Mentions), so the sender's cache holds them at once.
+	Mentions []string `json:"mentions,omitempty"`
 
 	// hello: the protocol version the server speaks (ProtocolVersion); absent
 	// from servers before version 2.
@@ -233,6 +236,9 @@ func (f Frame) Validate() error {
 	case TypeSent:
 		if f.ConversationID == "" || f.SeqNo <= 0 || f.MessageID == "" {
 			return Errorf(CodeInvalid, "sent: conversation_id, seq_no and message_id are required")
+		}
+		if err := ValidateResolvedMentions(f.Mentions); err != nil {
+			return Errorf(CodeInvalid, "sent: %s", ErrorMessage(err))
 		}
 	case TypeMessage:
 		if f.Message == nil || f.Message.ConversationID == "" || f.Message.SeqNo <= 0 {

@@ -125,6 +125,33 @@ func easyjson9ca4e755DecodeGithubComChattermChatWire(in *jlexer.Lexer, out *Fram
 					in.AddError((out.Timestamp).UnmarshalJSON(data))
 				}
 			}
+		case "mentions":
+			if in.IsNull() {
+				in.Skip()
+				out.Mentions = nil
+			} else {
+				in.Delim('[')
+				if out.Mentions == nil {
+					if !in.IsDelim(']') {
+						out.Mentions = make([]string, 0, 4)
+					} else {
+						out.Mentions = []string{}
+					}
+				} else {
+					out.Mentions = (out.Mentions)[:0]
+				}
+				for !in.IsDelim(']') {
+					var v1 string
+					if in.IsNull() {
+						in.Skip()
+					} else {
+						v1 = string(in.String())
+					}
+					out.Mentions = append(out.Mentions, v1)
+					in.WantComma()
+				}
+				in.Delim(']')
+			}
 		case "protocol":
 			if in.IsNull() {
 				in.Skip()
@@ -187,13 +214,13 @@ func easyjson9ca4e755DecodeGithubComChattermChatWire(in *jlexer.Lexer, out *Fram
 					out.Cursors = (out.Cursors)[:0]
 				}
 				for !in.IsDelim(']') {
-					var v1 Cursor
+					var v2 Cursor
 					if in.IsNull() {
 						in.Skip()
 					} else {
-						(v1).UnmarshalEasyJSON(in)
+						(v2).UnmarshalEasyJSON(in)
 					}
-					out.Cursors = append(out.Cursors, v1)
+					out.Cursors = append(out.Cursors, v2)
 					in.WantComma()
 				}
 				in.Delim(']')
@@ -326,6 +353,20 @@ func easyjson9ca4e755EncodeGithubComChattermChatWire(out *jwriter.Writer, in Fra
 		out.RawString(prefix)
 		out.Raw((in.Timestamp).MarshalJSON())
 	}
+	if len(in.Mentions) != 0 {
+		const prefix string = ",\"mentions\":"
+		out.RawString(prefix)
+		{
+			out.RawByte('[')
+			for v3, v4 := range in.Mentions {
+				if v3 > 0 {
+					out.RawByte(',')
+				}
+				out.String(string(v4))
+			}
+			out.RawByte(']')
+		}
+	}
 	if in.Protocol != 0 {
 		const prefix string = ",\"protocol\":"
 		out.RawString(prefix)
@@ -356,11 +397,11 @@ func easyjson9ca4e755EncodeGithubComChattermChatWire(out *jwriter.Writer, in Fra
 		out.RawString(prefix)
 		{
 			out.RawByte('[')
-			for v2, v3 := range in.Cursors {
-				if v2 > 0 {
+			for v5, v6 := range in.Cursors {
+				if v5 > 0 {
 					out.RawByte(',')
 				}
-				(v3).MarshalEasyJSON(out)
+				(v6).MarshalEasyJSON(out)
 			}
 			out.RawByte(']')
 		}

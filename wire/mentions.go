@@ -92,11 +92,35 @@ func MentionsUser(mentions []string, sender, user string) bool {
 	return contains(mentions, user) || contains(mentions, MentionAll) || contains(mentions, MentionHere)
 }
 
+// ValidateResolvedMentions checks mentions as a server resolved them: user
+// ids and @all/@here, none twice, at most MaxMentions ids.
+func ValidateResolvedMentions(mentions []string) error {
+	ids := 0
+	for i, name := range mentions {
+		if contains(mentions[:i], name) {
+			return Errorf(CodeInvalid, "mention %q is given twice", name)
+		}
+		if name == MentionAll || name == MentionHere {
+			continue
+		}
+		if ValidateUserID(name) != nil {
+			return Errorf(CodeInvalid, "mention %q is not a user id, @all or @here", name)
+		}
+		if ids++; ids > MaxMentions {
+			return Errorf(CodeInvalid, "more than %d mentions", MaxMentions)
+		}
+	}
+	return nil
+}
+
 // MentionsResponse is GET /v1/mentions: the messages mentioning the caller,
-// newest first, across their conversations. NextBefore, when set, is the
-// before= of the next (older) page.
+// newest first, across their conversations. Next, when set, is the cursor=
+// of the next (older) page (MentionCursor). NextBefore, the last listed
+// time, is the before= older clients follow: a mention sharing that time
+// with the last listed one is then left out.
 type MentionsResponse struct {
 	Mentions   []Message `json:"mentions"`
+	Next       string    `json:"next,omitempty"`
 	NextBefore time.Time `json:"next_before,omitzero"`
 }
 

@@ -10,13 +10,14 @@ import (
 )
 
 const mentionsUsage = `
-Usage: chat mentions [--limit N] [--before TIME] [--raw] [--json]
+Usage: chat mentions [--limit N] [--next CURSOR | --before TIME] [--raw] [--json]
        chat mentions --group ID [--all admins|everyone]
 
 Lists the messages that mention you (@you, or @all/@here in a group), newest
 first, across your conversations. When older ones exist, the next page's
---before is on stderr. With --json, one message object per line; --raw
-prints text as written, not drawn from its Markdown.
+--next is on stderr (with --json too). --before lists those sent before a
+time. With --json, one message object per line; --raw prints text as
+written, not drawn from its Markdown.
 
 With --group, shows the group's rule for @all and @here; --all admins keeps
 them for the group's admins (a member's message using one is then refused),
@@ -31,7 +32,8 @@ Examples:
 func (a *app) runMentions(ctx context.Context, args []string) error {
 	fs := a.flags("mentions", mentionsUsage)
 	limit := fs.Int("limit", wire.DefaultPageSize, fmt.Sprintf("at most `N` messages (1-%d)", wire.MaxMentionsPage))
-	beforeFlag := fs.String("before", "", "only mentions sent before `TIME` (RFC 3339, as printed for the next page)")
+	next := fs.String("next", "", "the page after `CURSOR` (as printed for the next page)")
+	beforeFlag := fs.String("before", "", "only mentions sent before `TIME` (RFC 3339)")
 	asJSON := fs.Bool("json", false, "one JSON message per line")
 	raw := fs.Bool("raw", false, "print message text as stored, its Markdown not drawn")
 	group := fs.String("group", "", "show or set the @all rule of group `ID`")
@@ -48,8 +50,16 @@ func (a *app) runMentions(ctx context.Context, args []string) error {
 	if *limit < 1 || *limit > wire.MaxMentionsPage {
 		return usagef("--limit must be between 1 and %d", wire.MaxMentionsPage)
 	}
+	cursor := *next
 	var before time.Time
-	if *beforeFlag != "" {
+	switch {
+	case cursor != "" && *beforeFlag != "":
+		return usagef("give --next or --before, not both")
+	case cursor != "":
+		if _, err := wire.ParseMentionCursor(cursor); err != nil {
+			return usagef("--next must be a cursor as printed for the next page")
+		}
+	case *beforeFlag != "":
 		var err error
 		if before, err = time.Parse(time.RFC3339Nano, *beforeFlag); err != nil {
 			return usagef("--before must be an RFC 3339 time such as 2026-11-26T09:30:00Z")
@@ -59,7 +69,7 @@ func (a *app) runMentions(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	resp, err := api.Mentions(ctx, before, *limit)
+	resp, err := api.Mentions(ctx, cursor, before, *limit)
 	if err != nil {
 		return err
 	}
@@ -76,8 +86,8 @@ func (a *app) runMentions(ctx context.Context, args []string) error {
 		}
 		printMessage(a.stdout, m, true, quotes, who, text)
 	}
-	if !resp.NextBefore.IsZero() && !*asJSON {
-		fmt.Fprintf(a.stderr, "(older mentions: add --before %s)\n", resp.NextBefore.UTC().Format(time.RFC3339Nano))
+	if resp.Next != "" {
+		fmt.Fprintf(a.stderr, "(older mentions: add --next %s)\n", resp.Next)
 	}
 	return nil
 }

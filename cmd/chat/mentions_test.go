@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chatterm/chat/client"
 	"github.com/chatterm/chat/server/servertest"
@@ -47,12 +48,19 @@ func TestMentions(t *testing.T) {
 		t.Fatalf("chat mentions, newest first:\n%s", out)
 	}
 	page, errOut, code := bob.run("", "mentions", "--limit", "1")
-	if code != 0 || !strings.Contains(page, "@all done") || !strings.Contains(errOut, "--before ") {
+	if code != 0 || !strings.Contains(page, "@all done") || !strings.Contains(errOut, "--next ") {
 		t.Fatalf("a page of one: exit %d\n%s%s", code, page, errOut)
 	}
-	before := strings.TrimSuffix(strings.TrimSpace(errOut[strings.Index(errOut, "--before ")+len("--before "):]), ")")
-	if older := bob.must("", "mentions", "--limit", "1", "--before", before); !strings.Contains(older, "@bob can") {
-		t.Fatalf("the next page (--before %s):\n%s", before, older)
+	next := strings.TrimSuffix(strings.TrimSpace(errOut[strings.Index(errOut, "--next ")+len("--next "):]), ")")
+	older, errOut, code := bob.run("", "mentions", "--limit", "1", "--next", next)
+	if code != 0 || !strings.Contains(older, "@bob can") || strings.Contains(errOut, "--next") {
+		t.Fatalf("the next and last page (--next %s): exit %d\n%s%s", next, code, older, errOut)
+	}
+	if _, _, code := bob.run("", "mentions", "--next", "not-a-cursor"); code != exitUsage {
+		t.Fatalf("a bad --next: exit %d", code)
+	}
+	if out := bob.must("", "mentions", "--before", time.Now().Add(time.Hour).UTC().Format(time.RFC3339)); !strings.Contains(out, "@bob can") {
+		t.Fatalf("--before an hour from now:\n%s", out)
 	}
 
 	if _, _, code := bob.run("", "mentions", "--group", gid, "--all", "admins"); code == 0 {

@@ -24,10 +24,10 @@ func (b *tuiBackend) JoinChannel(ctx context.Context, id string) (wire.Conversat
 	return s.JoinChannel(ctx, id)
 }
 
-// LeaveChannel leaves a channel, as chat channel leave does: the user
+// Leave leaves a channel, as chat channel leave does: the user
 // removes themselves. The cache keeps what it had of it, as it does for any
 // conversation left.
-func (b *tuiBackend) LeaveChannel(ctx context.Context, id string) error {
+func (b *tuiBackend) Leave(ctx context.Context, id string) error {
 	s, err := b.session()
 	if err != nil {
 		return err

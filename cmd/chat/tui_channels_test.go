@@ -8,7 +8,7 @@ import (
 	"github.com/chatterm/chat/wire"
 )
 
-// The TUI's LeaveChannel leaves a channel on the server, as chat channel
+// The TUI's Leave leaves a channel on the server, as chat channel
 // leave does: the list shows it no longer joined, and leaving again is
 // refused with a code.
 func TestTUIBackendLeavesChannel(t *testing.T) {
@@ -38,13 +38,13 @@ func TestTUIBackendLeavesChannel(t *testing.T) {
 	if !joined() {
 		t.Fatal("not joined after JoinChannel")
 	}
-	if err := bob.LeaveChannel(ctx, ops.ConversationID); err != nil {
+	if err := bob.Leave(ctx, ops.ConversationID); err != nil {
 		t.Fatal(err)
 	}
 	if joined() {
-		t.Fatal("still joined after LeaveChannel")
+		t.Fatal("still joined after Leave")
 	}
-	if err := bob.LeaveChannel(ctx, ops.ConversationID); err == nil || wire.ErrorCode(err) == wire.CodeInternal {
+	if err := bob.Leave(ctx, ops.ConversationID); err == nil || wire.ErrorCode(err) == wire.CodeInternal {
 		t.Fatalf("leaving again: %v, want the server's refusal", err)
 	}
 }

@@ -118,5 +118,14 @@ func (d *Directory) Label(userID string) string {
 // it adds nothing to the id.
 func (d *Directory) DisplayName(userID string) string { return d.names[userID] }
 
+// UserIDs are the users whose names are known (Known), in no order.
+func (d *Directory) UserIDs() []string {
+	ids := make([]string, 0, len(d.names))
+	for id := range d.names {
+		ids = append(ids, id)
+	}
+	return ids
+}
+
 // Version moves whenever Show may answer differently for someone.
 func (d *Directory) Version() int { return d.version }

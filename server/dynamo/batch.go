@@ -103,6 +103,7 @@ func (s *Store) AppendMessages(ctx context.Context, msgs []server.Message, recei
 	if last.SeqNo != 0 {
 		s.moveIndex(ctx, last, append([]string{last.SenderID}, rcv...))
 	}
+	s.boundMentionAll(ctx, msgs) // mention_trim.go
 	for i, j := range repeatOf {
 		if j < 0 {
 			continue

@@ -100,6 +100,15 @@ func (s *Store) membershipItems(ctx context.Context, m server.Message) ([]planne
 		add(types.TransactWriteItem{Put: s.participantPut(p, ns(m.Timestamp))})
 		add(types.TransactWriteItem{Update: s.joinStatusUpdate(m.ConversationID, u, m.SeqNo)})
 	}
+	if leaving := m.LeavingSubjects(); len(leaving) > 0 {
+		folds, err := s.leaverMentionFolds(ctx, m.ConversationID, leaving)
+		if err != nil {
+			return nil, err
+		}
+		for _, up := range folds {
+			add(types.TransactWriteItem{Update: up}) // mention_leavers.go
+		}
+	}
 	for _, u := range m.LeavingSubjects() {
 		add(types.TransactWriteItem{Delete: &types.Delete{
 			TableName:           aws.String(s.t.participants),

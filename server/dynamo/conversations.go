@@ -232,7 +232,7 @@ func (s *Store) AddParticipants(ctx context.Context, convID string, members []se
 }
 
 // RemoveParticipant deletes the membership and the user's pending row in one
-// transaction. Their boundary folded into the conversation item (sentAttr)
+// transaction, and keeps the user's @all mentions (mention_leavers.go). Their boundary folded into the conversation item (sentAttr)
 // moves to their message_status row in the same write, so the item holds
 // only members' (it stays small) and a member added back finds their
 // boundaries where they were.
@@ -263,6 +263,7 @@ func (s *Store) RemoveParticipant(ctx context.Context, convID, userID string) er
 			if rows := got[s.t.status]; len(rows) > 0 {
 				row = rows[0]
 			}
+			fold := s.mentionFold(convID, userID, getNS(conv, mentionAllAttr), row) // mention_leavers.go
 			if sent, ok := conv[sentAttr(userID)]; ok {
 				names := map[string]string{"#sent": sentAttr(userID)}
 				items = append(items, types.TransactWriteItem{Update: &types.Update{
@@ -282,8 +283,16 @@ func (s *Store) RemoveParticipant(ctx context.Context, convID, userID string) er
 						u.ConditionExpression = aws.String("last_delivered_seq = :d0 AND last_read_seq = :r0")
 						u.ExpressionAttributeValues[":d0"], u.ExpressionAttributeValues[":r0"] = nv(d0), nv(r0)
 					}
+					if fold != nil { // one update of the row: the fold's ADD joins it
+						u.UpdateExpression = aws.String(*u.UpdateExpression + " ADD " + mentionSeqsAttr + " :folded")
+						u.ExpressionAttributeValues[":folded"] = fold.ExpressionAttributeValues[":folded"]
+						fold = nil
+					}
 					items = append(items, types.TransactWriteItem{Update: u})
 				}
+			}
+			if fold != nil {
+				items = append(items, types.TransactWriteItem{Update: fold})
 			}
 			_, err = s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: items})
 			r := cancelReasons(err)

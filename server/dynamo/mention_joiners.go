@@ -24,9 +24,9 @@ const mentionFromAttr = "mention_from"
 // unread news, and the others' ticks on it do not fall back to one because a
 // member joined who never got it (the SQLite store's startBoundaries). A
 // member added back gets their new join point: what was sent while they were
-// away never counts, at the price of an @all they had left unread before
-// leaving; their old boundaries are below seq (they left before it), so SET
-// moves nothing back.
+// away never counts; the @all they had before leaving were copied into their
+// own mention_seqs when they left (mention_leavers.go). Their old boundaries
+// are below seq (they left before it), so SET moves nothing back.
 func (s *Store) joinStatusUpdate(convID, user string, seq int64) *types.Update {
 	return &types.Update{
 		TableName: aws.String(s.t.status),

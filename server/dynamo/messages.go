@@ -147,6 +147,7 @@ func (s *Store) AppendMessage(ctx context.Context, m server.Message, receivers [
 	})
 	if err == nil {
 		s.finishLater(ctx, m, later)
+		s.boundMentionAll(ctx, []server.Message{m}) // mention_trim.go
 		if m.IsEvent() {
 			s.finishEvent(ctx, m)
 		} else {

@@ -6,6 +6,7 @@ package e2e
 import (
 	"fmt"
 	"net/http"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -255,7 +256,7 @@ func TestDuplicateSendStoredOnce(t *testing.T) {
 	if st := alice.do("POST", "/v1/conversations/"+conv+"/messages", wire.SendRequest{MessageID: "same-id", Content: "hello"}, &again); st != http.StatusOK {
 		t.Fatalf("resend status %d, want 200", st)
 	}
-	if again != first {
+	if !reflect.DeepEqual(again, first) {
 		t.Fatalf("resend answered %+v, first %+v", again, first)
 	}
 	aws := dial(t, alice)

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"net/http"
+	"reflect"
 	"testing"
 	"time"
 
@@ -64,7 +65,7 @@ func TestMessageIDTakenByAnotherMember(t *testing.T) {
 
 	// bob's own resend still gets his first answer.
 	var again wire.SendResponse
-	if st := bob.do("POST", path, wire.SendRequest{MessageID: "release-7", Content: "all good"}, &again); st != http.StatusOK || again != bobs {
+	if st := bob.do("POST", path, wire.SendRequest{MessageID: "release-7", Content: "all good"}, &again); st != http.StatusOK || !reflect.DeepEqual(again, bobs) {
 		t.Fatalf("bob's resend: status %d, %+v; first %+v", st, again, bobs)
 	}
 	h := bob.history(conv, 0, 100)

@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"net/http"
+	"reflect"
 	"testing"
 
 	"github.com/chatterm/chat/server/node"
@@ -22,7 +23,7 @@ func TestResendsBurnNoSeqAndNoRate(t *testing.T) {
 	for i := range 10 { // over HTTP and over the socket, past the rate of 3/s
 		if i%2 == 0 {
 			var again wire.SendResponse
-			if st := alice.do("POST", "/v1/conversations/"+conv+"/messages", wire.SendRequest{MessageID: "same-id", Content: "hello"}, &again); st != http.StatusOK || again != first {
+			if st := alice.do("POST", "/v1/conversations/"+conv+"/messages", wire.SendRequest{MessageID: "same-id", Content: "hello"}, &again); st != http.StatusOK || !reflect.DeepEqual(again, first) {
 				t.Fatalf("HTTP resend %d: status %d, %+v; first %+v", i, st, again, first)
 			}
 			continue

@@ -8,21 +8,32 @@ import (
 )
 
 // mentions lists the messages mentioning the caller, newest first
-// (?before=<RFC 3339 time> for the next page, ?limit=).
+// (?cursor=<next of the last page> for the next page, or the older
+// ?before=<RFC 3339 time>; ?limit=).
 func (h *Handler) mentions(w http.ResponseWriter, r *http.Request, user string) {
 	limit, err := queryInt(r, "limit")
 	if err != nil {
 		h.fail(w, r, err)
 		return
 	}
-	var before time.Time
-	if v := r.URL.Query().Get("before"); v != "" {
-		if before, err = time.Parse(time.RFC3339Nano, v); err != nil {
+	var after wire.MentionCursor
+	q := r.URL.Query()
+	switch cursor, before := q.Get("cursor"), q.Get("before"); {
+	case cursor != "" && before != "":
+		h.fail(w, r, wire.Errorf(wire.CodeInvalid, "give cursor or before, not both"))
+		return
+	case cursor != "":
+		if after, err = wire.ParseMentionCursor(cursor); err != nil {
+			h.fail(w, r, err)
+			return
+		}
+	case before != "":
+		if after.Time, err = time.Parse(time.RFC3339Nano, before); err != nil {
 			h.fail(w, r, wire.Errorf(wire.CodeInvalid, "before must be an RFC 3339 time (next_before of the last page)"))
 			return
 		}
 	}
-	resp, err := h.svc.Mentions(r.Context(), user, before, int(min(limit, 1<<20)))
+	resp, err := h.svc.Mentions(r.Context(), user, after, int(min(limit, 1<<20)))
 	h.answer(w, r, http.StatusOK, resp, err)
 }
 

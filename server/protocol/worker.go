@@ -180,7 +180,7 @@ func (e *Engine) sendFrames(ctx context.Context, c *Session, batch []request) {
 				c.noteHeld(convID, ack)
 			}
 			e.reply(c, wire.Frame{Type: wire.TypeSent, ID: f.ID, ConversationID: r.Resp.ConversationID, SeqNo: r.Resp.SeqNo,
-				MessageID: r.Resp.MessageID, Timestamp: r.Resp.Timestamp, Content: r.Resp.Content})
+				MessageID: r.Resp.MessageID, Timestamp: r.Resp.Timestamp, Content: r.Resp.Content, Mentions: r.Resp.Mentions})
 		}
 	}
 }

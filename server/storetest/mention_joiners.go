@@ -3,6 +3,7 @@ package storetest
 import (
 	"context"
 	"reflect"
+	"slices"
 	"testing"
 
 	"github.com/chatterm/chat/server"
@@ -12,7 +13,8 @@ import (
 // testMentionJoiners: an @all or @here counts only for who was a member when
 // it was sent. Members who join later, by a membership event (the Service's
 // way) or by AddParticipants, count none of the earlier ones, and each later
-// one; one removed and added back counts none sent while away.
+// one; one removed and added back counts none sent while away, and keeps
+// (listed, not unread) one left unread before leaving, on both backends.
 func testMentionJoiners(t *testing.T, s server.Store) {
 	ctx := context.Background()
 	g := server.Conversation{ID: "g:joiners", Type: wire.Group, Name: "Team", CreatedAt: t0}
@@ -88,4 +90,39 @@ func testMentionJoiners(t *testing.T, s server.Store) {
 	must(t, s.AppendMessage(ctx, membershipEvent(g.ID, seq, "alice", wire.KindAdded, []string{"dave"}, ""), receivers("alice")))
 	members = append(members, "dave")
 	want("dave back after an @here sent while away", map[string]int{"alice": 0, "bob": 4, "carol": 2, "dave": 0})
+
+	// carol leaves with an @all unread, misses one, and is added back: the
+	// one she had is still hers to list (GET /v1/mentions), read at the join
+	// as all history before it is; the one sent while she was away is not.
+	mentionAll(wire.MentionAll)
+	unreadBefore := seq
+	seq++
+	members = []string{"alice", "bob", "dave"}
+	must(t, s.AppendMessage(ctx, membershipEvent(g.ID, seq, "carol", wire.KindLeft, nil, ""), receivers("carol")))
+	mentionAll(wire.MentionAll)
+	away := seq
+	seq++
+	must(t, s.AppendMessage(ctx, membershipEvent(g.ID, seq, "alice", wire.KindAdded, []string{"carol"}, ""), receivers("alice")))
+	members = append(members, "carol")
+	es, err := s.InboxEntries(ctx, "carol", []string{g.ID})
+	must(t, err)
+	if len(es) != 1 || !slices.Contains(es[0].MentionSeqs, unreadBefore) || slices.Contains(es[0].MentionSeqs, away) {
+		t.Fatalf("carol back: mention seq_nos %v, want %d (before she left) and not %d (while away)", es[0].MentionSeqs, unreadBefore, away)
+	}
+	if n := unreadMentions(es[0]); n != 0 {
+		t.Fatalf("carol back: %d unread mentions, want 0 (read at the join)", n)
+	}
+
+	// The same through RemoveParticipant and AddParticipants.
+	mentionAll(wire.MentionHere)
+	daves := seq
+	must(t, s.RemoveParticipant(ctx, g.ID, "dave"))
+	members = []string{"alice", "bob", "carol"}
+	must(t, s.AddParticipants(ctx, g.ID, []server.Participant{{ConversationID: g.ID, UserID: "dave", Role: wire.RoleMember, JoinedAt: t0}}))
+	members = append(members, "dave")
+	es, err = s.InboxEntries(ctx, "dave", []string{g.ID})
+	must(t, err)
+	if len(es) != 1 || !slices.Contains(es[0].MentionSeqs, daves) {
+		t.Fatalf("dave back: mention seq_nos %+v, want %d (before he was removed)", es, daves)
+	}
 }

@@ -62,6 +62,7 @@ func Run(t *testing.T, newStore Factory, opt Options) {
 	t.Run("Mentions", func(t *testing.T) { testMentions(t, newStore(t)) })
 	t.Run("MentionSetting", func(t *testing.T) { testMentionSetting(t, newStore(t)) })
 	t.Run("MentionJoiners", func(t *testing.T) { testMentionJoiners(t, newStore(t)) })
+	t.Run("MentionPages", func(t *testing.T) { testMentionPages(t, newStore(t)) })
 	t.Run("NextSeq", func(t *testing.T) { testNextSeq(t, newStore(t)) })
 	t.Run("SentMessages", func(t *testing.T) { testSentMessages(t, newStore(t)) })
 	t.Run("CountMessages", func(t *testing.T) { testCountMessages(t, newStore(t)) })
