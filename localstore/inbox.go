@@ -40,7 +40,9 @@ type StatusUpdate struct {
 // reports whether update i moved anything; invalid updates are skipped.
 func (s *Store) ApplyStatuses(ctx context.Context, updates ...StatusUpdate) (changed []bool, err error) {
 	changed = make([]bool, len(updates))
-	err = s.tx(ctx, func(tx *sql.Tx) error {
+	// Not synced: boundaries the server pushed come again from it (a
+	// conversation opened asks for them, Session.RefreshStatus), see durability.go.
+	err = s.rebuildableTx(ctx, func(tx *sql.Tx) error {
 		for i, u := range updates {
 			if wire.ValidateConversationID(u.ConversationID) != nil || u.Status.UserID == "" ||
 				u.Status.LastDeliveredSeq < 0 || u.Status.LastReadSeq < 0 {
