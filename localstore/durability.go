@@ -23,7 +23,9 @@ import (
 // the sender saw for a message the device has to fetch again.
 //
 // So writes of what the server sent (messages, boundaries) commit with
-// synchronous=NORMAL: the log is written, not synced, and synced at the next
+// synchronous=NORMAL, and so does the user's own read boundary, which is
+// told to the server and comes back in its inbox at the next connect (a power
+// cut can at worst show a few messages unread again): the log is written, not synced, and synced at the next
 // FULL commit or checkpoint. A process crash loses nothing at either level
 // (the log is in the kernel's hands once written); only the operating
 // system's crash or a power cut can. And since a FULL commit syncs the whole

@@ -50,7 +50,7 @@ func TestWriteDurability(t *testing.T) {
 			return err
 		}},
 		{"Enqueue", syncFullV, func() error { _, err := s.Enqueue(ctx, dm, "m-1", "unsent words"); return err }},
-		{"MarkRead", syncFullV, func() error {
+		{"MarkRead", syncNormal, func() error {
 			_, err := s.ApplyStatus(ctx, dm, wire.MemberStatus{UserID: "me", LastReadSeq: 2})
 			return err
 		}},
