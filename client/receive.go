@@ -513,8 +513,8 @@ func (s *Session) refreshInbox(ctx context.Context) {
 }
 
 // MarkRead records that the user has seen a conversation up to seq: in the
-// cache at once (unread counts drop), and on the server now or at the next
-// connect.
+// cache at once (unread counts drop), and on the server after
+// SessionConfig.AckDelay (reads.go) or at the next connect.
 func (s *Session) MarkRead(ctx context.Context, conversationID string, seq int64) error {
 	if seq <= 0 {
 		return nil
@@ -533,17 +533,7 @@ func (s *Session) MarkRead(ctx context.Context, conversationID string, seq int64
 	case s.events <- StatusEvent{ConversationID: conversationID, Status: st}:
 	default:
 	}
-	s.mu.Lock()
-	l := s.link
-	if l == nil {
-		s.reads[conversationID] = max(s.reads[conversationID], seq)
-	}
-	s.mu.Unlock()
-	if l != nil && !l.push(ctx, wire.Frame{Type: wire.TypeRead, ConversationID: conversationID, SeqNo: seq}) {
-		s.mu.Lock()
-		s.reads[conversationID] = max(s.reads[conversationID], seq)
-		s.mu.Unlock()
-	}
+	s.queueRead(ctx, conversationID, seq)
 	return nil
 }
 
