@@ -158,6 +158,12 @@ func (s *Session) ack(ctx context.Context, l *link, conv string) error {
 	if err != nil || !ok {
 		return err
 	}
+	s.ackAt(ctx, l, conv, cur)
+	return nil
+}
+
+// ackAt is ack for a caller that has just read the conversation's cursor.
+func (s *Session) ackAt(ctx context.Context, l *link, conv string, cur int64) {
 	l.ackMu.Lock()
 	due := cur > l.acked[conv]
 	if due {
@@ -171,7 +177,6 @@ func (s *Session) ack(ctx context.Context, l *link, conv string) error {
 	case l.ackTimer == nil:
 		l.ackTimer = time.After(s.cfg.AckDelay)
 	}
-	return nil
 }
 
 // flushAcks sends every waiting ack, each as an ack frame.
@@ -248,15 +253,14 @@ func (s *Session) handle(ctx context.Context, l *link, batch []wire.Frame) error
 		// the server sends no status frame for that, so the ticks of our own
 		// messages move here. The event carries the boundaries as cached.
 		for k := range senders {
-			sts, err := s.store.Statuses(ctx, k.conv)
+			st, err := s.store.MemberStatus(ctx, k.conv, k.user)
+			if errors.Is(err, localstore.ErrNotFound) {
+				continue
+			}
 			if err != nil {
 				return err
 			}
-			for _, st := range sts {
-				if st.UserID == k.user {
-					s.emit(ctx, StatusEvent{ConversationID: k.conv, Status: st})
-				}
-			}
+			s.emit(ctx, StatusEvent{ConversationID: k.conv, Status: st})
 		}
 		return nil
 	}
@@ -372,16 +376,18 @@ func (s *Session) handle(ctx context.Context, l *link, batch []wire.Frame) error
 	// Ack each touched conversation up to its cursor, duplicates included: a
 	// redelivery means the server missed our earlier ack.
 	for conv, top := range touched {
-		if err := s.ack(ctx, l, conv); err != nil {
+		cur, ok, err := s.store.Cursor(ctx, conv)
+		if err != nil {
 			return err
 		}
+		if !ok {
+			continue
+		}
+		s.ackAt(ctx, l, conv, cur)
 		// A message beyond the cursor means a hole: a message this device
 		// missed, or a number the server skipped. A sync of that conversation
 		// tells which (after the round in flight, which may already cover it).
-		if _, inRound := l.round[conv]; inRound {
-			continue
-		}
-		if cur, _, err := s.store.Cursor(ctx, conv); err == nil && cur < top {
+		if _, inRound := l.round[conv]; !inRound && cur < top {
 			l.gapped[conv] = true
 		}
 	}
