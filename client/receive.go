@@ -315,13 +315,10 @@ func (s *Session) handle(ctx context.Context, l *link, batch []wire.Frame) error
 		return nil
 	}
 	// Runs of one kind are applied together; a change of kind flushes the run
-	// before, so everything takes effect in the order it arrived.
+	// before, so everything takes effect in the order it arrived. Except
+	// another member's boundaries: see deferStatus.
 	kind := ""
-	flush := func(next string) error {
-		if next == kind {
-			return nil
-		}
-		kind = next
+	flushAll := func() error {
 		if err := flushMsgs(); err != nil {
 			return err
 		}
@@ -329,6 +326,13 @@ func (s *Session) handle(ctx context.Context, l *link, batch []wire.Frame) error
 			return err
 		}
 		return flushStatuses()
+	}
+	flush := func(next string) error {
+		if next == kind {
+			return nil
+		}
+		kind = next
+		return flushAll()
 	}
 	for _, f := range batch {
 		switch f.Type {
@@ -341,6 +345,13 @@ func (s *Session) handle(ctx context.Context, l *link, batch []wire.Frame) error
 				s.log.Warn("skipping a malformed message", "conversation", m.ConversationID, "seq", m.SeqNo)
 				continue
 			}
+			if wire.IsMembershipKind(m.Kind) && len(statuses) > 0 {
+				// A member who leaves loses their boundaries: one of theirs
+				// that came before must not be applied after.
+				if err := flushAll(); err != nil {
+					return err
+				}
+			}
 			if err := flush(f.Type); err != nil {
 				return err
 			}
@@ -352,10 +363,15 @@ func (s *Session) handle(ctx context.Context, l *link, batch []wire.Frame) error
 			}
 			sents = append(sents, wire.SendResponse{ConversationID: f.ConversationID, SeqNo: f.SeqNo, MessageID: f.MessageID, Timestamp: f.Timestamp, Content: f.Content})
 		case wire.TypeStatus:
+			u := localstore.StatusUpdate{ConversationID: f.ConversationID, Status: *f.Status}
+			if deferStatus(kind, u, s.self) {
+				statuses = append(statuses, u)
+				continue
+			}
 			if err := flush(f.Type); err != nil {
 				return err
 			}
-			statuses = append(statuses, localstore.StatusUpdate{ConversationID: f.ConversationID, Status: *f.Status})
+			statuses = append(statuses, u)
 		default:
 			if err := flush(f.Type); err != nil {
 				return err
