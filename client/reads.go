@@ -60,3 +60,24 @@ func (s *Session) flushReads(ctx context.Context) {
 	}
 	s.mu.Unlock()
 }
+
+// resendReads tells the server the read boundaries the cache holds beyond
+// what its inbox says: reports that waited in memory when the last process
+// ended (quit within AckDelay of a read, or while offline) are not lost with
+// it, since the cache has them.
+func (s *Session) resendReads(ctx context.Context, server []wire.InboxEntry) {
+	cached, err := s.store.Inbox(ctx, 0)
+	if err != nil {
+		s.log.Warn("read the cached inbox", "err", err)
+		return
+	}
+	read := make(map[string]int64, len(cached))
+	for _, e := range cached {
+		read[e.ConversationID] = e.LastReadSeq
+	}
+	for _, e := range server {
+		if mine := read[e.ConversationID]; mine > e.LastReadSeq {
+			s.queueRead(ctx, e.ConversationID, mine)
+		}
+	}
+}

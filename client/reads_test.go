@@ -1,11 +1,14 @@
 package client_test
 
 import (
+	"context"
 	"fmt"
 	"testing"
 	"time"
 
 	"github.com/chatterm/chat/client"
+	"github.com/chatterm/chat/internal/testenv"
+	"github.com/chatterm/chat/localstore"
 	"github.com/chatterm/chat/server/servertest"
 	"github.com/chatterm/chat/wire"
 )
@@ -60,4 +63,49 @@ func readBy(t *testing.T, api *client.API, conv, user string) int64 {
 		}
 	}
 	return 0
+}
+
+// A read report still waiting when the process ends (here its session ends
+// before AckDelay) is not lost: the cache has the boundary, and the next
+// session tells the server what its inbox does not have yet.
+func TestMarkReadSentByTheNextSession(t *testing.T) {
+	srv := servertest.Start(t)
+	aliceAPI, bobAPI := register(t, srv, "alice"), register(t, srv, "bob")
+	conv := direct(t, aliceAPI, "bob")
+	for i := 1; i <= 3; i++ {
+		id := fmt.Sprintf("m%d", i)
+		if _, _, err := aliceAPI.SendMessage(bg, conv, wire.SendRequest{MessageID: id, Content: id}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	store := localstore.MustOpen(t, localstore.Options{UserID: "bob"})
+	run := func(delay time.Duration, during func(*client.Session)) {
+		ctx, cancel := context.WithCancel(bg)
+		sess := client.NewSession(client.SessionConfig{API: client.NewAPI(srv.URL, bobAPI.Token(), httpClient(t)), Store: store,
+			Backoff: fastBackoff, AckDelay: delay, Logger: testLogger(t, "bob")})
+		done := make(chan error, 1)
+		go func() { done <- sess.Run(ctx) }()
+		go func() {
+			for range sess.Events() {
+			}
+		}()
+		during(sess)
+		cancel()
+		<-done
+	}
+	run(time.Hour, func(sess *client.Session) {
+		testenv.WaitFor(t, 10*time.Second, func() bool {
+			n, _ := store.LatestSeq(bg, conv)
+			return n == 3 && sess.State().Status == client.Connected
+		})
+		if err := sess.MarkRead(bg, conv, 3); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if n := readBy(t, aliceAPI, conv, "bob"); n != 0 {
+		t.Fatalf("the server has bob's read at %d; want it still waiting when his session ended", n)
+	}
+	run(-1, func(*client.Session) {
+		testenv.WaitFor(t, 10*time.Second, func() bool { return readBy(t, aliceAPI, conv, "bob") == 3 })
+	})
 }

@@ -527,6 +527,7 @@ func (s *Session) refreshInbox(ctx context.Context) {
 		}
 		entries = kept
 	}
+	s.resendReads(ctx, entries)
 	if err := s.store.PutInbox(ctx, entries...); err != nil {
 		s.log.Warn("store inbox", "err", err)
 		return
