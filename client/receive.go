@@ -158,6 +158,12 @@ func (s *Session) ack(ctx context.Context, l *link, conv string) error {
 	if err != nil || !ok {
 		return err
 	}
+	s.ackAt(ctx, l, conv, cur)
+	return nil
+}
+
+// ackAt is ack for a caller that has just read the conversation's cursor.
+func (s *Session) ackAt(ctx context.Context, l *link, conv string, cur int64) {
 	l.ackMu.Lock()
 	due := cur > l.acked[conv]
 	if due {
@@ -171,7 +177,6 @@ func (s *Session) ack(ctx context.Context, l *link, conv string) error {
 	case l.ackTimer == nil:
 		l.ackTimer = time.After(s.cfg.AckDelay)
 	}
-	return nil
 }
 
 // flushAcks sends every waiting ack, each as an ack frame.
@@ -248,15 +253,14 @@ func (s *Session) handle(ctx context.Context, l *link, batch []wire.Frame) error
 		// the server sends no status frame for that, so the ticks of our own
 		// messages move here. The event carries the boundaries as cached.
 		for k := range senders {
-			sts, err := s.store.Statuses(ctx, k.conv)
+			st, err := s.store.MemberStatus(ctx, k.conv, k.user)
+			if errors.Is(err, localstore.ErrNotFound) {
+				continue
+			}
 			if err != nil {
 				return err
 			}
-			for _, st := range sts {
-				if st.UserID == k.user {
-					s.emit(ctx, StatusEvent{ConversationID: k.conv, Status: st})
-				}
-			}
+			s.emit(ctx, StatusEvent{ConversationID: k.conv, Status: st})
 		}
 		return nil
 	}
@@ -311,13 +315,10 @@ func (s *Session) handle(ctx context.Context, l *link, batch []wire.Frame) error
 		return nil
 	}
 	// Runs of one kind are applied together; a change of kind flushes the run
-	// before, so everything takes effect in the order it arrived.
+	// before, so everything takes effect in the order it arrived. Except
+	// another member's boundaries: see deferStatus.
 	kind := ""
-	flush := func(next string) error {
-		if next == kind {
-			return nil
-		}
-		kind = next
+	flushAll := func() error {
 		if err := flushMsgs(); err != nil {
 			return err
 		}
@@ -325,6 +326,13 @@ func (s *Session) handle(ctx context.Context, l *link, batch []wire.Frame) error
 			return err
 		}
 		return flushStatuses()
+	}
+	flush := func(next string) error {
+		if next == kind {
+			return nil
+		}
+		kind = next
+		return flushAll()
 	}
 	for _, f := range batch {
 		switch f.Type {
@@ -337,6 +345,13 @@ func (s *Session) handle(ctx context.Context, l *link, batch []wire.Frame) error
 				s.log.Warn("skipping a malformed message", "conversation", m.ConversationID, "seq", m.SeqNo)
 				continue
 			}
+			if wire.IsMembershipKind(m.Kind) && len(statuses) > 0 {
+				// A member who leaves loses their boundaries: one of theirs
+				// that came before must not be applied after.
+				if err := flushAll(); err != nil {
+					return err
+				}
+			}
 			if err := flush(f.Type); err != nil {
 				return err
 			}
@@ -348,10 +363,15 @@ func (s *Session) handle(ctx context.Context, l *link, batch []wire.Frame) error
 			}
 			sents = append(sents, wire.SendResponse{ConversationID: f.ConversationID, SeqNo: f.SeqNo, MessageID: f.MessageID, Timestamp: f.Timestamp, Content: f.Content, Mentions: f.Mentions})
 		case wire.TypeStatus:
+			u := localstore.StatusUpdate{ConversationID: f.ConversationID, Status: *f.Status}
+			if deferStatus(kind, u, s.self) {
+				statuses = append(statuses, u)
+				continue
+			}
 			if err := flush(f.Type); err != nil {
 				return err
 			}
-			statuses = append(statuses, localstore.StatusUpdate{ConversationID: f.ConversationID, Status: *f.Status})
+			statuses = append(statuses, u)
 		default:
 			if err := flush(f.Type); err != nil {
 				return err
@@ -372,16 +392,18 @@ func (s *Session) handle(ctx context.Context, l *link, batch []wire.Frame) error
 	// Ack each touched conversation up to its cursor, duplicates included: a
 	// redelivery means the server missed our earlier ack.
 	for conv, top := range touched {
-		if err := s.ack(ctx, l, conv); err != nil {
+		cur, ok, err := s.store.Cursor(ctx, conv)
+		if err != nil {
 			return err
 		}
+		if !ok {
+			continue
+		}
+		s.ackAt(ctx, l, conv, cur)
 		// A message beyond the cursor means a hole: a message this device
 		// missed, or a number the server skipped. A sync of that conversation
 		// tells which (after the round in flight, which may already cover it).
-		if _, inRound := l.round[conv]; inRound {
-			continue
-		}
-		if cur, _, err := s.store.Cursor(ctx, conv); err == nil && cur < top {
+		if _, inRound := l.round[conv]; !inRound && cur < top {
 			l.gapped[conv] = true
 		}
 	}
@@ -507,6 +529,7 @@ func (s *Session) refreshInbox(ctx context.Context) {
 		}
 		entries = kept
 	}
+	s.resendReads(ctx, entries)
 	if err := s.store.PutInbox(ctx, entries...); err != nil {
 		s.log.Warn("store inbox", "err", err)
 		return
@@ -515,8 +538,8 @@ func (s *Session) refreshInbox(ctx context.Context) {
 }
 
 // MarkRead records that the user has seen a conversation up to seq: in the
-// cache at once (unread counts drop), and on the server now or at the next
-// connect.
+// cache at once (unread counts drop), and on the server after
+// SessionConfig.AckDelay (reads.go) or at the next connect.
 func (s *Session) MarkRead(ctx context.Context, conversationID string, seq int64) error {
 	if seq <= 0 {
 		return nil
@@ -535,17 +558,7 @@ func (s *Session) MarkRead(ctx context.Context, conversationID string, seq int64
 	case s.events <- StatusEvent{ConversationID: conversationID, Status: st}:
 	default:
 	}
-	s.mu.Lock()
-	l := s.link
-	if l == nil {
-		s.reads[conversationID] = max(s.reads[conversationID], seq)
-	}
-	s.mu.Unlock()
-	if l != nil && !l.push(ctx, wire.Frame{Type: wire.TypeRead, ConversationID: conversationID, SeqNo: seq}) {
-		s.mu.Lock()
-		s.reads[conversationID] = max(s.reads[conversationID], seq)
-		s.mu.Unlock()
-	}
+	s.queueRead(ctx, conversationID, seq)
 	return nil
 }
 

@@ -50,7 +50,8 @@ type SessionConfig struct {
 	// protocol 2 or later, rides on the next send into that conversation
 	// (ack_seq) instead of taking a WebSocket message of its own. It only
 	// delays the sender's "delivered" tick; delivery itself is not held.
-	// Default 50ms; negative: every ack at once.
+	// MarkRead's reports wait as long, for the same reason (reads.go).
+	// Default 50ms; negative: every ack and read at once.
 	AckDelay time.Duration
 }
 
@@ -87,9 +88,11 @@ type Session struct {
 	link    *link                        // the live connection, nil when none
 	waiters map[string][]chan sendResult // message_id -> Send calls waiting for "sent"
 	reads   map[string]int64             // read boundaries not yet told to the server
-	state   State
-	syncSeq int
-	typing  typingSent
+	// readFlushArmed: a flushReads is scheduled (reads.go).
+	readFlushArmed bool
+	state          State
+	syncSeq        int
+	typing         typingSent
 }
 
 // NewSession makes a session; nothing happens on the network until Run.
@@ -471,6 +474,7 @@ func (s *Session) serve(ctx context.Context, conn *Conn) error {
 	s.link = l
 	reads := s.reads
 	s.reads = map[string]int64{}
+	s.readFlushArmed = false // a flush the last Run cancelled (stopLater) is not waiting
 	s.mu.Unlock()
 	s.sendMu.Unlock()
 	if err != nil {

@@ -76,6 +76,7 @@ func BenchmarkPutMessage(b *testing.B) {
 	}
 	defer s.Close()
 	b.ReportAllocs()
+	reportCPU(b)
 	for i := range b.N {
 		m := msg(dm, int64(i+1), "bob", fmt.Sprintf("message %d about the deployment of build %d on node %d", i, i/10, i%7))
 		if _, err := s.PutMessages(ctx, m); err != nil {
@@ -93,6 +94,7 @@ func BenchmarkPutMessageBurst(b *testing.B) {
 	}
 	defer s.Close()
 	b.ReportAllocs()
+	reportCPU(b)
 	ms := make([]wire.Message, 0, 100)
 	for i := range b.N {
 		ms = append(ms, msg(dm, int64(i+1), "bob", fmt.Sprintf("message %d about the deployment of build %d on node %d", i, i/10, i%7)))

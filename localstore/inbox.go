@@ -18,7 +18,11 @@ func (s *Store) ApplyStatus(ctx context.Context, conversationID string, st wire.
 	if st.UserID == "" || st.LastDeliveredSeq < 0 || st.LastReadSeq < 0 {
 		return false, fmt.Errorf("apply status: %w", wire.Errorf(wire.CodeInvalid, "status needs a user_id and non-negative boundaries"))
 	}
-	err = s.tx(ctx, func(tx *sql.Tx) error {
+	// Not synced (durability.go): a boundary from the server comes again
+	// from it, and the user's own read boundary is told to the server, whose
+	// inbox gives it back on the next connect; a power cut can at worst show
+	// a few messages unread again. No text is in it.
+	err = s.rebuildableTx(ctx, func(tx *sql.Tx) error {
 		var err error
 		changed, err = s.applyStatus(ctx, tx, conversationID, st)
 		return err
@@ -40,7 +44,9 @@ type StatusUpdate struct {
 // reports whether update i moved anything; invalid updates are skipped.
 func (s *Store) ApplyStatuses(ctx context.Context, updates ...StatusUpdate) (changed []bool, err error) {
 	changed = make([]bool, len(updates))
-	err = s.tx(ctx, func(tx *sql.Tx) error {
+	// Not synced: boundaries the server pushed come again from it (a
+	// conversation opened asks for them, Session.RefreshStatus), see durability.go.
+	err = s.rebuildableTx(ctx, func(tx *sql.Tx) error {
 		for i, u := range updates {
 			if wire.ValidateConversationID(u.ConversationID) != nil || u.Status.UserID == "" ||
 				u.Status.LastDeliveredSeq < 0 || u.Status.LastReadSeq < 0 {

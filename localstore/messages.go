@@ -33,7 +33,8 @@ func (s *Store) PutMessagesChecked(ctx context.Context, msgs ...wire.Message) (a
 			return nil, nil, fmt.Errorf("put messages: %w", err)
 		}
 	}
-	err = s.tx(ctx, func(tx *sql.Tx) error {
+	// Not synced: the server sends again what a power cut loses (durability.go).
+	err = s.rebuildableTx(ctx, func(tx *sql.Tx) error {
 		var err error
 		added, conflicts, err = s.putMessagesChecked(ctx, tx, msgs)
 		return err
@@ -49,15 +50,12 @@ func (s *Store) putMessages(ctx context.Context, tx *sql.Tx, msgs []wire.Message
 	return added, err
 }
 
+const insertMessage = `INSERT OR IGNORE INTO messages
+	(conversation_id, seq_no, message_id, sender_id, content, attachment, timestamp,
+	kind, target_seq, reply_to, edited, deleted, reactions, updated_seq, attachment_info, mentions, mentions_me)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+
 func (s *Store) putMessagesChecked(ctx context.Context, tx *sql.Tx, msgs []wire.Message) (_, conflicts []wire.Message, _ error) {
-	ins, err := tx.PrepareContext(ctx, `INSERT OR IGNORE INTO messages
-		(conversation_id, seq_no, message_id, sender_id, content, attachment, timestamp,
-		kind, target_seq, reply_to, edited, deleted, reactions, updated_seq, attachment_info, mentions, mentions_me)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
-	if err != nil {
-		return nil, nil, err
-	}
-	defer ins.Close()
 	type senderKey struct{ conv, user string }
 	var added, events []wire.Message
 	lowest := map[string]int64{}        // per conversation, the lowest new seq_no
@@ -65,7 +63,8 @@ func (s *Store) putMessagesChecked(ctx context.Context, tx *sql.Tx, msgs []wire.
 	newest := map[string]wire.Message{} // per conversation, the newest new message (not event)
 	senders := map[senderKey]int64{}    // per sender, their newest new message
 	for _, m := range msgs {
-		res, err := ins.ExecContext(ctx, m.ConversationID, m.SeqNo, m.MessageID, m.SenderID, cachedContent(m), m.Attachment, nanos(m.Timestamp),
+		// Through the connection's statement cache, compiled once (Open).
+		res, err := tx.ExecContext(ctx, insertMessage, m.ConversationID, m.SeqNo, m.MessageID, m.SenderID, cachedContent(m), m.Attachment, nanos(m.Timestamp),
 			m.Kind, m.TargetSeq, m.ReplyTo, m.Edited, m.Deleted, encodeReactions(m.Reactions), m.UpdatedSeq, encodeAttachmentInfo(m.AttachmentInfo),
 			strings.Join(m.Mentions, ","), wire.MentionsUser(m.Mentions, m.SenderID, s.self))
 		if err != nil {

@@ -17,6 +17,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -43,10 +44,20 @@ type Options struct {
 
 // Store is an open cache.
 type Store struct {
-	db   *sql.DB
-	self string
-	now  func() time.Time
+	db     *sql.DB
+	self   string
+	now    func() time.Time
+	memory bool // ":memory:": nothing reaches a disk, so no write is synced
+
+	// beforeCommit, when set (by tests), runs inside each transaction just
+	// before its commit.
+	beforeCommit func(*sql.Tx)
 }
+
+// stmtCacheSize is how many prepared statements the connection keeps: more
+// than the distinct queries of the receive path and the views, so that a
+// burst never compiles one twice.
+const stmtCacheSize = 128
 
 // Open opens (creating if needed) the cache at path and brings its schema up to
 // date. path ":memory:" gives a private in-memory cache, for a process that wants
@@ -69,8 +80,13 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	}
 	// _txlock=immediate takes the write lock at BEGIN, so two processes never
 	// deadlock upgrading read transactions; busy_timeout makes the loser wait.
-	// synchronous=FULL because the outbox must survive a crash once Enqueue returns.
-	dsn := "file:" + escapePath(path) + "?_journal_mode=WAL&_busy_timeout=5000&_synchronous=FULL&_txlock=immediate&_foreign_keys=on"
+	// synchronous=FULL because the outbox must survive a crash once Enqueue
+	// returns; what the server can send again is written with less
+	// (rebuildableTx). _stmt_cache_size keeps the driver's prepared
+	// statements: without it every query is compiled anew, a quarter of what
+	// an incoming message cost chat tail (docs/tui.md, "What a message costs
+	// the session").
+	dsn := "file:" + escapePath(path) + "?_journal_mode=WAL&_busy_timeout=5000&_synchronous=FULL&_txlock=immediate&_foreign_keys=on&_stmt_cache_size=" + strconv.Itoa(stmtCacheSize)
 	db, err := sql.Open("sqlite3", dsn)
 	if err != nil {
 		return nil, fmt.Errorf("open cache %s: %w", path, err)
@@ -80,7 +96,7 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	db.SetMaxOpenConns(1)
 	db.SetConnMaxIdleTime(0)
 	db.SetConnMaxLifetime(0)
-	s := &Store{db: db, self: opts.UserID, now: opts.Now}
+	s := &Store{db: db, self: opts.UserID, now: opts.Now, memory: memory}
 	if err := s.migrate(ctx); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("open cache %s: %w", path, err)
@@ -140,6 +156,9 @@ func (s *Store) tx(ctx context.Context, fn func(*sql.Tx) error) error {
 	if err := fn(tx); err != nil {
 		tx.Rollback()
 		return err
+	}
+	if s.beforeCommit != nil {
+		s.beforeCommit(tx)
 	}
 	return tx.Commit()
 }

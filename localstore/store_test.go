@@ -666,3 +666,60 @@ func TestInboxQueryPlanUsesIndex(t *testing.T) {
 		t.Fatalf("inbox query plan: %s", joined)
 	}
 }
+
+// What arrives close together is stored in one call (the session's batch):
+// messages of two conversations interleaved, one sent twice in the batch and
+// one already cached, a gap in one conversation, a mention in the other.
+// Each conversation ends as if its messages had come one by one.
+func TestPutMessagesBatchAcrossConversations(t *testing.T) {
+	s := MustOpen(t)
+	const grp = "g:crew"
+	if _, err := s.PutMessages(ctx, msg(dm, 1, "bob", "cached")); err != nil {
+		t.Fatal(err)
+	}
+	mention := msg(grp, 2, "carol", "@me look")
+	mention.Mentions = []string{"me"}
+	batch := []wire.Message{
+		msg(grp, 1, "carol", "hello all"),
+		msg(dm, 1, "bob", "cached"), // redelivered: the server missed our ack
+		msg(dm, 2, "bob", "two"),
+		mention,
+		msg(dm, 2, "bob", "two"),  // twice in one batch
+		msg(dm, 4, "bob", "four"), // 3 is missing
+	}
+	added, err := s.PutMessages(ctx, batch...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, m := range added {
+		got = append(got, fmt.Sprintf("%s/%d", m.ConversationID, m.SeqNo))
+	}
+	if want := []string{grp + "/1", dm + "/2", grp + "/2", dm + "/4"}; !equal(got, want) {
+		t.Fatalf("added %v, want %v: the new ones, once each, in arrival order", got, want)
+	}
+	if c := cursor(t, s, dm); c != 2 {
+		t.Errorf("direct cursor %d, want 2 (3 is missing)", c)
+	}
+	if c := cursor(t, s, grp); c != 2 {
+		t.Errorf("group cursor %d, want 2", c)
+	}
+	e, err := s.InboxEntry(ctx, dm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.LastSeq != 4 || e.LastMessageBody != "four" || e.Unread != 4 {
+		t.Errorf("direct inbox %+v, want last 4 \"four\", 4 unread (3 too: on the server, not here yet)", e)
+	}
+	g, err := s.InboxEntry(ctx, grp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.LastSeq != 2 || g.Unread != 2 || g.Mentions != 1 {
+		t.Errorf("group inbox %+v, want last 2, 2 unread, 1 mention", g)
+	}
+	ms, err := s.Mentions(ctx, 10)
+	if err != nil || len(ms) != 1 || ms[0].SeqNo != 2 || ms[0].ConversationID != grp {
+		t.Errorf("mentions %v, %v: want the group's message 2", ms, err)
+	}
+}

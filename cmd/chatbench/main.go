@@ -111,6 +111,8 @@ type bench struct {
 	tuiBurstRate     float64
 	tuiBurstLoadAll  bool
 	tuiCPUProfile    string
+	tailCPUProfile   string
+	tuiBurstCases    map[string]bool
 
 	runID string
 	dial  *dialer
@@ -205,6 +207,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&b.tuiBurstMessages, "tui-burst-messages", 2000, "tui-burst: messages per run")
 	fs.Float64Var(&b.tuiBurstRate, "tui-burst-rate", 200, "tui-burst: messages/s of the steady runs (the bursts go as fast as the server stores them)")
 	fs.StringVar(&b.tuiCPUProfile, "tui-cpuprofile", "", "tui-burst: the TUI writes a CPU profile of its whole run to this file (CHAT_CPUPROFILE)")
+	fs.StringVar(&b.tailCPUProfile, "tail-cpuprofile", "", "tui-burst: chat tail writes a CPU profile of its whole run to this file (CHAT_CPUPROFILE)")
+	burstCases := fs.String("tui-burst-cases", "open,inbox,tail", "tui-burst: the views measured, a comma-separated subset of open (the chat open), inbox (the inbox shown) and tail (chat tail)")
 	fs.BoolVar(&b.tuiBurstLoadAll, "tui-burst-load-all", true, "tui-burst: load each conversation's whole history into the TUI (g, then G) before its runs")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: chatbench [flags] scenario...\n\nScenarios: echo throughput latency fanout idle history reconnect storm cli tui tui-burst all\n(all = echo throughput latency fanout idle history reconnect cli tui tui-burst)\n\nFlags:\n")
@@ -253,6 +257,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	if b.tuiBurstHistory < 0 || b.tuiBurstMessages < 1 || b.tuiBurstRate <= 0 {
 		return fmt.Errorf("--tui-burst-history must be at least 0, --tui-burst-messages at least 1 and --tui-burst-rate positive")
+	}
+	if b.tuiBurstCases, err = parseBurstCases(*burstCases); err != nil {
+		return fmt.Errorf("--tui-burst-cases: %w", err)
 	}
 	if b.tuiMessages < 1 {
 		return fmt.Errorf("--tui-messages must be at least 1, not %d", b.tuiMessages)

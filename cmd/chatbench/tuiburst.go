@@ -141,24 +141,10 @@ func (b *bench) tuiBurstOn(ctx context.Context, t *target, bin, tmux string) err
 		return err
 	}
 	envArgs := append([]string{"env", "-u", "CHAT_TOKEN"}, env...)
-	tuiArgs := envArgs
-	if b.tuiCPUProfile != "" {
-		tuiArgs = append(tuiArgs, "CHAT_CPUPROFILE="+b.tuiCPUProfile)
-	}
-	if err := p.start(ctx, "tui", append(tuiArgs, bin)...); err != nil {
-		return err
-	}
-	if err := p.wait(ctx, "● connected", 30*time.Second); err != nil {
-		return err
-	}
-	// The history reaches the cache after connecting: wait for it to settle.
-	if err := waitQuiet(ctx, p.pid, 5*time.Minute); err != nil {
-		return err
-	}
 	r := TUIBurstResult{Binary: bin, History: b.tuiBurstHistory, LoadedAll: b.tuiBurstLoadAll}
 	run := 0
 	var idle float64 // the share of a core the pane's process uses idle: taken off each run
-	measure := func(kind, view, conv string, want func(marker string) string) error {
+	var measure burstMeasure = func(kind, view, conv string, want func(marker string) string) error {
 		for _, load := range []struct {
 			name string
 			rate float64
@@ -176,64 +162,13 @@ func (b *bench) tuiBurstOn(ctx context.Context, t *target, bin, tmux string) err
 		}
 		return nil
 	}
-	onScreen := func(marker string) string { return marker }
-	for i, kc := range []struct{ kind, conv, find string }{{"direct", direct, sender}, {"group of 10", group, groupName}} {
-		if err := p.openChat(ctx, kc.find, b.tuiBurstLoadAll, b.tuiBurstHistory); err != nil {
-			return fmt.Errorf("open the %s conversation: %w", kc.kind, err)
-		}
-		if i == 0 {
-			// Idle, with a chat open and the composer focused.
-			if err := waitQuiet(ctx, p.pid, time.Minute); err != nil {
-				return err
-			}
-			if idle, err = idleRate(ctx, p.pid, 10*time.Second); err != nil {
-				return err
-			}
-			r.IdlePercent, r.IdleSeconds = idle*100, 10
-			b.logf("idle with the chat open: %.3f%% of a core", r.IdlePercent)
-		}
-		if err := measure(kc.kind, "chat open", kc.conv, onScreen); err != nil {
-			return err
-		}
-		if err := p.keys(ctx, "Escape", "Escape"); err != nil { // reading, then the inbox
-			return err
-		}
-		if err := measure(kc.kind, "inbox shown", kc.conv, onScreen); err != nil {
+	if b.tuiBurstCases[burstViewOpen] || b.tuiBurstCases[burstViewInbox] {
+		if err := b.burstTUI(ctx, p, bin, envArgs, direct, sender, group, groupName, &r, &idle, measure); err != nil {
 			return err
 		}
 	}
-	// Quit as a user does, so that a CPU profile is written out: ctrl+c,
-	// and again if it asked first.
-	for range 3 {
-		p.keys(ctx, "C-c") // fails once the pane has gone with the process
-		if waitExit(ctx, p.pid, 2*time.Second) == nil {
-			break
-		}
-	}
-	if err := waitExit(ctx, p.pid, 30*time.Second); err != nil {
-		// Not what is measured here, but worth knowing: say it and go on.
-		b.logf("WARNING: %v; killed (a --tui-cpuprofile is lost)", err)
-		if proc, ferr := os.FindProcess(p.pid); ferr == nil {
-			proc.Kill()
-		}
-		if err := waitExit(ctx, p.pid, 10*time.Second); err != nil {
-			return err
-		}
-	}
-
-	// chat tail, alone: the TUI has quit.
-	if err := p.start(ctx, "tail", append(envArgs, bin, "tail")...); err != nil {
-		return err
-	}
-	if err := waitQuiet(ctx, p.pid, time.Minute); err != nil {
-		return err
-	}
-	if idle, err = idleRate(ctx, p.pid, 10*time.Second); err != nil {
-		return err
-	}
-	b.logf("chat tail idle: %.3f%% of a core", idle*100)
-	for _, kc := range []struct{ kind, conv string }{{"direct", direct}, {"group of 10", group}} {
-		if err := measure(kc.kind, "chat tail", kc.conv, onScreen); err != nil {
+	if b.tuiBurstCases[burstViewTail] {
+		if err := b.burstTail(ctx, p, bin, envArgs, direct, group, &idle, measure); err != nil {
 			return err
 		}
 	}
@@ -260,7 +195,9 @@ func (b *bench) tuiBurstOn(ctx context.Context, t *target, bin, tmux string) err
 		b.target(name, "last stored to on screen", c.LagMS, "ms", "<= 100", c.LagMS <= 100)
 		b.row(name, "sent", c.SentPerSec, "msgs/s")
 	}
-	b.target("tui-burst idle", "CPU, chat open", r.IdlePercent, "% of a core", "<= 0.1", r.IdlePercent <= 0.1)
+	if b.tuiBurstCases[burstViewOpen] || b.tuiBurstCases[burstViewInbox] {
+		b.target("tui-burst idle", "CPU, chat open", r.IdlePercent, "% of a core", "<= 0.1", r.IdlePercent <= 0.1)
+	}
 	return nil
 }
 
