@@ -1,0 +1,50 @@
+package main
+
+import (
+	"io"
+	"slices"
+	"strings"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/colorprofile"
+)
+
+// The first frame of the TUI is the inbox from the cache (docs/tui.md, "Time
+// to a painted inbox"). Two things used to run before or beside it and now
+// wait until it is painted:
+//   - the session's connection: its dial, sync and the events they bring
+//     competed with the cache read and the first paint for the same two
+//     cores (and the cache's one connection);
+//   - inside tmux, Bubble Tea's colour detection runs `tmux info` to learn
+//     whether tmux passes true colour: a process started and waited for
+//     before the first frame, on every start.
+
+// startColorProfile is the terminal's colour profile from the environment
+// and terminfo alone: colorprofile.Detect without TMUX, so that it starts no
+// process. Outside tmux it is what Detect gives.
+func startColorProfile(out io.Writer, environ []string) colorprofile.Profile {
+	return colorprofile.Detect(out, slices.DeleteFunc(slices.Clone(environ), func(e string) bool {
+		return strings.HasPrefix(e, "TMUX=")
+	}))
+}
+
+// laterColorProfile is the full detection, `tmux info` included, as a
+// message that switches Bubble Tea's renderer when it finds more than the
+// start did (nil otherwise).
+func laterColorProfile(out io.Writer, environ []string, start colorprofile.Profile) tea.Msg {
+	if p := colorprofile.Detect(out, environ); p != start {
+		return tea.ColorProfileMsg{Profile: p}
+	}
+	return nil
+}
+
+// afterInbox is tui.Options.AfterInbox: a frame after the first inbox is in
+// the model (the renderer draws it within one; tuiFPS), the session connects
+// and the colour profile is completed.
+func afterInbox(be *tuiBackend, out io.Writer, environ []string, start colorprofile.Profile) tea.Cmd {
+	return tea.Tick(time.Second/tuiFPS, func(time.Time) tea.Msg {
+		be.connect()
+		return laterColorProfile(out, environ, start)
+	})
+}
