@@ -26,6 +26,7 @@ import (
 // never to the screen.
 func runTUI(ctx context.Context, cfg client.Config) error {
 	started := time.Now()
+	go warmWidthTable()
 	if !term.IsTerminal(os.Stdout.Fd()) {
 		return errors.New("the full-screen UI needs a terminal, and standard output is not one; " +
 			"for scripts use the commands (chat --help)")
