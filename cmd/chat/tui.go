@@ -59,7 +59,8 @@ func runTUI(ctx context.Context, cfg client.Config) error {
 	profile := startColorProfile(os.Stdout, environ)
 	m := tui.New(tui.Options{Backend: be, Logger: logger, Context: ctx, Dark: true, Started: started, Notify: notify,
 		HighlightWords: highlight, AfterInbox: afterInbox(be, os.Stdout, environ, profile)})
-	_, err = tea.NewProgram(m, tea.WithContext(ctx), tea.WithFPS(tuiFPS), tea.WithColorProfile(profile)).Run()
+	_, err = tea.NewProgram(m, tea.WithContext(ctx), tea.WithFPS(tuiFPS),
+		tea.WithEnvironment(startEnviron(environ)), tea.WithColorProfile(profile)).Run()
 	if err != nil && !(errors.Is(err, tea.ErrProgramKilled) && ctx.Err() != nil) && !errors.Is(err, tea.ErrInterrupted) {
 		return fmt.Errorf("terminal UI: %w", err)
 	}

@@ -21,13 +21,18 @@ import (
 //     whether tmux passes true colour: a process started and waited for
 //     before the first frame, on every start.
 
+// startEnviron is the environment Bubble Tea is given: the process's
+// without TMUX, so that no colour detection before the first frame starts
+// `tmux info` (Bubble Tea's own, and the one ultraviolet's terminal renderer
+// runs when Bubble Tea creates it). Nothing else in either reads TMUX.
+func startEnviron(environ []string) []string {
+	return slices.DeleteFunc(slices.Clone(environ), func(e string) bool { return strings.HasPrefix(e, "TMUX=") })
+}
+
 // startColorProfile is the terminal's colour profile from the environment
-// and terminfo alone: colorprofile.Detect without TMUX, so that it starts no
-// process. Outside tmux it is what Detect gives.
+// and terminfo alone. Outside tmux it is what colorprofile.Detect gives.
 func startColorProfile(out io.Writer, environ []string) colorprofile.Profile {
-	return colorprofile.Detect(out, slices.DeleteFunc(slices.Clone(environ), func(e string) bool {
-		return strings.HasPrefix(e, "TMUX=")
-	}))
+	return colorprofile.Detect(out, startEnviron(environ))
 }
 
 // laterColorProfile is the full detection, `tmux info` included, as a

@@ -12,6 +12,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/colorprofile"
+	uv "github.com/charmbracelet/ultraviolet"
 
 	"github.com/chatterm/chat/client"
 	"github.com/chatterm/chat/tui"
@@ -95,6 +96,9 @@ func TestColorProfileAsksTmuxOnlyLater(t *testing.T) {
 	if start != colorprofile.ANSI256 {
 		t.Fatalf("start profile in tmux = %v, want %v (from TERM)", start, colorprofile.ANSI256)
 	}
+	// Bubble Tea creates its renderer from the environment it is given, and
+	// ultraviolet's renderer detects the colour profile on its own.
+	uv.NewTerminalRenderer(io.Discard, startEnviron(inTmux))
 	if _, err := os.Stat(ran); err == nil {
 		t.Fatal("tmux info ran before the first frame")
 	}
