@@ -8,6 +8,10 @@
 # binary's process start and package init, no terminal UI). The binary's own
 # part, from runTUI to the inbox read from the cache, is the `since_start` of
 # the "inbox loaded from cache" line in tui.log.
+# Then typing, TYPING_RUNS times (default 3): bob's chat opened, 2,000
+# characters sent as keystrokes (send-keys -l, 200 at a time: a paste without
+# bracketed paste), timed from the last send until the last five are on
+# screen, with the chat process's CPU (utime+stime) meanwhile.
 #
 # Usage: scripts/tui-start.sh [RUNS]   (default 20)
 #        CHAT_BIN=PATH times that chat binary (an older build, to compare)
@@ -39,9 +43,9 @@ code=$(CHAT_SERVER=$SERVER CHAT_HOME=$TMP/live "$TMP/bin/chat" invite)
 echo bob-password-12 | CHAT_SERVER=$SERVER CHAT_HOME=$TMP/bob "$TMP/bin/chat" register bob --invite "$code" --password-stdin >/dev/null
 echo "hello from bob" | CHAT_SERVER=$SERVER CHAT_HOME=$TMP/bob "$TMP/bin/chat" send --to alice >/dev/null
 
-python3 -u - "$CHAT" "$TMP" "$RUNS" "${CHAT_CPUPROFILE:-}" <<'PY'
+python3 -u - "$CHAT" "$TMP" "$RUNS" "${CHAT_CPUPROFILE:-}" "${TYPING_RUNS:-3}" <<'PY'
 import os, re, subprocess, sys, time
-chat, tmp, runs, prof = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+chat, tmp, runs, prof, typing_runs = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4], int(sys.argv[5])
 home = os.path.join(tmp, "live")
 # A tmux server per start: one killed and started again at once refuses
 # ("server exited unexpectedly").
@@ -104,5 +108,28 @@ report("new pane to the inbox on screen, server live", live)
 report("in the binary: runTUI to the inbox from the cache", inner)
 report("new pane to `chat --help` done", ver)
 report("new pane to a shell's word (tmux and polling)", base)
+print("load average:", " ".join(open("/proc/loadavg").read().split()[:3]))
+
+def cpu(pid):
+    f = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+    return (int(f[11]) + int(f[12])) / os.sysconf("SC_CLK_TCK")
+
+text = ("the quick brown fox jumps over the lazy dog " * 50)[:1995] + "ZZEND"
+for _ in range(typing_runs):
+    timed(tui, "hello from bob")
+    tmux("send-keys", "-t", "m", "Enter")
+    wait_for("direct")  # the chat's header: "bob  direct"
+    time.sleep(1)
+    pid = int(tmux("list-panes", "-t", "m", "-F", "#{pane_pid}").strip())
+    c0 = cpu(pid)
+    for i in range(0, len(text), 200):
+        tmux("send-keys", "-t", "m", "-l", text[i:i + 200])
+    t = time.perf_counter()
+    shown = (wait_for("ZZEND") - t) * 1000
+    time.sleep(0.3)
+    print(f"typing 2,000 characters: on screen {shown:.0f} ms after the last key, {cpu(pid) - c0:.2f} s of CPU")
+    tmux("send-keys", "-t", "m", "C-u")  # no draft left for the next start
+    time.sleep(0.3)
+subprocess.run(T + ["kill-server"], capture_output=True)
 print("load average:", " ".join(open("/proc/loadavg").read().split()[:3]))
 PY
