@@ -248,8 +248,7 @@ func (s *Store) Messages(ctx context.Context, conversationID string, beforeSeq i
 	if beforeSeq <= 0 {
 		beforeSeq = 1<<63 - 1
 	}
-	rows, err := s.db.QueryContext(ctx, `SELECT `+messageColumns+` FROM messages
-		WHERE conversation_id = ? AND seq_no < ? ORDER BY seq_no DESC LIMIT ?`, conversationID, beforeSeq, limit)
+	rows, err := s.db.QueryContext(ctx, pageBelowQuery, conversationID, beforeSeq, limit)
 	if err != nil {
 		return nil, fmt.Errorf("cached messages of %s: %w", conversationID, err)
 	}

@@ -17,6 +17,9 @@
 #
 # Usage: scripts/tui-history.sh [RUNS]   (default 10)
 #        CHAT_BIN=PATH times that chat binary (an older build, to compare)
+#        OPEN_DELAY=SECONDS waits that long after the inbox shows before the
+#        open's enter (default 0: pressed while the client is still starting)
+#        start-up alone: scripts/tui-start.sh
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -47,9 +50,9 @@ code=$(CHAT_SERVER=$SERVER CHAT_HOME=$TMP/live "$TMP/bin/chat" invite)
 echo bob-password-12 | CHAT_SERVER=$SERVER CHAT_HOME=$TMP/bob "$TMP/bin/chat" register bob --invite "$code" --password-stdin >/dev/null
 echo "hello from bob" | CHAT_SERVER=$SERVER CHAT_HOME=$TMP/bob "$TMP/bin/chat" send --to alice >/dev/null
 
-python3 -u - "$CHAT" "$TMP" "$RUNS" <<'PY'
+python3 -u - "$CHAT" "$TMP" "$RUNS" "${OPEN_DELAY:-0}" <<'PY'
 import os, shutil, subprocess, sys, time
-chat, tmp, runs = sys.argv[1], sys.argv[2], int(sys.argv[3])
+chat, tmp, runs, open_delay = sys.argv[1], sys.argv[2], int(sys.argv[3]), float(sys.argv[4])
 # A tmux server per start: one killed and started again at once refuses
 # ("server exited unexpectedly").
 starts = 0
@@ -106,6 +109,7 @@ for unread in (5000, 20000):
         shutil.copytree(os.path.join(tmp, f"home-{unread}"), home)
         start(home)
         wait_for("peer0")
+        time.sleep(open_delay)
         t = time.perf_counter()
         keys("Enter")
         xs.append((wait_for(f"message {first} of peer0") - t) * 1000)

@@ -609,11 +609,11 @@ func (m *chatModel) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 				return m.send()
 			}
 		}
-		before := m.compose.Value()
+		before := m.compose.TextRev() // not Value: that would build the text on every key
 		var cmd tea.Cmd
 		m.compose, cmd = m.compose.Update(msg)
 		m.afterLayoutChange()
-		if v := m.compose.Value(); v != before && v != "" {
+		if m.compose.TextRev() != before && !m.compose.Empty() {
 			return tea.Batch(cmd, sendTyping(m.c, m.conv.ConversationID))
 		}
 		return cmd
@@ -1226,7 +1226,7 @@ func (m chatModel) viewLines() ([]string, []int) {
 			widths[i] = -1
 		}
 	}
-	if n := len(m.compose.Value()); n > maxMessageBytes*3/4 {
+	if n := m.compose.Len(); n > maxMessageBytes*3/4 {
 		// The size, as the limit nears: a long text is not refused as a surprise.
 		count := fmt.Sprintf(" %d / %d bytes ", n, maxMessageBytes)
 		st := s.Subtle

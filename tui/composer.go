@@ -3,6 +3,7 @@ package tui
 import (
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
@@ -38,13 +39,29 @@ type composer struct {
 	newline     key.Binding
 	theme       composerTheme
 
-	value string // the text, as Value gives it
+	// size is the text's length in bytes (Len), kept as edits change it;
+	// text is Value's string, built when asked for and kept until the text
+	// changes again (textRev). Building it on every key, as the chat's
+	// typing check and the size near the limit asked, cost 2,000 keys two
+	// million runes.
+	size    int
+	textRev int
+	text    *builtText // shared by the model's copies, as the lines are
+	// built counts the runes building Value has written, for the test that
+	// typing does not build the text per key.
+	built *int
 	// wrapped counts the runes wrapping has looked at, for the test that
 	// typing stays linear in the text (it is shared by the model's copies).
 	wrapped *int
 	// rev counts changes to what the composer shows (text, cursor, focus,
 	// size, styles): a drawing is kept while it stands still.
 	rev int
+}
+
+// builtText is the composer's text as a string, for the revision it was built at.
+type builtText struct {
+	rev int
+	s   string
 }
 
 // composerTheme is how the composer is drawn.
@@ -78,6 +95,7 @@ func newComposer(c *common) composer {
 		placeholder: "Write a message…  (enter sends, alt+enter or ctrl+j for a new line)",
 		newline:     c.keys.Newline,
 		theme:       composerStyles(c.styles),
+		text:        &builtText{rev: -1},
 	}
 }
 
@@ -103,12 +121,31 @@ func (m *composer) SetWidth(w int) {
 func (m composer) textWidth() int { return max(m.width-runewidth.StringWidth(m.prompt), 1) }
 
 // Value is the text, lines joined by "\n".
-func (m composer) Value() string { return m.value }
+func (m composer) Value() string {
+	if m.text != nil && m.text.rev == m.textRev {
+		return m.text.s
+	}
+	s := m.build()
+	if m.text != nil {
+		*m.text = builtText{rev: m.textRev, s: s}
+	}
+	return s
+}
+
+// Len is len(Value()), without building it.
+func (m composer) Len() int { return m.size }
+
+// Empty reports whether the box holds no text.
+func (m composer) Empty() bool { return len(m.lines) == 1 && len(m.lines[0]) == 0 }
+
+// TextRev changes whenever the text does (not when only the cursor moves).
+func (m composer) TextRev() int { return m.textRev }
 
 // Reset empties the box.
 func (m *composer) Reset() {
 	m.lines, m.wraps = [][]rune{{}}, []rowStarts{{dirty: 0}}
 	m.row, m.col, m.top, m.goal = 0, 0, 0, -1
+	m.size = 0
 	m.changed()
 }
 
@@ -121,9 +158,14 @@ func (m *composer) SetValue(s string) {
 // Height is the rows the box takes on screen.
 func (m *composer) Height() int { return min(max(m.totalRows(), 1), composerMaxRows) }
 
-// changed records that the text changed. Value is kept built, since the chat
-// reads it after every key (and copies of the model read it too).
+// changed records that the text changed: Value builds it again when asked.
 func (m *composer) changed() {
+	m.textRev++
+	m.rev++
+}
+
+// build joins the lines into the text.
+func (m composer) build() string {
 	n := 0
 	for _, l := range m.lines {
 		n += len(l) + 1
@@ -138,8 +180,19 @@ func (m *composer) changed() {
 			b.WriteRune(r)
 		}
 	}
-	m.value = b.String()
-	m.rev++
+	if m.built != nil {
+		*m.built += n
+	}
+	return b.String()
+}
+
+// runeBytes is the UTF-8 length of rs.
+func runeBytes(rs []rune) int {
+	n := 0
+	for _, r := range rs {
+		n += utf8.RuneLen(r)
+	}
+	return n
 }
 
 // touch marks logical line i for wrapping again from rune at on.
@@ -289,6 +342,7 @@ func (m *composer) insert(s string) {
 			continue
 		}
 		l := m.lines[m.row]
+		m.size += runeBytes(rs)
 		m.lines[m.row] = slices.Insert(l, m.col, rs...)
 		m.touch(m.row, m.col)
 		m.col += len(rs)
@@ -307,6 +361,7 @@ func (m *composer) splitLine() {
 	m.lines = slices.Insert(m.lines, m.row+1, tail)
 	m.wraps = slices.Insert(m.wraps, m.row+1, rowStarts{dirty: 0})
 	m.row, m.col = m.row+1, 0
+	m.size++ // the newline
 }
 
 // joinNext joins line i and the one after it.
@@ -316,6 +371,7 @@ func (m *composer) joinNext(i int) {
 	m.touch(i, at)
 	m.lines = slices.Delete(m.lines, i+1, i+2)
 	m.wraps = slices.Delete(m.wraps, i+1, i+2)
+	m.size-- // the newline
 }
 
 // deleteRange removes runes [from, to) of the cursor's line and puts the
@@ -324,6 +380,7 @@ func (m *composer) deleteRange(from, to int) {
 	if from >= to {
 		return
 	}
+	m.size -= runeBytes(m.lines[m.row][from:to])
 	m.lines[m.row] = slices.Delete(m.lines[m.row], from, to)
 	m.touch(m.row, from)
 	m.col = from

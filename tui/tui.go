@@ -53,6 +53,10 @@ type Options struct {
 	// words is treated as a mention of the user (mentions.go), like
 	// weechat's highlight_words.
 	HighlightWords []string
+	// AfterInbox runs once, when the first inbox (from the cache) is in the
+	// model: what would compete with its first paint waits for it (the
+	// connection's start, a terminal probe). cmd/chat starts the session here.
+	AfterInbox tea.Cmd
 }
 
 // common is what every screen shares: soft-serve's common.Common.
@@ -144,6 +148,9 @@ type Model struct {
 	height  int
 	conn    client.State
 
+	// afterInbox is Options.AfterInbox until the first inbox is loaded.
+	afterInbox tea.Cmd
+
 	login    loginModel
 	inbox    inboxModel
 	chat     chatModel
@@ -217,7 +224,7 @@ func New(o Options) Model {
 		now: o.Now, loc: o.Location, log: o.Logger, page: o.PageSize, timeout: o.CallTimeout,
 		started: o.Started, notify: o.Notify, openURL: o.OpenURL, highlight: o.HighlightWords,
 	}
-	m := Model{c: c, page: pageInbox, conn: client.State{Status: client.Connecting}}
+	m := Model{c: c, page: pageInbox, conn: client.State{Status: client.Connecting}, afterInbox: o.AfterInbox}
 	m.login = newLoginModel(c, server)
 	m.inbox = newInboxModel(c)
 	m.chat = newChatModel(c)
@@ -459,7 +466,13 @@ func (m Model) update(msg tea.Msg) (Model, tea.Cmd) {
 		var cmd tea.Cmd
 		m.inbox, cmd = m.inbox.Update(msg)
 		m.syncRead()
-		return m, tea.Batch(cmd, m.c.askNames(inboxNames(msg.entries, m.c.me)...))
+		names := m.c.askNames(inboxNames(msg.entries, m.c.me)...)
+		if after := m.afterInbox; after != nil {
+			// The first inbox: the network waits until it is painted, names too.
+			m.afterInbox = nil
+			names = tea.Sequence(after, names)
+		}
+		return m, tea.Batch(cmd, names)
 
 	case profilesMsg:
 		m.namesUpdate(msg)

@@ -26,6 +26,7 @@ import (
 // never to the screen.
 func runTUI(ctx context.Context, cfg client.Config) error {
 	started := time.Now()
+	go warmWidthTable()
 	if !term.IsTerminal(os.Stdout.Fd()) {
 		return errors.New("the full-screen UI needs a terminal, and standard output is not one; " +
 			"for scripts use the commands (chat --help)")
@@ -54,9 +55,12 @@ func runTUI(ctx context.Context, cfg client.Config) error {
 	if err != nil {
 		return err
 	}
+	environ := os.Environ()
+	profile := startColorProfile(os.Stdout, environ)
 	m := tui.New(tui.Options{Backend: be, Logger: logger, Context: ctx, Dark: true, Started: started, Notify: notify,
-		HighlightWords: highlight})
-	_, err = tea.NewProgram(m, tea.WithContext(ctx), tea.WithFPS(tuiFPS)).Run()
+		HighlightWords: highlight, AfterInbox: afterInbox(be, os.Stdout, environ, profile)})
+	_, err = tea.NewProgram(m, tea.WithContext(ctx), tea.WithFPS(tuiFPS),
+		tea.WithEnvironment(startEnviron(environ)), tea.WithColorProfile(profile)).Run()
 	if err != nil && !(errors.Is(err, tea.ErrProgramKilled) && ctx.Err() != nil) && !errors.Is(err, tea.ErrInterrupted) {
 		return fmt.Errorf("terminal UI: %w", err)
 	}
@@ -105,8 +109,8 @@ type tuiBackend struct {
 	mu      sync.Mutex
 	cfg     client.Config
 	sess    *client.Session
-	stop    context.CancelFunc
-	stopped chan struct{} // closed when the session's Run has returned
+	stop    context.CancelFunc // nil until connect runs the session
+	stopped chan struct{}      // closed when the session's Run has returned
 }
 
 var _ tui.Backend = (*tuiBackend)(nil)
@@ -117,8 +121,9 @@ func newTUIBackend(ctx context.Context, cfg client.Config, log *slog.Logger) *tu
 	return &tuiBackend{ctx: ctx, cfg: cfg, log: log, events: events}
 }
 
-// open opens the stored login's session and starts it; ErrNotLoggedIn or
-// ErrNoServer mean the first-run screen.
+// open opens the stored login's session without connecting it: at start the
+// inbox is painted from the cache first, then connect runs the session
+// (afterInbox). ErrNotLoggedIn or ErrNoServer mean the first-run screen.
 func (b *tuiBackend) open(ctx context.Context) error {
 	cfg := b.config()
 	s, err := client.Open(ctx, cfg)
@@ -129,7 +134,7 @@ func (b *tuiBackend) open(ctx context.Context) error {
 	return nil
 }
 
-// attach makes s the session, stopping any previous one, and runs it.
+// attach makes s the session, stopping any previous one; connect runs it.
 func (b *tuiBackend) attach(s *client.Session) {
 	b.detach()
 	// What the previous account's session left unread is not this account's.
@@ -140,16 +145,28 @@ func (b *tuiBackend) attach(s *client.Session) {
 			drained = true
 		}
 	}
-	ctx, cancel := context.WithCancel(b.ctx)
-	done := make(chan struct{})
 	b.mu.Lock()
-	b.sess, b.stop, b.stopped = s, cancel, done
+	b.sess = s
 	b.mu.Unlock()
 	// The state before Run's first change, so the status line starts right.
 	select {
 	case b.events <- client.StateEvent{State: s.State()}:
-	case <-ctx.Done():
+	case <-b.ctx.Done():
 	}
+}
+
+// connect runs the session (its connection, sync and reconnects) if it is not
+// running yet.
+func (b *tuiBackend) connect() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.sess == nil || b.stop != nil {
+		return
+	}
+	ctx, cancel := context.WithCancel(b.ctx)
+	done := make(chan struct{})
+	s := b.sess
+	b.stop, b.stopped = cancel, done
 	go func() {
 		defer close(done)
 		if err := s.Run(ctx); err != nil && ctx.Err() == nil {
@@ -168,8 +185,10 @@ func (b *tuiBackend) detach() {
 	if s == nil {
 		return
 	}
-	stop()
-	<-stopped
+	if stop != nil {
+		stop()
+		<-stopped
+	}
 	if err := s.Close(); err != nil {
 		b.log.Warn("close cache", "err", err)
 	}
@@ -233,6 +252,7 @@ func (b *tuiBackend) authenticate(ctx context.Context, server string, call func(
 		return fmt.Errorf("open the cache for %s: %w", acct.UserID, err)
 	}
 	b.attach(s)
+	b.connect() // the login screen was painted long ago
 	return nil
 }
 

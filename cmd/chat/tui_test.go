@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"reflect"
 	"strconv"
 	"strings"
 	"sync"
@@ -38,8 +39,22 @@ type tuiRun struct {
 
 func startTUI(t testing.TB, be tui.Backend, w, h int) *tuiRun {
 	t.Helper()
+	return startTUIWith(t, be, w, h, nil)
+}
+
+// startTUIWith is startTUI with the options changed by opt first.
+func startTUIWith(t testing.TB, be tui.Backend, w, h int, opt func(*tui.Options)) *tuiRun {
+	t.Helper()
 	r := &tuiRun{t: t, msgs: make(chan tea.Msg, 1024), done: make(chan struct{}), poll: 5 * time.Millisecond}
-	r.m = tui.New(tui.Options{Backend: be, Dark: true, Logger: slog.New(slog.DiscardHandler)})
+	o := tui.Options{Backend: be, Dark: true, Logger: slog.New(slog.DiscardHandler)}
+	if b, ok := be.(*tuiBackend); ok {
+		// As runTUI does, less the frame's wait and the colour probe.
+		o.AfterInbox = func() tea.Msg { b.connect(); return nil }
+	}
+	if opt != nil {
+		opt(&o)
+	}
+	r.m = tui.New(o)
 	r.exec(r.m.Init())
 	r.send(tea.WindowSizeMsg{Width: w, Height: h})
 	go func() {
@@ -68,6 +83,20 @@ func (r *tuiRun) exec(cmd tea.Cmd) {
 			}
 			return
 		}
+		if seq, ok := sequenceOf(msg); ok {
+			for _, c := range seq {
+				if c == nil {
+					continue
+				}
+				if m := c(); m != nil {
+					select {
+					case r.msgs <- m:
+					case <-r.done:
+					}
+				}
+			}
+			return
+		}
 		if msg != nil {
 			select {
 			case r.msgs <- msg:
@@ -75,6 +104,20 @@ func (r *tuiRun) exec(cmd tea.Cmd) {
 			}
 		}
 	}()
+}
+
+// sequenceOf unpacks tea.Sequence's message (its type is unexported: a
+// slice of commands, run one after another).
+func sequenceOf(msg tea.Msg) ([]tea.Cmd, bool) {
+	v := reflect.ValueOf(msg)
+	if !v.IsValid() || v.Kind() != reflect.Slice || v.Type().Elem() != reflect.TypeFor[tea.Cmd]() {
+		return nil, false
+	}
+	cmds := make([]tea.Cmd, v.Len())
+	for i := range cmds {
+		cmds[i] = v.Index(i).Interface().(tea.Cmd)
+	}
+	return cmds, true
 }
 
 func (r *tuiRun) send(msg tea.Msg) {
@@ -529,6 +572,7 @@ func TestTUIBackendOneEventChannelAcrossLogins(t *testing.T) {
 	srv := servertest.Start(t)
 	ctx := context.Background()
 	be, _ := account(t, srv, "alice")
+	be.connect() // no TUI here to connect it after its inbox
 	events := be.Events()
 	next := func(what string, match func(client.Event) bool) client.Event {
 		t.Helper()

@@ -1,0 +1,64 @@
+package main
+
+import (
+	"io"
+	"slices"
+	"strings"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/colorprofile"
+	"github.com/mattn/go-runewidth"
+)
+
+// The first frame of the TUI is the inbox from the cache (docs/tui.md, "Time
+// to a painted inbox"). Two things used to run before or beside it and now
+// wait until it is painted:
+//   - the session's connection: its dial, sync and the events they bring
+//     competed with the cache read and the first paint for the same two
+//     cores (and the cache's one connection);
+//   - inside tmux, Bubble Tea's colour detection runs `tmux info` to learn
+//     whether tmux passes true colour: a process started and waited for
+//     before the first frame, on every start.
+
+// startEnviron is the environment Bubble Tea is given: the process's
+// without TMUX, so that no colour detection before the first frame starts
+// `tmux info` (Bubble Tea's own, and the one ultraviolet's terminal renderer
+// runs when Bubble Tea creates it). Nothing else in either reads TMUX.
+func startEnviron(environ []string) []string {
+	return slices.DeleteFunc(slices.Clone(environ), func(e string) bool { return strings.HasPrefix(e, "TMUX=") })
+}
+
+// startColorProfile is the terminal's colour profile from the environment
+// and terminfo alone. Outside tmux it is what colorprofile.Detect gives.
+func startColorProfile(out io.Writer, environ []string) colorprofile.Profile {
+	return colorprofile.Detect(out, startEnviron(environ))
+}
+
+// laterColorProfile is the full detection, `tmux info` included, as a
+// message that switches Bubble Tea's renderer when it finds more than the
+// start did (nil otherwise).
+func laterColorProfile(out io.Writer, environ []string, start colorprofile.Profile) tea.Msg {
+	if p := colorprofile.Detect(out, environ); p != start {
+		return tea.ColorProfileMsg{Profile: p}
+	}
+	return nil
+}
+
+// afterInbox is tui.Options.AfterInbox: a frame after the first inbox is in
+// the model (the renderer draws it within one; tuiFPS), the session connects
+// and the colour profile is completed.
+func afterInbox(be *tuiBackend, out io.Writer, environ []string, start colorprofile.Profile) tea.Cmd {
+	return tea.Tick(time.Second/tuiFPS, func(time.Time) tea.Msg {
+		be.connect()
+		return laterColorProfile(out, environ, start)
+	})
+}
+
+// warmWidthTable builds go-runewidth's width table, which its first lookup of
+// a rune past U+02FF builds (2 × 1.1 MB, behind a sync.Once): the composer's
+// prompt on the first resize, or the renderer's first frame. Started first
+// thing, it is built on the other core while the cache opens and the terminal
+// is set up, instead of in the first frame's path (a CPU profile of the start
+// put it at a fifth of the process's CPU before the inbox showed).
+func warmWidthTable() { runewidth.RuneWidth('…') }

@@ -1,0 +1,135 @@
+#!/usr/bin/env bash
+# tui-start.sh times the real `chat` TUI's start-up to a painted inbox with a
+# live server (chatserver on loopback, a real login, bob's message in the
+# cache from a first run not counted), from outside: a new pane of a private
+# tmux server at 120×40, polled with capture-pane until bob's message shows.
+# Beside each start, interleaved, two baselines started the same way: a shell
+# printing a word (tmux and the polling alone), and `chat --help` (the same
+# binary's process start and package init, no terminal UI). The binary's own
+# part, from runTUI to the inbox read from the cache, is the `since_start` of
+# the "inbox loaded from cache" line in tui.log.
+# Then typing, TYPING_RUNS times (default 3): bob's chat opened, 2,000
+# characters sent as keystrokes (send-keys -l, 200 at a time: a paste without
+# bracketed paste), timed from the last send until the last five are on
+# screen, with the chat process's CPU (utime+stime) meanwhile.
+#
+# Usage: scripts/tui-start.sh [RUNS]   (default 20)
+#        CHAT_BIN=PATH times that chat binary (an older build, to compare)
+#        CHAT_CPUPROFILE=FILE profiles the TUI starts (the last run's profile
+#        is kept)
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+RUNS=${1:-20}
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/chat-tui-start.XXXXXX")
+SERVER_PID=""
+cleanup() {
+	for s in "$TMP"/tmux-*.sock; do tmux -S "$s" kill-server 2>/dev/null || true; done
+	[ -n "$SERVER_PID" ] && kill "$SERVER_PID" 2>/dev/null && wait "$SERVER_PID" 2>/dev/null || true
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
+
+(cd "$ROOT" && go build -o "$TMP/bin/" ./cmd/chatserver ./cmd/chat)
+CHAT=${CHAT_BIN:-$TMP/bin/chat}
+
+PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+SERVER=http://127.0.0.1:$PORT
+"$TMP/bin/chatserver" --addr "127.0.0.1:$PORT" --data-dir "$TMP/data" >"$TMP/server.log" 2>&1 &
+SERVER_PID=$!
+for _ in $(seq 50); do curl -fs "$SERVER/healthz" >/dev/null 2>&1 && break; sleep 0.1; done
+echo alice-password-1 | CHAT_SERVER=$SERVER CHAT_HOME=$TMP/live "$TMP/bin/chat" register alice --password-stdin >/dev/null
+code=$(CHAT_SERVER=$SERVER CHAT_HOME=$TMP/live "$TMP/bin/chat" invite)
+echo bob-password-12 | CHAT_SERVER=$SERVER CHAT_HOME=$TMP/bob "$TMP/bin/chat" register bob --invite "$code" --password-stdin >/dev/null
+echo "hello from bob" | CHAT_SERVER=$SERVER CHAT_HOME=$TMP/bob "$TMP/bin/chat" send --to alice >/dev/null
+
+python3 -u - "$CHAT" "$TMP" "$RUNS" "${CHAT_CPUPROFILE:-}" "${TYPING_RUNS:-3}" <<'PY'
+import os, re, subprocess, sys, time
+chat, tmp, runs, prof, typing_runs = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4], int(sys.argv[5])
+home = os.path.join(tmp, "live")
+# A tmux server per start: one killed and started again at once refuses
+# ("server exited unexpectedly").
+starts = 0
+T = ["tmux", "-S", os.path.join(tmp, "tmux-0.sock"), "-f", "/dev/null"]
+
+def tmux(*a):
+    return subprocess.run(T + list(a), check=True, capture_output=True, text=True).stdout
+
+def wait_for(text, timeout=60):
+    t = time.perf_counter()
+    while text not in tmux("capture-pane", "-p", "-t", "m"):
+        if time.perf_counter() - t > timeout:
+            sys.exit(f"{text!r} not on screen after {timeout} s")
+    return time.perf_counter()
+
+def timed(cmd, text):
+    global T, starts
+    subprocess.run(T + ["kill-server"], capture_output=True)
+    starts += 1
+    T = ["tmux", "-S", os.path.join(tmp, f"tmux-{starts}.sock"), "-f", "/dev/null"]
+    t = time.perf_counter()
+    tmux("new-session", "-d", "-x", "120", "-y", "40", "-s", "m", cmd)
+    return (wait_for(text) - t) * 1000
+
+env = f"env TERM=xterm-256color CHAT_HOME={home}"
+if prof:
+    env += f" CHAT_CPUPROFILE={prof}"
+tui = f"exec {env} {chat}"
+version = f"sh -c '{chat} --help >/dev/null 2>&1; echo ready; sleep 30'"
+shell = "sh -c 'echo ready; sleep 30'"
+
+# The first start syncs bob's message into the cache; every later one paints
+# it from the cache.
+timed(tui, "hello from bob")
+log = os.path.join(home, "tui.log")
+skip = sum(1 for _ in open(log))
+
+live, ver, base = [], [], []
+for _ in range(runs):
+    live.append(timed(tui, "hello from bob"))
+    ver.append(timed(version, "ready"))
+    base.append(timed(shell, "ready"))
+subprocess.run(T + ["kill-server"], capture_output=True)
+inner = []
+for line in list(open(log))[skip:]:
+    m = re.search(r"inbox loaded from cache.* since_start=([0-9.]+)(µs|ms|s)", line)
+    if m:
+        inner.append(float(m.group(1)) * {"µs": 0.001, "ms": 1, "s": 1000}[m.group(2)])
+
+def pct(xs, p):
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, int(len(xs) * p / 100))]
+
+def report(label, xs):
+    if xs:
+        print(f"{label:52} p50 {pct(xs, 50):7.1f} ms  p90 {pct(xs, 90):7.1f} ms  ({len(xs)} runs)")
+
+report("new pane to the inbox on screen, server live", live)
+report("in the binary: runTUI to the inbox from the cache", inner)
+report("new pane to `chat --help` done", ver)
+report("new pane to a shell's word (tmux and polling)", base)
+print("load average:", " ".join(open("/proc/loadavg").read().split()[:3]))
+
+def cpu(pid):
+    f = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+    return (int(f[11]) + int(f[12])) / os.sysconf("SC_CLK_TCK")
+
+text = ("the quick brown fox jumps over the lazy dog " * 50)[:1995] + "ZZEND"
+for _ in range(typing_runs):
+    timed(tui, "hello from bob")
+    tmux("send-keys", "-t", "m", "Enter")
+    wait_for("direct")  # the chat's header: "bob  direct"
+    time.sleep(1)
+    pid = int(tmux("list-panes", "-t", "m", "-F", "#{pane_pid}").strip())
+    c0 = cpu(pid)
+    for i in range(0, len(text), 200):
+        tmux("send-keys", "-t", "m", "-l", text[i:i + 200])
+    t = time.perf_counter()
+    shown = (wait_for("ZZEND") - t) * 1000
+    time.sleep(0.3)
+    print(f"typing 2,000 characters: on screen {shown:.0f} ms after the last key, {cpu(pid) - c0:.2f} s of CPU")
+    tmux("send-keys", "-t", "m", "C-u")  # no draft left for the next start
+    time.sleep(0.3)
+subprocess.run(T + ["kill-server"], capture_output=True)
+print("load average:", " ".join(open("/proc/loadavg").read().split()[:3]))
+PY
