@@ -53,6 +53,9 @@ type Options struct {
 	// words is treated as a mention of the user (mentions.go), like
 	// weechat's highlight_words.
 	HighlightWords []string
+	// Pacer slows Bubble Tea's renderer while nothing changes (pacer.go);
+	// nil leaves it ticking at its frame rate.
+	Pacer *FramePacer
 }
 
 // common is what every screen shares: soft-serve's common.Common.
@@ -80,6 +83,7 @@ type common struct {
 	// were drawn from (render.go): the same for every copy of the model.
 	parts partsShown
 	names names // people's display names (names.go)
+	pacer *FramePacer
 
 	// posted holds what a screen asks of the root from inside an Update (close
 	// this box, open that conversation); the root applies it before that
@@ -216,6 +220,7 @@ func New(o Options) Model {
 		styles: NewStyles(o.Dark), keys: DefaultKeyMap(),
 		now: o.Now, loc: o.Location, log: o.Logger, page: o.PageSize, timeout: o.CallTimeout,
 		started: o.Started, notify: o.Notify, openURL: o.OpenURL, highlight: o.HighlightWords,
+		pacer: o.Pacer,
 	}
 	m := Model{c: c, page: pageInbox, conn: client.State{Status: client.Connecting}}
 	m.login = newLoginModel(c, server)
@@ -901,6 +906,7 @@ func (m *Model) restyle() {
 
 // View draws the current page, any overlay on top of it, and the status line.
 func (m Model) View() tea.View {
+	m.c.pacer.viewed()
 	v := tea.NewView(m.render())
 	v.AltScreen = true
 	v.MouseMode = tea.MouseModeCellMotion
