@@ -156,6 +156,7 @@ func (b *bench) tuiBurstOn(ctx context.Context, t *target, bin, tmux string) err
 		return err
 	}
 	r := TUIBurstResult{Binary: bin, History: b.tuiBurstHistory, LoadedAll: b.tuiBurstLoadAll}
+	only, _ := parseBurstOnly(b.tuiBurstOnly) // checked with the flags
 	run := 0
 	var idle float64 // the share of a core the pane's process uses idle: taken off each run
 	measure := func(kind, view, conv string, want func(marker string) string) error {
@@ -163,6 +164,9 @@ func (b *bench) tuiBurstOn(ctx context.Context, t *target, bin, tmux string) err
 			name string
 			rate float64
 		}{{"burst", 0}, {"steady", b.tuiBurstRate}} {
+			if !only.wants(kind, view, load.name) {
+				continue
+			}
 			run++
 			marker := fmt.Sprintf("end-of-run-%02d", run)
 			c, err := b.burstCase(ctx, p, snd, conv, load.rate, idle, marker, want(marker))
@@ -178,6 +182,9 @@ func (b *bench) tuiBurstOn(ctx context.Context, t *target, bin, tmux string) err
 	}
 	onScreen := func(marker string) string { return marker }
 	for i, kc := range []struct{ kind, conv, find string }{{"direct", direct, sender}, {"group of 10", group, groupName}} {
+		if i > 0 && !only.wants(kc.kind, "", "") {
+			continue // the first is opened for idle whatever is asked
+		}
 		if err := p.openChat(ctx, kc.find, b.tuiBurstLoadAll, b.tuiBurstHistory); err != nil {
 			return fmt.Errorf("open the %s conversation: %w", kc.kind, err)
 		}
@@ -222,6 +229,9 @@ func (b *bench) tuiBurstOn(ctx context.Context, t *target, bin, tmux string) err
 	}
 
 	// chat tail, alone: the TUI has quit.
+	if !only.wants("", "chat tail", "") {
+		return b.tuiBurstReport(r)
+	}
 	if err := p.start(ctx, "tail", append(envArgs, bin, "tail")...); err != nil {
 		return err
 	}
@@ -237,6 +247,11 @@ func (b *bench) tuiBurstOn(ctx context.Context, t *target, bin, tmux string) err
 			return err
 		}
 	}
+	return b.tuiBurstReport(r)
+}
+
+// tuiBurstReport keeps r in the report, with its rows and targets.
+func (b *bench) tuiBurstReport(r TUIBurstResult) error {
 	if data, err := os.ReadFile("/proc/loadavg"); err == nil {
 		r.LoadAverage1, _, _ = strings.Cut(string(data), " ")
 	}
