@@ -84,6 +84,8 @@ type common struct {
 	parts partsShown
 	names names // people's display names (names.go)
 	pacer *FramePacer
+	// inboxShown is the inbox page's rows as last drawn (inboxrows.go).
+	inboxShown inboxShown
 
 	// posted holds what a screen asks of the root from inside an Update (close
 	// this box, open that conversation); the root applies it before that
@@ -946,7 +948,13 @@ func (m Model) render() string {
 	case pageLogin:
 		body = m.login.View()
 	case pageInbox:
-		body = m.inbox.View()
+		inBuf = true
+		for i, l := range m.inbox.pageLines(m.width, h) {
+			if i > 0 {
+				buf = append(buf, '\n')
+			}
+			buf = append(buf, l...)
+		}
 	case pageChat:
 		lines, widths := m.chat.viewLines()
 		inBuf = true
@@ -974,7 +982,7 @@ func (m Model) render() string {
 			}
 		}
 	}
-	if m.page != pageChat {
+	if !inBuf {
 		body = fitBlock(body, m.width, h)
 	}
 	var box string
