@@ -86,6 +86,7 @@ type common struct {
 	pacer *FramePacer
 	// inboxShown is the inbox page's rows as last drawn (inboxrows.go).
 	inboxShown inboxShown
+	header     headerShown // the chat's header, as last drawn (chatheader.go)
 
 	// posted holds what a screen asks of the root from inside an Update (close
 	// this box, open that conversation); the root applies it before that
