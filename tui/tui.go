@@ -245,7 +245,7 @@ func New(o Options) Model {
 // Init loads the inbox from the cache, starts reading live events and asks the
 // terminal for its background colour.
 func (m Model) Init() tea.Cmd {
-	cmds := []tea.Cmd{waitEvent(m.c.be.Events()), tea.RequestBackgroundColor}
+	cmds := []tea.Cmd{waitEvent(m.c.be.Events(), boundaryHold), tea.RequestBackgroundColor}
 	if m.page == pageLogin {
 		cmds = append(cmds, m.login.Init())
 	} else {
@@ -262,28 +262,20 @@ const maxEventBatch = 512
 type eventBatchMsg []client.Event
 
 // waitEvent returns the backend's next event, with any others already
-// waiting; Update re-arms it after each.
-func waitEvent(ch <-chan client.Event) tea.Cmd {
+// waiting; Update re-arms it after each. Boundary moves are held a little
+// for more (eventpump.go).
+func waitEvent(ch <-chan client.Event, hold time.Duration) tea.Cmd {
 	return func() tea.Msg {
 		ev, ok := <-ch
 		if !ok {
 			return eventsClosedMsg{}
 		}
-		batch := eventBatchMsg{ev}
-		for len(batch) < maxEventBatch {
-			select {
-			case ev, ok := <-ch:
-				if !ok {
-					return batch // the next wait says it closed
-				}
-				batch = append(batch, ev)
-				continue
-			default:
-			}
-			break
+		batch := drainEvents(ch, eventBatchMsg{ev})
+		if onlyBoundaries(batch) {
+			batch = holdBoundaries(ch, batch, hold)
 		}
 		if len(batch) == 1 {
-			return ev
+			return batch[0]
 		}
 		return batch
 	}
@@ -369,14 +361,14 @@ func (m Model) update(msg tea.Msg) (Model, tea.Cmd) {
 
 	case client.Event:
 		cmd := m.handleEvent(msg)
-		return m, tea.Batch(cmd, waitEvent(m.c.be.Events()))
+		return m, tea.Batch(cmd, waitEvent(m.c.be.Events(), boundaryHold))
 
 	case eventBatchMsg:
 		cmds := make([]tea.Cmd, 0, len(msg)+1)
 		for _, ev := range msg {
 			cmds = append(cmds, m.handleEvent(ev))
 		}
-		return m, tea.Batch(append(cmds, waitEvent(m.c.be.Events()))...)
+		return m, tea.Batch(append(cmds, waitEvent(m.c.be.Events(), boundaryHold))...)
 
 	case eventsClosedMsg:
 		m.conn = client.State{Status: client.Offline, Unsent: m.conn.Unsent}
