@@ -78,7 +78,8 @@ type common struct {
 	muted   map[string]bool // conversations that ring nothing (mute.go)
 	// highlight: Options.HighlightWords.
 	highlight []string
-	marks     readMarks // read reports on their way (markread.go)
+	marks     readMarks     // read reports on their way (markread.go)
+	readGap   time.Duration // the rest between a report's answer and the next
 	// parts is the sidebar and status line as last drawn, with what they
 	// were drawn from (render.go): the same for every copy of the model.
 	parts partsShown
@@ -223,7 +224,7 @@ func New(o Options) Model {
 		styles: NewStyles(o.Dark), keys: DefaultKeyMap(),
 		now: o.Now, loc: o.Location, log: o.Logger, page: o.PageSize, timeout: o.CallTimeout,
 		started: o.Started, notify: o.Notify, openURL: o.OpenURL, highlight: o.HighlightWords,
-		pacer: o.Pacer,
+		pacer: o.Pacer, readGap: readReportGap,
 	}
 	m := Model{c: c, page: pageInbox, conn: client.State{Status: client.Connecting}}
 	m.login = newLoginModel(c, server)
@@ -390,6 +391,9 @@ func (m Model) update(msg tea.Msg) (Model, tea.Cmd) {
 
 	case notifyHeldMsg:
 		return m, m.notifyHeld()
+
+	case readRestedMsg:
+		return m, m.c.readRested(msg)
 
 	case flashExpiredMsg:
 		if msg.id == m.flashID {
