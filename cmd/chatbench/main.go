@@ -112,6 +112,7 @@ type bench struct {
 	tuiBurstLoadAll  bool
 	tuiCPUProfile    string
 	tuiBurstOnly     string
+	tuiBurstIdleMore int
 
 	runID string
 	dial  *dialer
@@ -207,6 +208,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.Float64Var(&b.tuiBurstRate, "tui-burst-rate", 200, "tui-burst: messages/s of the steady runs (the bursts go as fast as the server stores them)")
 	fs.StringVar(&b.tuiCPUProfile, "tui-cpuprofile", "", "tui-burst: the TUI writes a CPU profile of its whole run to this file (CHAT_CPUPROFILE)")
 	fs.StringVar(&b.tuiBurstOnly, "tui-burst-only", "", "tui-burst: run only these cases, words from direct,group (conversation) open,inbox,tail (view) burst,steady (load); a kind with no word runs all of it (idle is always measured)")
+	fs.IntVar(&b.tuiBurstIdleMore, "tui-burst-idle-more", 0, "tui-burst: after the idle measurement, this many more of 10 s each, 20 s apart (is the first one a tail of the history's load?)")
 	fs.BoolVar(&b.tuiBurstLoadAll, "tui-burst-load-all", true, "tui-burst: load each conversation's whole history into the TUI (g, then G) before its runs")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: chatbench [flags] scenario...\n\nScenarios: echo throughput latency fanout idle history reconnect storm cli tui tui-burst all\n(all = echo throughput latency fanout idle history reconnect cli tui tui-burst)\n\nFlags:\n")
@@ -255,6 +257,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	if b.tuiBurstHistory < 0 || b.tuiBurstMessages < 1 || b.tuiBurstRate <= 0 {
 		return fmt.Errorf("--tui-burst-history must be at least 0, --tui-burst-messages at least 1 and --tui-burst-rate positive")
+	}
+	if b.tuiBurstIdleMore < 0 {
+		return fmt.Errorf("--tui-burst-idle-more must be at least 0, not %d", b.tuiBurstIdleMore)
 	}
 	if _, err := parseBurstOnly(b.tuiBurstOnly); err != nil {
 		return err

@@ -47,6 +47,7 @@ type TUIBurstResult struct {
 	LoadedAll    bool           `json:"loaded_all"`
 	IdlePercent  float64        `json:"idle_cpu_percent_of_a_core"`
 	IdleSeconds  float64        `json:"idle_seconds"`
+	IdleMore     []float64      `json:"idle_more_percent,omitempty"` // --tui-burst-idle-more, in order
 	Cases        []TUIBurstCase `json:"cases"`
 	LoadAverage1 string         `json:"load_average_1m"` // the machine's, when the runs ended
 }
@@ -198,6 +199,15 @@ func (b *bench) tuiBurstOn(ctx context.Context, t *target, bin, tmux string) err
 			}
 			r.IdlePercent, r.IdleSeconds = idle*100, 10
 			b.logf("idle with the chat open: %.3f%% of a core", r.IdlePercent)
+			for k := range b.tuiBurstIdleMore {
+				time.Sleep(20 * time.Second)
+				more, err := idleRate(ctx, p.pid, 10*time.Second)
+				if err != nil {
+					return err
+				}
+				r.IdleMore = append(r.IdleMore, more*100)
+				b.logf("idle with the chat open, %d more: %.3f%% of a core", k+1, more*100)
+			}
 		}
 		if err := measure(kc.kind, "chat open", kc.conv, onScreen); err != nil {
 			return err
