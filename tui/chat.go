@@ -12,7 +12,6 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/chatterm/chat/client"
-	"github.com/chatterm/chat/internal/termtext"
 	"github.com/chatterm/chat/wire"
 )
 
@@ -1146,34 +1145,7 @@ func (m chatModel) viewLines() ([]string, []int) {
 	s := m.c.styles
 	w := m.width
 	// Header: the name, what kind of conversation, and a scroll hint.
-	title := s.Title.Render(" " + m.c.title(m.conv))
-	kind := m.kindLabel()
-	if n := len(m.participants); n > 0 && kind != "direct" {
-		kind = fmt.Sprintf("%s · %d members", kind, n)
-	}
-	if m.topic != "" {
-		kind += " · " + termtext.OneLine(m.topic) // the admins' text: sanitised
-	}
-	right := ""
-	switch {
-	case m.toOldest:
-		right = s.Subtle.Render(fmt.Sprintf("↑ to the first message: %d loaded ", len(m.msgs)))
-	case m.newHere > 0:
-		right = s.Unread.Render(fmt.Sprintf("↓ %d new ", m.newHere))
-	case m.offset > 0 || m.behind:
-		right = s.Subtle.Render("↓ G to the newest ")
-	case m.stale:
-		right = s.Subtle.Render("offline: from the cache ")
-	}
-	header := title + s.Subtle.Render("  "+kind)
-	if around := m.aroundText(m.c.now()); around != "" {
-		header += s.Accent.Render("  " + around)
-	}
-	if m.c.muted[m.conv.ConversationID] {
-		header += s.Subtle.Render("  muted")
-	}
-	header += strings.Repeat(" ", max(w-lipgloss.Width(header)-lipgloss.Width(right), 1)) + right
-	rule := s.Faint.Render(strings.Repeat("─", w))
+	header, headerW, rule := m.headerLines()
 
 	hist := m.historyHeight()
 	var view []string
@@ -1218,7 +1190,7 @@ func (m chatModel) viewLines() ([]string, []int) {
 	parts = append(parts, pad...)
 	parts = append(parts, view...)
 	widths := make([]int, len(parts), len(parts)+8)
-	widths[0], widths[1] = -1, w
+	widths[0], widths[1] = headerW, w
 	if viewW != nil {
 		copy(widths[2+len(pad):], viewW)
 	} else {
@@ -1226,8 +1198,10 @@ func (m chatModel) viewLines() ([]string, []int) {
 			widths[i] = -1
 		}
 	}
+	ruleW := w
 	if n := m.compose.Len(); n > maxMessageBytes*3/4 {
 		// The size, as the limit nears: a long text is not refused as a surprise.
+		ruleW = -1
 		count := fmt.Sprintf(" %d / %d bytes ", n, maxMessageBytes)
 		st := s.Subtle
 		if n > maxMessageBytes {
@@ -1236,7 +1210,7 @@ func (m chatModel) viewLines() ([]string, []int) {
 		rule = s.Faint.Render(strings.Repeat("─", max(w-ansi.StringWidth(count)-2, 0))) + st.Render(count) + s.Faint.Render("──")
 	}
 	parts = append(parts, rule)
-	widths = append(widths, -1)
+	widths = append(widths, ruleW)
 	if line := m.actionLine(); line != "" {
 		parts = append(parts, line)
 		widths = append(widths, -1)

@@ -97,16 +97,22 @@ func (m *Model) allDrafts() map[string]string {
 	return drafts
 }
 
-// quit stores the drafts, then ends the program: one command, so the
-// program cannot end before they are stored. A failure is logged (the
-// screen is going); the drafts of chats left earlier were stored then.
+// quit stores the drafts and sends the read reports still waiting
+// (markread.go), then ends the program: one command, so the program cannot
+// end before they are stored. A failure is logged (the screen is going);
+// the drafts of chats left earlier were stored then.
 func (m *Model) quit() tea.Cmd {
-	c, drafts := m.c, m.allDrafts()
+	c, drafts, marks := m.c, m.allDrafts(), m.c.unsentMarks()
 	return func() tea.Msg {
 		ctx, cancel := c.call()
 		defer cancel()
 		if err := c.be.SaveDrafts(ctx, drafts); err != nil {
 			c.log.Error("save drafts at quit", "err", err)
+		}
+		for id, seq := range marks {
+			if err := c.be.MarkRead(ctx, id, seq); err != nil {
+				c.log.Error("mark read at quit", "conv", id, "seq", seq, "err", err)
+			}
 		}
 		return tea.Quit()
 	}

@@ -495,6 +495,9 @@ func newHarnessWith(t *testing.T, be *fakeBackend, w, h int, opt func(*Options))
 		opt(&o)
 	}
 	m := New(o)
+	// Timers are dropped here (runCmds): a report's answer lets the next go
+	// at once, as before the rest (TestReadReportsRestBetween has it).
+	m.c.readGap = 0
 	hs := &harness{t: t, be: be, m: m}
 	t.Cleanup(func() { close(be.events) })
 	hs.run(m.Init())

@@ -325,11 +325,7 @@ func (m inboxModel) totalUnread() (n int64, label string) {
 func (m inboxModel) View() string {
 	s := m.c.styles
 	var b strings.Builder
-	title := s.Title.Render(" Conversations")
-	if n, label := m.totalUnread(); n > 0 {
-		title += s.Unread.Render("  " + label + " unread")
-	}
-	b.WriteString(title)
+	b.WriteString(m.title())
 	switch {
 	case m.err != nil && len(m.entries) == 0:
 		b.WriteString("\n\n " + s.Error.Render("Could not read the inbox: "+errText(m.err)))
@@ -351,6 +347,16 @@ func (m inboxModel) View() string {
 		}
 	}
 	return b.String()
+}
+
+// title is the inbox's first line: its name and the unread total.
+func (m inboxModel) title() string {
+	s := m.c.styles
+	title := s.Title.Render(" Conversations")
+	if n, label := m.totalUnread(); n > 0 {
+		title += s.Unread.Render("  " + label + " unread")
+	}
+	return title
 }
 
 func (m inboxModel) row(e wire.InboxEntry, sel bool) string {

@@ -2,6 +2,7 @@ package tui
 
 import (
 	"testing"
+	"time"
 
 	tea "charm.land/bubbletea/v2"
 
@@ -69,4 +70,39 @@ func markReports(msgs []tea.Msg) []markedReadMsg {
 		}
 	}
 	return out
+}
+
+// After a report's answer the conversation rests before the next report:
+// what is seen meanwhile goes as one report when the rest ends, and what
+// still waits at quit goes then.
+func TestReadReportsRestBetween(t *testing.T) {
+	be := fixture()
+	h := newHarness(t, be, 80, 20)
+	h.root().c.readGap = time.Hour // the rest ends when the test says (readRestedMsg)
+	h.key("enter")
+	if be.reads[bobConv] != 7 {
+		t.Fatalf("read = %d after opening, want 7", be.reads[bobConv])
+	}
+	arrive := func(seq int64) {
+		h.send(client.MessageEvent{Message: wire.Message{ConversationID: bobConv, SeqNo: seq,
+			MessageID: "rest" + string(rune('0'+seq)), SenderID: "bob", Content: "burst", Timestamp: fixtureNow}})
+	}
+	arrive(8)
+	arrive(9)
+	if be.reads[bobConv] != 7 {
+		t.Fatalf("read = %d while resting after the report for 7, want 7", be.reads[bobConv])
+	}
+	h.send(readRestedMsg{bobConv})
+	if be.reads[bobConv] != 9 {
+		t.Fatalf("read = %d after the rest, want 9 (the highest seen meanwhile)", be.reads[bobConv])
+	}
+	arrive(10)
+	if be.reads[bobConv] != 9 {
+		t.Fatalf("read = %d while resting after the report for 9, want 9", be.reads[bobConv])
+	}
+	m := h.root()
+	m.quit()()
+	if be.reads[bobConv] != 10 {
+		t.Fatalf("read = %d after quitting, want 10: the report waiting at quit went", be.reads[bobConv])
+	}
 }

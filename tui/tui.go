@@ -57,6 +57,9 @@ type Options struct {
 	// model: what would compete with its first paint waits for it (the
 	// connection's start, a terminal probe). cmd/chat starts the session here.
 	AfterInbox tea.Cmd
+	// Pacer slows Bubble Tea's renderer while nothing changes (pacer.go);
+	// nil leaves it ticking at its frame rate.
+	Pacer *FramePacer
 }
 
 // common is what every screen shares: soft-serve's common.Common.
@@ -79,11 +82,16 @@ type common struct {
 	muted   map[string]bool // conversations that ring nothing (mute.go)
 	// highlight: Options.HighlightWords.
 	highlight []string
-	marks     readMarks // read reports on their way (markread.go)
+	marks     readMarks     // read reports on their way (markread.go)
+	readGap   time.Duration // the rest between a report's answer and the next
 	// parts is the sidebar and status line as last drawn, with what they
 	// were drawn from (render.go): the same for every copy of the model.
 	parts partsShown
 	names names // people's display names (names.go)
+	pacer *FramePacer
+	// inboxShown is the inbox page's rows as last drawn (inboxrows.go).
+	inboxShown inboxShown
+	header     headerShown // the chat's header, as last drawn (chatheader.go)
 
 	// posted holds what a screen asks of the root from inside an Update (close
 	// this box, open that conversation); the root applies it before that
@@ -223,6 +231,7 @@ func New(o Options) Model {
 		styles: NewStyles(o.Dark), keys: DefaultKeyMap(),
 		now: o.Now, loc: o.Location, log: o.Logger, page: o.PageSize, timeout: o.CallTimeout,
 		started: o.Started, notify: o.Notify, openURL: o.OpenURL, highlight: o.HighlightWords,
+		pacer: o.Pacer, readGap: readReportGap,
 	}
 	m := Model{c: c, page: pageInbox, conn: client.State{Status: client.Connecting}, afterInbox: o.AfterInbox}
 	m.login = newLoginModel(c, server)
@@ -244,7 +253,7 @@ func New(o Options) Model {
 // Init loads the inbox from the cache, starts reading live events and asks the
 // terminal for its background colour.
 func (m Model) Init() tea.Cmd {
-	cmds := []tea.Cmd{waitEvent(m.c.be.Events()), tea.RequestBackgroundColor}
+	cmds := []tea.Cmd{waitEvent(m.c.be.Events(), boundaryHold), tea.RequestBackgroundColor}
 	if m.page == pageLogin {
 		cmds = append(cmds, m.login.Init())
 	} else {
@@ -261,28 +270,20 @@ const maxEventBatch = 512
 type eventBatchMsg []client.Event
 
 // waitEvent returns the backend's next event, with any others already
-// waiting; Update re-arms it after each.
-func waitEvent(ch <-chan client.Event) tea.Cmd {
+// waiting; Update re-arms it after each. Boundary moves are held a little
+// for more (eventpump.go).
+func waitEvent(ch <-chan client.Event, hold time.Duration) tea.Cmd {
 	return func() tea.Msg {
 		ev, ok := <-ch
 		if !ok {
 			return eventsClosedMsg{}
 		}
-		batch := eventBatchMsg{ev}
-		for len(batch) < maxEventBatch {
-			select {
-			case ev, ok := <-ch:
-				if !ok {
-					return batch // the next wait says it closed
-				}
-				batch = append(batch, ev)
-				continue
-			default:
-			}
-			break
+		batch := drainEvents(ch, eventBatchMsg{ev})
+		if onlyBoundaries(batch) {
+			batch = holdBoundaries(ch, batch, hold)
 		}
 		if len(batch) == 1 {
-			return ev
+			return batch[0]
 		}
 		return batch
 	}
@@ -368,14 +369,14 @@ func (m Model) update(msg tea.Msg) (Model, tea.Cmd) {
 
 	case client.Event:
 		cmd := m.handleEvent(msg)
-		return m, tea.Batch(cmd, waitEvent(m.c.be.Events()))
+		return m, tea.Batch(cmd, waitEvent(m.c.be.Events(), boundaryHold))
 
 	case eventBatchMsg:
 		cmds := make([]tea.Cmd, 0, len(msg)+1)
 		for _, ev := range msg {
 			cmds = append(cmds, m.handleEvent(ev))
 		}
-		return m, tea.Batch(append(cmds, waitEvent(m.c.be.Events()))...)
+		return m, tea.Batch(append(cmds, waitEvent(m.c.be.Events(), boundaryHold))...)
 
 	case eventsClosedMsg:
 		m.conn = client.State{Status: client.Offline, Unsent: m.conn.Unsent}
@@ -397,6 +398,9 @@ func (m Model) update(msg tea.Msg) (Model, tea.Cmd) {
 
 	case notifyHeldMsg:
 		return m, m.notifyHeld()
+
+	case readRestedMsg:
+		return m, m.c.readRested(msg)
 
 	case flashExpiredMsg:
 		if msg.id == m.flashID {
@@ -914,6 +918,7 @@ func (m *Model) restyle() {
 
 // View draws the current page, any overlay on top of it, and the status line.
 func (m Model) View() tea.View {
+	m.c.pacer.viewed()
 	v := tea.NewView(m.render())
 	v.AltScreen = true
 	v.MouseMode = tea.MouseModeCellMotion
@@ -953,7 +958,13 @@ func (m Model) render() string {
 	case pageLogin:
 		body = m.login.View()
 	case pageInbox:
-		body = m.inbox.View()
+		inBuf = true
+		for i, l := range m.inbox.pageLines(m.width, h) {
+			if i > 0 {
+				buf = append(buf, '\n')
+			}
+			buf = append(buf, l...)
+		}
 	case pageChat:
 		lines, widths := m.chat.viewLines()
 		inBuf = true
@@ -981,7 +992,7 @@ func (m Model) render() string {
 			}
 		}
 	}
-	if m.page != pageChat {
+	if !inBuf {
 		body = fitBlock(body, m.width, h)
 	}
 	var box string

@@ -753,11 +753,11 @@ func (lightBG) RGBA() (r, g, b, a uint32) { return 0xffff, 0xffff, 0xffff, 0xfff
 func TestEventPump(t *testing.T) {
 	ch := make(chan client.Event, 1)
 	ch <- client.StateEvent{State: client.State{Status: client.Connected}}
-	if msg := waitEvent(ch)(); msg != (client.StateEvent{State: client.State{Status: client.Connected}}) {
+	if msg := waitEvent(ch, boundaryHold)(); msg != (client.StateEvent{State: client.State{Status: client.Connected}}) {
 		t.Fatalf("got %#v", msg)
 	}
 	close(ch)
-	if msg := waitEvent(ch)(); msg != (eventsClosedMsg{}) {
+	if msg := waitEvent(ch, boundaryHold)(); msg != (eventsClosedMsg{}) {
 		t.Fatalf("got %#v", msg)
 	}
 	// Update re-arms the pump after each event.

@@ -57,23 +57,26 @@ func runTUI(ctx context.Context, cfg client.Config) error {
 	}
 	environ := os.Environ()
 	profile := startColorProfile(os.Stdout, environ)
+	pacer := tui.NewFramePacer(tuiFPS)
 	m := tui.New(tui.Options{Backend: be, Logger: logger, Context: ctx, Dark: true, Started: started, Notify: notify,
-		HighlightWords: highlight, AfterInbox: afterInbox(be, os.Stdout, environ, profile)})
-	_, err = tea.NewProgram(m, tea.WithContext(ctx), tea.WithFPS(tuiFPS),
-		tea.WithEnvironment(startEnviron(environ)), tea.WithColorProfile(profile)).Run()
+		HighlightWords: highlight, AfterInbox: afterInbox(be, os.Stdout, environ, profile), Pacer: pacer})
+	p := tea.NewProgram(m, tea.WithContext(ctx), tea.WithFPS(tuiFPS),
+		tea.WithEnvironment(startEnviron(environ)), tea.WithColorProfile(profile))
+	if err := pacer.Attach(p); err != nil {
+		logger.Warn("idle frames not paced", "err", err)
+	}
+	_, err = p.Run()
 	if err != nil && !(errors.Is(err, tea.ErrProgramKilled) && ctx.Err() != nil) && !errors.Is(err, tea.ErrInterrupted) {
 		return fmt.Errorf("terminal UI: %w", err)
 	}
 	return nil
 }
 
-// tuiFPS is how often Bubble Tea's renderer looks for a new frame. Its ticker
-// runs for as long as the program does, idle or not, and each tick that
-// finds a new frame parses and diffs the whole screen: at the default 60 it
-// was nearly all of the idle TUI's CPU (1.5% of a core; 0.07% at 1) and,
-// under a steady 200 msgs/s, a frame drawn every tick. 30 halves both and
-// keeps a key's echo and a message's arrival within 33 ms (docs/tui.md,
-// "Performance").
+// tuiFPS is how often Bubble Tea's renderer looks for a new frame while the
+// screen changes: a key's echo or a message's arrival waits at most 33 ms.
+// Its ticker would run at that rate for as long as the program does, idle
+// or not (about 1% of a core at 30); the pacer slows it once Views stop
+// (tui/pacer.go, docs/tui.md "Performance").
 const tuiFPS = 30
 
 // openTUILog opens <home>/tui.log for appending.

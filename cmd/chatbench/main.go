@@ -113,6 +113,8 @@ type bench struct {
 	tuiCPUProfile    string
 	tailCPUProfile   string
 	tuiBurstCases    map[string]bool
+	tuiBurstOnly     string
+	tuiBurstIdleMore int
 
 	runID string
 	dial  *dialer
@@ -209,6 +211,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&b.tuiCPUProfile, "tui-cpuprofile", "", "tui-burst: the TUI writes a CPU profile of its whole run to this file (CHAT_CPUPROFILE)")
 	fs.StringVar(&b.tailCPUProfile, "tail-cpuprofile", "", "tui-burst: chat tail writes a CPU profile of its whole run to this file (CHAT_CPUPROFILE)")
 	burstCases := fs.String("tui-burst-cases", "open,inbox,tail", "tui-burst: the views measured, a comma-separated subset of open (the chat open), inbox (the inbox shown) and tail (chat tail)")
+	fs.StringVar(&b.tuiBurstOnly, "tui-burst-only", "", "tui-burst: run only these cases, words from direct,group (conversation) open,inbox,tail (view) burst,steady (load); a kind with no word runs all of it; the views also need --tui-burst-cases (idle is always measured)")
+	fs.IntVar(&b.tuiBurstIdleMore, "tui-burst-idle-more", 0, "tui-burst: after the idle measurement, this many more of 10 s each, 20 s apart (is the first one a tail of the history's load?)")
 	fs.BoolVar(&b.tuiBurstLoadAll, "tui-burst-load-all", true, "tui-burst: load each conversation's whole history into the TUI (g, then G) before its runs")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: chatbench [flags] scenario...\n\nScenarios: echo throughput latency fanout idle history reconnect storm cli tui tui-burst all\n(all = echo throughput latency fanout idle history reconnect cli tui tui-burst)\n\nFlags:\n")
@@ -260,6 +264,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	if b.tuiBurstCases, err = parseBurstCases(*burstCases); err != nil {
 		return fmt.Errorf("--tui-burst-cases: %w", err)
+	}
+	if b.tuiBurstIdleMore < 0 {
+		return fmt.Errorf("--tui-burst-idle-more must be at least 0, not %d", b.tuiBurstIdleMore)
+	}
+	if _, err := parseBurstOnly(b.tuiBurstOnly); err != nil {
+		return err
 	}
 	if b.tuiMessages < 1 {
 		return fmt.Errorf("--tui-messages must be at least 1, not %d", b.tuiMessages)

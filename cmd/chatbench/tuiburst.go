@@ -47,6 +47,7 @@ type TUIBurstResult struct {
 	LoadedAll    bool           `json:"loaded_all"`
 	IdlePercent  float64        `json:"idle_cpu_percent_of_a_core"`
 	IdleSeconds  float64        `json:"idle_seconds"`
+	IdleMore     []float64      `json:"idle_more_percent,omitempty"` // --tui-burst-idle-more, in order
 	Cases        []TUIBurstCase `json:"cases"`
 	LoadAverage1 string         `json:"load_average_1m"` // the machine's, when the runs ended
 }
@@ -142,6 +143,7 @@ func (b *bench) tuiBurstOn(ctx context.Context, t *target, bin, tmux string) err
 	}
 	envArgs := append([]string{"env", "-u", "CHAT_TOKEN"}, env...)
 	r := TUIBurstResult{Binary: bin, History: b.tuiBurstHistory, LoadedAll: b.tuiBurstLoadAll}
+	only, _ := parseBurstOnly(b.tuiBurstOnly) // checked with the flags
 	run := 0
 	var idle float64 // the share of a core the pane's process uses idle: taken off each run
 	var measure burstMeasure = func(kind, view, conv string, want func(marker string) string) error {
@@ -149,6 +151,9 @@ func (b *bench) tuiBurstOn(ctx context.Context, t *target, bin, tmux string) err
 			name string
 			rate float64
 		}{{"burst", 0}, {"steady", b.tuiBurstRate}} {
+			if !only.wants(kind, view, load.name) {
+				continue
+			}
 			run++
 			marker := fmt.Sprintf("end-of-run-%02d", run)
 			c, err := b.burstCase(ctx, p, snd, conv, load.rate, idle, marker, want(marker))

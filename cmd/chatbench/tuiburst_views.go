@@ -32,6 +32,9 @@ func (b *bench) burstTUI(ctx context.Context, p *pane, bin string, envArgs []str
 		return err
 	}
 	for i, kc := range []struct{ kind, conv, find string }{{"direct", direct, sender}, {"group of 10", group, groupName}} {
+		if i > 0 && !b.burstOnly().wants(kc.kind, "", "") {
+			continue // the first is opened for idle whatever is asked
+		}
 		if err := p.openChat(ctx, kc.find, b.tuiBurstLoadAll, b.tuiBurstHistory); err != nil {
 			return fmt.Errorf("open the %s conversation: %w", kc.kind, err)
 		}
@@ -46,6 +49,15 @@ func (b *bench) burstTUI(ctx context.Context, p *pane, bin string, envArgs []str
 			}
 			r.IdlePercent, r.IdleSeconds = *idle*100, 10
 			b.logf("idle with the chat open: %.3f%% of a core", r.IdlePercent)
+			for k := range b.tuiBurstIdleMore {
+				time.Sleep(20 * time.Second)
+				more, err := idleRate(ctx, p.pid, 10*time.Second)
+				if err != nil {
+					return err
+				}
+				r.IdleMore = append(r.IdleMore, more*100)
+				b.logf("idle with the chat open, %d more: %.3f%% of a core", k+1, more*100)
+			}
 		}
 		if b.tuiBurstCases[burstViewOpen] {
 			if err := measure(kc.kind, "chat open", kc.conv, onScreen); err != nil {

@@ -1,0 +1,115 @@
+package tui
+
+import (
+	"errors"
+	"reflect"
+	"sync"
+	"time"
+	"unsafe"
+
+	tea "charm.land/bubbletea/v2"
+)
+
+// Bubble Tea v2's renderer runs a ticker for as long as the program runs
+// (Program.startRenderer) and looks for a new frame on every tick: at 30
+// frames a second that was nearly all of an idle TUI's CPU (about 1% of a
+// core, docs/tui.md "Performance"), although every change to the screen
+// comes through an Update, after which Bubble Tea calls View. So View is
+// the one signal needed: a FramePacer keeps the ticker at the frame rate
+// while Views come and slows it to a crawl once none has come for a while.
+// Bubble Tea has no option for this; the pacer reaches the ticker through
+// the unexported field, checked when attached (TestPacerFindsTheTicker
+// fails on a Bubble Tea whose Program no longer has it), and does nothing
+// when it is not there.
+
+// Pacer defaults. idleAfter is many frames, so the renderer has drawn the
+// last frame before the ticker slows even on a loaded machine; sleepFrame
+// is a safety net, not a frame rate: should a change ever reach the screen
+// without a View, it shows within that.
+const (
+	pacerIdleAfter  = 250 * time.Millisecond
+	pacerSleepFrame = 2 * time.Second
+)
+
+// FramePacer slows Bubble Tea's renderer ticker while nothing changes. Make
+// one with NewFramePacer, give it to New (Options.Pacer) and Attach it to
+// the program before Run.
+type FramePacer struct {
+	frame, sleep, idleAfter time.Duration
+
+	mu     sync.Mutex
+	field  **time.Ticker // the program's ticker field; nil: not attached
+	ticker *time.Ticker  // read from field at the first View (set by Run)
+	asleep bool          // ticker at sleep, not frame
+	views  int           // Views since the idle check was armed
+	check  *time.Timer   // the idle check; armed while awake
+	armed  bool
+	sleeps int // times the ticker was slowed (tests)
+}
+
+// NewFramePacer returns a pacer for a program running at fps frames a
+// second (as given to tea.WithFPS).
+func NewFramePacer(fps int) *FramePacer {
+	return &FramePacer{frame: time.Second / time.Duration(max(fps, 1)), sleep: pacerSleepFrame, idleAfter: pacerIdleAfter}
+}
+
+// errNoTicker is Attach's answer for a Bubble Tea whose Program has no
+// ticker field of the expected type.
+var errNoTicker = errors.New("bubbletea's Program has no ticker field: the renderer ticks at its frame rate while idle")
+
+// Attach finds p's renderer ticker. On an error the pacer does nothing and
+// the renderer ticks as Bubble Tea has it.
+func (f *FramePacer) Attach(p *tea.Program) error {
+	v := reflect.ValueOf(p).Elem().FieldByName("ticker")
+	if !v.IsValid() || v.Type() != reflect.TypeFor[*time.Ticker]() {
+		return errNoTicker
+	}
+	f.mu.Lock()
+	f.field = (**time.Ticker)(unsafe.Pointer(v.UnsafeAddr()))
+	f.mu.Unlock()
+	return nil
+}
+
+// viewed is called from every View, on Bubble Tea's event loop (which is
+// where Run set the ticker, before the first View): a new frame may be
+// waiting, so the ticker runs at the frame rate until Views stop.
+func (f *FramePacer) viewed() {
+	if f == nil {
+		return
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.ticker == nil {
+		if f.field == nil || *f.field == nil {
+			return
+		}
+		f.ticker = *f.field
+	}
+	f.views++
+	if f.asleep {
+		f.asleep = false
+		f.ticker.Reset(f.frame)
+	}
+	switch {
+	case f.check == nil:
+		f.check, f.armed = time.AfterFunc(f.idleAfter, f.idleCheck), true
+	case !f.armed:
+		f.check.Reset(f.idleAfter)
+		f.armed = true
+	}
+}
+
+// idleCheck slows the ticker when no View came since it was armed, and
+// waits another idleAfter otherwise.
+func (f *FramePacer) idleCheck() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.views > 0 {
+		f.views = 0
+		f.check.Reset(f.idleAfter)
+		return
+	}
+	f.armed, f.asleep = false, true
+	f.sleeps++
+	f.ticker.Reset(f.sleep)
+}
