@@ -47,6 +47,24 @@ func (c *tokenCache) get(hash string, now time.Time) (string, bool) {
 	return e.userID, true
 }
 
+// getStale is get without the TTL: what a token was when this node last read
+// it, for answering while the store cannot be read (an outage). Stale here is
+// safe as long as the node hears every revocation, which the epoch checks: a
+// logout, a disable or a reset publishes one, and none can take effect in the
+// store during the outage anyway (each is a write there first). The token's
+// own expiry still holds.
+func (c *tokenCache) getStale(hash string, now time.Time) (string, bool) {
+	epoch, ok := c.rev.Hearing()
+	if !ok {
+		return "", false
+	}
+	e, ok := c.g.load(hash)
+	if !ok || e.epoch != epoch || !now.Before(e.expires) {
+		return "", false
+	}
+	return e.userID, true
+}
+
 // mark is taken before a token is read from the store and handed to put:
 // a revocation heard, or a break in hearing them, between the two means the
 // read may be stale, and it is not cached.

@@ -50,6 +50,7 @@ type config struct {
 	// strictOutage fails the run on a message acknowledged during the Redis
 	// outage that took longer than outageLimit; off, the count is reported.
 	strictOutage bool
+	queue        registryQueue // --registry-queue (queue.go)
 }
 
 // redeliverAfter is the nodes' --redeliver-after. Their sweep period is ten of
@@ -85,6 +86,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.DurationVar(&c.bound, "bound", defaultBound, "a message must reach every device this long after the later of its ack and the faults' end, and after every node's backends answer again (default: a sweep period and two grace periods, docs/reliability.md, + 5 s)")
 	fs.DurationVar(&c.redisOutage, "redis-outage", 15*time.Second, "Redis stopped this long, last of the faults (0: no outage); the sweep period is "+sweepPeriod.String())
 	fs.BoolVar(&c.strictOutage, "strict-outage", false, "fail the run when a message acknowledged during the Redis outage reached a device more than "+outageLimit.String()+" after its ack (off: counted and reported)")
+	c.queue.register(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -117,6 +119,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		c.dir = d
 	}
 	log := slog.New(slog.NewTextHandler(stderr, nil))
+	if err := c.queue.start(); err != nil {
+		return err
+	}
+	defer c.queue.close()
+	log.Info("chaos: " + c.queue.describe())
 	cl, err := startCluster(ctx, c, log)
 	if cl != nil {
 		defer cl.close()
@@ -169,6 +176,7 @@ func startCluster(ctx context.Context, c config, log *slog.Logger) (*cluster, er
 				// sends during it time out (maybe_stored) and are sent again.
 				"--dynamodb-timeout", "2s", "--redeliver-after", redeliverAfter.String(),
 				"--auth-rate", "-1", "--sockets-per-addr", "-1", "--send-rate", "-1"}}
+		n.args = append(n.args, c.queue.nodeArgs()...)
 		if i == 0 {
 			n.args = append(n.args, "--create-tables")
 		}

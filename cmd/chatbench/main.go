@@ -101,6 +101,7 @@ type bench struct {
 	stormClients   int
 	stormRedis     string
 	stormApplyRate int
+	stormNodes     int
 	chatBin        string
 	cliRuns        int
 	tuiMessages    int
@@ -198,7 +199,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&b.historyDir, "history-dir", "", "history: keep the seeded data directory here and reuse it on later runs")
 	fs.IntVar(&b.reconnectK, "reconnect-clients", 500, "reconnect: clients dropped at once")
 	fs.Float64Var(&b.reconnectRate, "reconnect-rate", 1000, "reconnect: messages/s, all senders together, sent to the dropped clients meanwhile")
-	fs.IntVar(&b.stormClients, "storm-clients", 5000, "storm: clients reconnecting at once, half on each of two nodes")
+	fs.IntVar(&b.stormClients, "storm-clients", 5000, "storm: clients reconnecting at once, spread evenly over --storm-nodes nodes")
+	fs.IntVar(&b.stormNodes, "storm-nodes", 2, "storm: in-process nodes sharing the Redis (each client's socket has both its ends in this process: 2 open files per client)")
 	fs.IntVar(&b.stormApplyRate, "storm-apply-rate", 0, "storm: with the queue, registry updates per second each node's worker applies at most (chatserver's --kafka-apply-rate)")
 	fs.StringVar(&b.stormRedis, "storm-redis", os.Getenv("CHAT_TEST_REDIS_ADDR"), "storm: the Redis the two nodes share, and whose INFO is read (best one of its own)")
 	fs.StringVar(&b.chatBin, "chat-bin", "", "cli, tui: the chat binary (default: chat beside chatbench, else on PATH)")

@@ -32,7 +32,7 @@ type StormResult struct {
 	SendP99Ms    float64 `json:"send_p99_ms"`
 }
 
-// storm: N clients connect at once to two nodes that share a Redis
+// storm: N clients connect at once to --storm-nodes nodes that share a Redis
 // (--storm-redis, one the bench may read INFO of: best one of its own), as
 // every client of a fleet does after its nodes were replaced, first with synchronous registry writes, then with registry updates
 // through Kafka (franz-go's kfake, in this process: no broker can be
@@ -89,7 +89,10 @@ func (b *bench) stormOnce(ctx context.Context, queue bool) (StormResult, error) 
 			n.Close()
 		}
 	}()
-	for i := range 2 {
+	if b.stormNodes < 1 {
+		return res, fmt.Errorf("--storm-nodes %d: want at least 1", b.stormNodes)
+	}
+	for i := range b.stormNodes {
 		dir, cleanup, err := tempDir(b.tmp, "storm")
 		if err != nil {
 			return res, err
@@ -104,21 +107,20 @@ func (b *bench) stormOnce(ctx context.Context, queue bool) (StormResult, error) 
 		}
 		nodes = append(nodes, n)
 	}
-	// Half the clients on each node.
-	half := b.stormClients / 2
-	urls := make([]string, b.stormClients)
-	tokens := make([]string, b.stormClients)
+	// The clients spread evenly over the nodes.
+	each := b.stormClients / len(nodes)
+	urls := make([]string, 0, b.stormClients)
+	tokens := make([]string, 0, b.stormClients)
 	for i, n := range nodes {
-		names := b.userNames(fmt.Sprintf("st%v%d-", queue, i), half)
+		names := b.userNames(fmt.Sprintf("st%v%d-", queue, i), each)
 		toks, err := (&api{base: n.URL(), hc: b.dial.api}).register(ctx, names)
 		if err != nil {
 			return res, err
 		}
-		for j := range half {
-			urls[i*half+j], tokens[i*half+j] = n.URL(), toks[j]
+		for _, tok := range toks {
+			urls, tokens = append(urls, n.URL()), append(tokens, tok)
 		}
 	}
-	urls, tokens = urls[:2*half], tokens[:2*half]
 	res.Clients = len(tokens)
 	registered := func() (int64, error) {
 		var sum int64

@@ -52,11 +52,11 @@ type Options struct {
 	AccessKeyID     string
 	SecretAccessKey string
 
-	// CallTimeout bounds one Store call, retries included [500ms]: DynamoDB
-	// answers in milliseconds, so a call this slow is a DynamoDB that hangs, and
-	// waiting longer would only hold the request (and, with the breaker's run of
-	// consecutive failures, delay opening the circuit). DialTimeout bounds
-	// connecting [300ms], so an unreachable endpoint fails fast.
+	// CallTimeout bounds one Store call, retries included [DefaultCallTimeout].
+	// A call past it is answered as failed (maybe_stored for a send); it counts
+	// against the breaker only if DynamoDB answered no other call meanwhile
+	// (slowcalls.go). DialTimeout bounds connecting [300ms], so an unreachable
+	// endpoint fails fast.
 	CallTimeout time.Duration
 	DialTimeout time.Duration
 	// MaxAttempts per SDK request, the first included [3].
@@ -101,8 +101,15 @@ type Options struct {
 	Now        func() time.Time      // token expiry, TTL attributes [time.Now]
 }
 
-// DefaultCallTimeout is Options.CallTimeout's default.
-const DefaultCallTimeout = 500 * time.Millisecond
+// DefaultCallTimeout is Options.CallTimeout's default. AWS gives single-digit
+// milliseconds for GetItem and PutItem and asks for at least 1 s per attempt
+// of a TransactWriteItems (its TransactionInProgressException guidance); a
+// call here is up to MaxAttempts attempts with backoffs of up to 200 ms
+// between them. 1 s holds two backoffs and three attempts far above
+// DynamoDB's tail, and is five times the slowest single call measured on the
+// test server under load (docs/dynamodb.md, "The call timeout"). 500 ms, the
+// earlier default, left a transaction's attempt less than AWS's own minimum.
+const DefaultCallTimeout = time.Second
 
 // Store is the DynamoDB server.Store.
 type Store struct {
@@ -111,6 +118,7 @@ type Store struct {
 	o   Options
 	cb  *breaker.Breaker
 	log *slog.Logger
+	ans *answerClock // what the breaker counts of a timeout (slowcalls.go)
 
 	archiveSeeded atomic.Bool // seedArchive is done (archive.go)
 	idx           indexMoves
@@ -123,6 +131,7 @@ type Store struct {
 // Open builds a Store. It does not contact DynamoDB: call CreateTables, or any
 // method, for that.
 func Open(ctx context.Context, o Options) (*Store, error) {
+	timeoutGiven := o.CallTimeout > 0
 	if o.CallTimeout <= 0 {
 		o.CallTimeout = DefaultCallTimeout
 	}
@@ -155,8 +164,13 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 	if os.Getenv("CHAT_DYNAMO_SERIAL_WRITES") != "" {
 		o.SerialWrites, o.SkipResponseChecksum = true, true
 		// Calls queue for their turn to write, and moto slows down as its tables
-		// grow (it copies them all for each transaction).
-		o.CallTimeout = max(o.CallTimeout, 30*time.Second)
+		// grow (it copies them all for each transaction): tests that give no
+		// timeout get a long one. One given (a chatserver's --dynamodb-timeout)
+		// is kept: the wait for the turn then counts in it, and a call that
+		// runs past it while others are answered is slow, not a fault.
+		if !timeoutGiven {
+			o.CallTimeout = max(o.CallTimeout, 30*time.Second)
+		}
 	}
 	// The SDK's buildable client, so settings from the environment (a CA bundle)
 	// still apply.
@@ -165,7 +179,9 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 		WithTransportOptions(func(tr *http.Transport) {
 			tr.MaxIdleConns, tr.MaxIdleConnsPerHost = 256, 256
 			tr.TLSHandshakeTimeout = 2 * time.Second
-			tr.ResponseHeaderTimeout = o.CallTimeout
+			// No ResponseHeaderTimeout: each Store call's context bounds it
+			// (do), and the tables' creation at start is not a Store call —
+			// CreateTable on a slow test server takes longer than a call.
 		})
 	loadOpts := []func(*config.LoadOptions) error{
 		config.WithHTTPClient(httpClient),
@@ -201,6 +217,9 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 			do.APIOptions = append(do.APIOptions, s.metering)
 		}
 	})
+	if s.ans, err = newAnswerClock(o.Registerer); err != nil {
+		return nil, fmt.Errorf("dynamo: %w", err)
+	}
 	if s.cb, err = breaker.New("dynamodb", o.Breaker, breakerDefaults, o.Registerer, o.Logger, isFailure, isExcluded); err != nil {
 		return nil, fmt.Errorf("dynamo: %w", err)
 	}
@@ -245,10 +264,11 @@ func (s *Store) do(ctx context.Context, op string, f func(ctx context.Context) e
 	if err != nil {
 		return fmt.Errorf("dynamo %s: %w: %w: %w", op, ErrUnavailable, server.ErrNotApplied, err)
 	}
+	started := s.ans.start()
 	ctx, cancel := context.WithTimeout(ctx, s.o.CallTimeout)
 	err = f(ctx)
 	cancel()
-	done(err)
+	s.report(started, err, done)
 	if err == nil || isDomainErr(err) {
 		return err
 	}
@@ -287,7 +307,9 @@ func isFailure(err error) bool {
 	return true
 }
 
-func isExcluded(err error) bool { return errors.Is(err, context.Canceled) }
+func isExcluded(err error) bool {
+	return errors.Is(err, context.Canceled) || errors.Is(err, errSlowNotDown)
+}
 
 // Attribute helpers. Times are stored as unix nanoseconds (N), zero as 0, as the
 // SQLite store does.

@@ -48,6 +48,10 @@ const (
 	DefaultTopic       = "chat-registry"
 	DefaultPartitions  = 16
 	DefaultCallTimeout = 2 * time.Second
+	// DefaultMaxAge is Options.MaxAge's default: a day, under the 25 h for
+	// which the Redis registry keeps a user's connection versions after
+	// their last change (server/redis's versionsTTL).
+	DefaultMaxAge = 24 * time.Hour
 )
 
 // Options configure the queue. Brokers is required; zero fields take the
@@ -73,6 +77,9 @@ type Options struct {
 	// storm reaches Redis at that pace and waits in the topic meanwhile (the
 	// lag grows instead of Redis's load); 0: as fast as the registry takes them.
 	ApplyRate int
+	// MaxAge: a worker skips updates published longer ago than this
+	// [DefaultMaxAge] (replay.go).
+	MaxAge time.Duration
 	// NoWorkers: this node publishes but does not apply (the workers run on
 	// other nodes).
 	NoWorkers bool
@@ -128,6 +135,9 @@ func Open(ctx context.Context, o Options, store server.VersionedRegistry) (*Regi
 	}
 	if o.CallTimeout <= 0 {
 		o.CallTimeout = DefaultCallTimeout
+	}
+	if o.MaxAge <= 0 {
+		o.MaxAge = DefaultMaxAge
 	}
 	log := o.Logger
 	if log == nil {

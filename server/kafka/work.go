@@ -31,7 +31,11 @@ func (r *Registry) work(ctx context.Context) {
 		})
 		changes := make([]server.PresenceChange, 0, fs.NumRecords())
 		var oldest time.Time
+		var expired expiredUpdates
 		fs.EachRecord(func(rec *kgo.Record) {
+			if expired.skip(rec, r.o.MaxAge) {
+				return
+			}
 			ch, err := decode(rec.Value)
 			if err != nil {
 				r.log.Warn("registry worker: skipped a record that is not a registry update", "partition", rec.Partition, "offset", rec.Offset, "err", err)
@@ -42,6 +46,7 @@ func (r *Registry) work(ctx context.Context) {
 			}
 			changes = append(changes, ch)
 		})
+		expired.report(r.log, r.m.expired)
 		if len(changes) > 0 && !r.applyPaced(ctx, changes) {
 			return
 		}

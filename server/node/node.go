@@ -133,9 +133,12 @@ type Production struct {
 	ProfileTTL time.Duration
 	// KafkaBrokers puts registry updates through KafkaTopic to registry
 	// workers (server/kafka); empty: synchronous registry writes. Needs Redis.
-	KafkaBrokers       []string
-	KafkaTopic         string // empty: kafka.DefaultTopic
-	KafkaApplyRate     int    // updates/s each node's worker applies at most; 0: no cap
+	KafkaBrokers   []string
+	KafkaTopic     string // empty: kafka.DefaultTopic
+	KafkaApplyRate int    // updates/s each node's worker applies at most; 0: no cap
+	// KafkaMaxAge: workers skip updates published longer ago (a replay of
+	// the topic); 0: kafka.DefaultMaxAge.
+	KafkaMaxAge        time.Duration
 	KafkaTLS           bool
 	KafkaSASLUser      string
 	KafkaSASLPassword  string

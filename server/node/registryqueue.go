@@ -25,7 +25,7 @@ func (n *Node) openRegistryQueue(ctx context.Context, b *server.Backends, reg pr
 		return fmt.Errorf("--kafka-brokers: the registry (%T) cannot apply queued updates", b.Registry)
 	}
 	o := kafka.Options{Brokers: p.KafkaBrokers, Topic: p.KafkaTopic, SASLUser: p.KafkaSASLUser, SASLPassword: p.KafkaSASLPassword,
-		SASLMechanism: p.KafkaSASLMechanism, ApplyRate: p.KafkaApplyRate, Registerer: reg, Logger: log}
+		SASLMechanism: p.KafkaSASLMechanism, ApplyRate: p.KafkaApplyRate, MaxAge: p.KafkaMaxAge, Registerer: reg, Logger: log}
 	if p.KafkaTLS {
 		o.TLS = &tls.Config{MinVersion: tls.VersionTLS12}
 	}
