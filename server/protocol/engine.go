@@ -93,14 +93,18 @@ func (e *Engine) Close() {
 // backlog.
 func (e *Engine) Connect(ctx context.Context, userID, token, connID string) (*Session, error) {
 	c := &Session{Conn: conn.New(connID, userID, server.HashSecret(token), e.cfg.SendBuffer)}
+	// The hello goes first, before the session is anywhere a resync or a
+	// delivery can find it: the registry write below can take seconds (a
+	// lagging queue, a slow Redis), and a client reads its first frame as the
+	// hello (TestHelloComesFirst).
+	hello, _ := wire.EncodeFrame(wire.Frame{Type: wire.TypeHello, UserID: userID, Protocol: wire.ProtocolVersion, StoreID: e.svc.StoreID()})
+	c.TrySend(conn.Frame{Data: hello, Queued: time.Now()})
 	e.mu.Lock()
 	e.sessions[c] = struct{}{}
 	e.mu.Unlock()
 	e.svc.AddConn(ctx, c.Conn)
 	period := sweepEvery * e.cfg.RedeliverAfter
 	c.nextSweep.Store(time.Now().Add(time.Duration(rand.Int64N(int64(period))) + period/sweepEvery).UnixNano())
-	hello, _ := wire.EncodeFrame(wire.Frame{Type: wire.TypeHello, UserID: userID, Protocol: wire.ProtocolVersion, StoreID: e.svc.StoreID()})
-	c.TrySend(conn.Frame{Data: hello, Queued: time.Now()})
 	e.enqueue(c, request{run: func() {
 		if err := e.catchUpPending(c); err != nil && !errors.Is(err, errConnEnded) {
 			e.catchUpLater(c, 1)
