@@ -1,21 +1,24 @@
 #!/usr/bin/env bash
 # tmux-restore.sh drives a restore end to end with the real binaries: a
-# chatserver on the embedded backend, bob's `chat` TUI in a private tmux
-# server, alice sending with `chat send`. alice sends 12 messages, the server
-# is backed up (chatserver backup, while it serves), alice sends a 13th and bob
-# answers it from the TUI; the server is stopped (SIGTERM), restored from the
-# backup (chatserver restore --force) and started again on the same port, and
-# alice sends a new message, which the server stores under a number the lost
-# ones had. Then bob's TUI must show the new message and not the lost 13th,
-# say once that the server was restored, and have sent his lost answer again;
-# `chat search` must find the new message in bob's cache and not the lost one;
-# the server must hold bob's answer once.
-#
+# chatserver on the embedded backend, bob's and alice's `chat` TUIs in a
+# private tmux server, alice sending with `chat send` (from the home her TUI
+# uses: one device). alice sends 12 messages, the server is backed up
+# (chatserver backup, while it serves), alice sends a 13th and bob answers it
+# from the TUI; the server is stopped (SIGTERM), restored from the backup
+# (chatserver restore --force) and started again on the same port, and alice
+# sends a new message, which the server stores under a number the lost ones
+# had. The devices that hold their own lost messages send them again (bob's
+# answer from his, alice's 13th from hers, same message_ids), so nothing
+# acknowledged is lost: the server must then hold the new message, the lost
+# 13th and bob's answer once each, and both TUIs must show each of them once,
+# in the server's order (never a lost message under a number the server gave
+# to another), bob's saying once that the server was restored; `chat search`
+# must find the new message in bob's cache.
 # Usage: scripts/tmux-restore.sh        (from anywhere in the repo)
 # Env:   E2E_TIMEOUT  seconds to wait for each screen (default 20)
 #        E2E_KEEP=1   keep the temp dir (logs, data) for a post-mortem
 # Exit status 0 when every check passed; otherwise 1, with the failed check,
-# bob's pane and the logs on stderr. Every process it started is stopped.
+# the panes and the logs on stderr. Every process it started is stopped.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -51,11 +54,13 @@ trap 'exit 130' INT TERM
 
 fail() {
 	log "FAIL: $*"
-	if tm has-session -t bob 2>/dev/null; then
-		printf -- '----- bob pane -----\n' >&2
-		tm capture-pane -p -t bob >&2 || true
-	fi
-	for f in "$TMP/bob/tui.log" "$TMP/server.log"; do
+	for who in bob alice; do
+		if tm has-session -t "$who" 2>/dev/null; then
+			printf -- '----- %s pane -----\n' "$who" >&2
+			tm capture-pane -p -t "$who" >&2 || true
+		fi
+	done
+	for f in "$TMP/bob/tui.log" "$TMP/alice/tui.log" "$TMP/server.log"; do
 		if [[ -f $f ]]; then
 			printf -- '----- %s (tail) -----\n' "${f#"$TMP"/}" >&2
 			tail -n 20 "$f" >&2 || true
@@ -123,12 +128,30 @@ wait_for() { # wait_for TEXT [WHAT]: poll bob's pane until TEXT shows
 }
 wait_for "connected · bob" "bob's TUI to connect"
 
+tm new-session -d -s alice -x 100 -y 40 \
+	"env CHAT_HOME='$TMP/alice' TERM=xterm-256color COLORTERM= '$TMP/bin/chat' --server '$URL'; echo \$? >'$TMP/alice.exit'"
+tm set-option -t alice remain-on-exit on >/dev/null
+alice_screen() { tm capture-pane -p -t alice; }
+alice_wait_for() { # alice_wait_for TEXT WHAT: poll alice's pane until TEXT shows
+	local deadline=$((SECONDS + TIMEOUT))
+	while ((SECONDS < deadline)); do
+		alice_screen | grep -qF -- "$1" && return 0
+		[[ -e $TMP/alice.exit ]] && fail "alice's chat exited (status $(cat "$TMP/alice.exit")) while waiting for $2"
+		sleep 0.1
+	done
+	fail "timed out after ${TIMEOUT}s waiting for $2"
+}
+alice_wait_for "connected · alice" "alice's TUI to connect"
+
 for i in $(seq 1 12); do
 	echo "message $i" | chat alice send --to bob >/dev/null || fail "chat send $i"
 done
 wait_for "message 12" "alice's 12th message in bob's inbox"
 tm send-keys -t bob Enter
 wait_for "alice  direct" "bob's chat with alice to open"
+alice_wait_for "message 12" "alice's 12th message in her own inbox"
+tm send-keys -t alice Enter
+alice_wait_for "bob  direct" "alice's chat with bob to open"
 
 "$TMP/bin/chatserver" backup --data-dir "$TMP/data" "$TMP/backup.tar.gz" 2>"$TMP/backup.log" ||
 	fail "chatserver backup: $(cat "$TMP/backup.log")"
@@ -143,7 +166,8 @@ until chat alice history --with bob --limit 5 2>/dev/null | grep -qF "bob answer
 	((SECONDS < deadline)) || fail "bob's answer did not reach the server"
 	sleep 0.1
 done
-log "13 and 14 stored and on bob's screen"
+alice_wait_for "bob answers the lost one" "bob's answer to the lost 13th on alice's screen"
+log "13 and 14 stored and on both screens"
 
 stop_server
 "$TMP/bin/chatserver" restore --data-dir "$TMP/data" --force "$TMP/backup.tar.gz" 2>"$TMP/restore.log" ||
@@ -155,29 +179,38 @@ echo "the new thirteenth" | chat alice send --to bob >/dev/null || fail "chat se
 wait_for "the new thirteenth" "the message stored after the restore on bob's screen"
 wait_for "restored from a backup" "the notice in bob's status line"
 log "bob's status line: $(screen | tail -n 1)"
+alice_wait_for "the new thirteenth" "the message stored after the restore on alice's screen"
+
+# order_of: the three texts that matter as they occur on stdin, one line
+# per occurrence (a text shown twice is listed twice).
+order_of() { grep -oF -e "the new thirteenth" -e "the lost thirteenth" -e "bob answers the lost one"; }
 deadline=$((SECONDS + TIMEOUT))
-while screen | grep -qF "the lost thirteenth"; do
-	((SECONDS < deadline)) || fail "the lost 13th is still on bob's screen"
+until [[ $(chat alice history --with bob --limit 20 2>/dev/null | order_of | sort | uniq -c | awk '$1 == 1' | wc -l) == 3 &&
+	$(chat alice history --with bob --limit 20 2>/dev/null | order_of | wc -l) == 3 ]]; do
+	((SECONDS < deadline)) || fail "the server does not hold the new 13th, the lost 13th and bob's answer once each: $(chat alice history --with bob --limit 20 2>&1)"
 	sleep 0.1
 done
-deadline=$((SECONDS + TIMEOUT))
-until [[ $(chat alice history --with bob --limit 20 2>/dev/null | grep -cF "bob answers the lost one") == 1 ]]; do
-	((SECONDS < deadline)) || fail "bob's lost answer is not on the server once: $(chat alice history --with bob --limit 20 2>&1)"
-	sleep 0.1
+want=$(chat alice history --with bob --limit 20 | order_of | tr '\n' '|')
+log "the server's order: $want"
+for who in bob alice; do
+	deadline=$((SECONDS + TIMEOUT))
+	until [[ $(tm capture-pane -p -t "$who" | order_of | tr '\n' '|') == "$want" ]]; do
+		((SECONDS < deadline)) || fail "$who's screen does not show the server's messages once each in its order (want $want, shown $(tm capture-pane -p -t "$who" | order_of | tr '\n' '|'))"
+		sleep 0.1
+	done
 done
-wait_for "bob answers the lost one" "bob's answer, sent again, on his screen"
 chat bob search "new thirteenth" | grep -qF "the new thirteenth" || fail "chat search does not find the new message"
-if chat bob search "lost thirteenth" | grep -qF "the lost thirteenth"; then
-	fail "chat search still finds the lost message"
-fi
+[[ $(chat bob search "lost thirteenth" | grep -cF "the lost thirteenth") == 1 ]] || fail "chat search does not find the lost 13th, sent again, once"
 log "server history after the restore:"
 chat alice history --with bob --limit 4 >&2
 
-tm send-keys -t bob C-c
-deadline=$((SECONDS + TIMEOUT))
-until [[ -s $TMP/bob.exit ]]; do
-	((SECONDS < deadline)) || fail "bob's chat did not quit on ctrl+c"
-	sleep 0.1
+for who in bob alice; do
+	tm send-keys -t "$who" C-c
+	deadline=$((SECONDS + TIMEOUT))
+	until [[ -s $TMP/$who.exit ]]; do
+		((SECONDS < deadline)) || fail "$who's chat did not quit on ctrl+c"
+		sleep 0.1
+	done
+	[[ $(cat "$TMP/$who.exit") == 0 ]] || fail "$who's chat exited with status $(cat "$TMP/$who.exit")"
 done
-[[ $(cat "$TMP/bob.exit") == 0 ]] || fail "bob's chat exited with status $(cat "$TMP/bob.exit")"
 log "PASS"
