@@ -112,35 +112,31 @@ for u in alice bob; do
 		fail "chat register $u: $(cat "$TMP/$u.register.log")"
 done
 
-tm new-session -d -s bob -x 100 -y 40 \
-	"env CHAT_HOME='$TMP/bob' TERM=xterm-256color COLORTERM= '$TMP/bin/chat' --server '$URL'; echo \$? >'$TMP/bob.exit'"
-tm set-option -t bob remain-on-exit on >/dev/null
-screen() { tm capture-pane -p -t bob; }
-wait_for() { # wait_for TEXT [WHAT]: poll bob's pane until TEXT shows
-	local text=$1 what=${2:-"\"$1\" on bob's screen"}
+# start_tui USER: USER's chat TUI in a session of that name; its exit status
+# goes to $TMP/USER.exit.
+start_tui() {
+	tm new-session -d -s "$1" -x 100 -y 40 \
+		"env CHAT_HOME='$TMP/$1' TERM=xterm-256color COLORTERM= '$TMP/bin/chat' --server '$URL'; echo \$? >'$TMP/$1.exit'"
+	tm set-option -t "$1" remain-on-exit on >/dev/null
+}
+# wait_on USER TEXT WHAT: poll USER's pane until TEXT shows.
+wait_on() {
+	local who=$1 text=$2 what=$3
 	local deadline=$((SECONDS + TIMEOUT))
 	while ((SECONDS < deadline)); do
-		screen | grep -qF -- "$text" && return 0
-		[[ -e $TMP/bob.exit ]] && fail "bob's chat exited (status $(cat "$TMP/bob.exit")) while waiting for $what"
+		tm capture-pane -p -t "$who" | grep -qF -- "$text" && return 0
+		[[ -e $TMP/$who.exit ]] && fail "$who's chat exited (status $(cat "$TMP/$who.exit")) while waiting for $what"
 		sleep 0.1
 	done
 	fail "timed out after ${TIMEOUT}s waiting for $what"
 }
-wait_for "connected · bob" "bob's TUI to connect"
+screen() { tm capture-pane -p -t bob; }
+wait_for() { wait_on bob "$1" "${2:-"\"$1\" on bob's screen"}"; } # wait_for TEXT [WHAT]
+alice_wait_for() { wait_on alice "$1" "$2"; }                      # alice_wait_for TEXT WHAT
 
-tm new-session -d -s alice -x 100 -y 40 \
-	"env CHAT_HOME='$TMP/alice' TERM=xterm-256color COLORTERM= '$TMP/bin/chat' --server '$URL'; echo \$? >'$TMP/alice.exit'"
-tm set-option -t alice remain-on-exit on >/dev/null
-alice_screen() { tm capture-pane -p -t alice; }
-alice_wait_for() { # alice_wait_for TEXT WHAT: poll alice's pane until TEXT shows
-	local deadline=$((SECONDS + TIMEOUT))
-	while ((SECONDS < deadline)); do
-		alice_screen | grep -qF -- "$1" && return 0
-		[[ -e $TMP/alice.exit ]] && fail "alice's chat exited (status $(cat "$TMP/alice.exit")) while waiting for $2"
-		sleep 0.1
-	done
-	fail "timed out after ${TIMEOUT}s waiting for $2"
-}
+start_tui bob
+wait_for "connected · bob" "bob's TUI to connect"
+start_tui alice
 alice_wait_for "connected · alice" "alice's TUI to connect"
 
 for i in $(seq 1 12); do
