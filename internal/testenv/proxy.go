@@ -5,6 +5,7 @@ import (
 	"net"
 	"net/url"
 	"sync"
+	"sync/atomic"
 	"testing"
 )
 
@@ -20,6 +21,9 @@ type Proxy struct {
 	addr  string
 	ln    net.Listener
 	conns map[net.Conn]bool
+	// hung swallows what clients send instead of forwarding it: the service
+	// accepting connections and requests but never answering.
+	hung atomic.Bool
 }
 
 // NewProxy starts a proxy to target, a host:port or a URL (its host is used);
@@ -86,13 +90,35 @@ func (p *Proxy) pipe(c net.Conn) {
 	}
 	p.conns[c], p.conns[up] = true, true
 	p.mu.Unlock()
-	go func() { _, _ = io.Copy(up, c); up.Close() }()
+	go func() { _, _ = io.Copy(up, forwardUnlessHung{c, &p.hung}); up.Close() }()
 	_, _ = io.Copy(c, up)
 	c.Close()
 	p.mu.Lock()
 	delete(p.conns, c)
 	delete(p.conns, up)
 	p.mu.Unlock()
+}
+
+// Hang makes the service look hung while on: connections and requests are
+// accepted and never answered (what clients send is dropped).
+func (p *Proxy) Hang(on bool) { p.hung.Store(on) }
+
+// forwardUnlessHung reads from the client and drops what it read while hung.
+type forwardUnlessHung struct {
+	r    io.Reader
+	hung *atomic.Bool
+}
+
+func (f forwardUnlessHung) Read(b []byte) (int, error) {
+	for {
+		n, err := f.r.Read(b)
+		if n == 0 || !f.hung.Load() {
+			return n, err
+		}
+		if err != nil {
+			return 0, err
+		}
+	}
 }
 
 // Stop closes the port and every connection through it: connects are refused

@@ -3,13 +3,8 @@ package dynamo_test
 import (
 	"context"
 	"errors"
-	"io"
 	"log/slog"
-	"net"
-	"net/url"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -21,97 +16,15 @@ import (
 	"github.com/chatterm/chat/server/dynamo"
 )
 
-// proxy forwards a local port to the test endpoint and can be taken down and
-// brought back on the same port: DynamoDB becoming unreachable and returning.
-type proxy struct {
-	t      *testing.T
-	target string
-	addr   string
-	mu     sync.Mutex
-	ln     net.Listener
-	conns  map[net.Conn]bool
-	// hung swallows what clients send instead of forwarding it: DynamoDB
-	// accepting connections and requests but never answering.
-	hung atomic.Bool
-}
+// proxy is testenv.Proxy in front of the test endpoint, under the names
+// these tests use: DynamoDB unreachable (stop), back (start), hung (Hang).
+type proxy struct{ *testenv.Proxy }
 
-func newProxy(t *testing.T, endpoint string) *proxy {
-	u, err := url.Parse(endpoint)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &proxy{t: t, target: u.Host, addr: "127.0.0.1:0", conns: map[net.Conn]bool{}}
-	p.start()
-	t.Cleanup(p.stop)
-	return p
-}
+func newProxy(t *testing.T, endpoint string) proxy { return proxy{testenv.NewProxy(t, endpoint)} }
 
-func (p *proxy) url() string { return "http://" + p.addr }
-
-func (p *proxy) start() {
-	ln, err := net.Listen("tcp", p.addr)
-	if err != nil {
-		p.t.Fatal(err)
-	}
-	p.mu.Lock()
-	p.ln, p.addr = ln, ln.Addr().String()
-	p.mu.Unlock()
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go p.pipe(c)
-		}
-	}()
-}
-
-func (p *proxy) pipe(c net.Conn) {
-	up, err := net.Dial("tcp", p.target)
-	if err != nil {
-		c.Close()
-		return
-	}
-	p.mu.Lock()
-	p.conns[c], p.conns[up] = true, true
-	p.mu.Unlock()
-	go func() { _, _ = io.Copy(up, forwardUnlessHung{c, &p.hung}); up.Close() }()
-	_, _ = io.Copy(c, up)
-	c.Close()
-}
-
-// forwardUnlessHung reads from the client and drops what it read while hung.
-type forwardUnlessHung struct {
-	r    io.Reader
-	hung *atomic.Bool
-}
-
-func (f forwardUnlessHung) Read(p []byte) (int, error) {
-	for {
-		n, err := f.r.Read(p)
-		if n == 0 || !f.hung.Load() {
-			return n, err
-		}
-		if err != nil {
-			return 0, err
-		}
-	}
-}
-
-// stop closes the port and every open connection.
-func (p *proxy) stop() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.ln != nil {
-		p.ln.Close()
-		p.ln = nil
-	}
-	for c := range p.conns {
-		c.Close()
-	}
-	clear(p.conns)
-}
+func (p proxy) url() string { return p.URL() }
+func (p proxy) start()      { p.Start() }
+func (p proxy) stop()       { p.Stop() }
 
 // TestEndpointDown: with DynamoDB unreachable every call fails fast with
 // ErrUnavailable, the breaker opens and then refuses at once, and the store
@@ -195,7 +108,7 @@ func TestEndpointHung(t *testing.T) {
 	ctx := context.Background()
 	putToken(t, s)
 
-	p.hung.Store(true)
+	p.Hang(true)
 	var slowest time.Duration
 	calls := 0
 	for s.BreakerState() != gobreaker.StateOpen {
@@ -225,7 +138,7 @@ func TestEndpointHung(t *testing.T) {
 		t.Errorf("refusal with the circuit open took %v", d)
 	}
 
-	p.hung.Store(false)
+	p.Hang(false)
 	testenv.WaitFor(t, 5*time.Second, func() bool {
 		tok, err := s.GetToken(ctx, "h")
 		return err == nil && tok.UserID == "ann"
@@ -282,7 +195,7 @@ func TestShortFreezeLogged(t *testing.T) {
 	ctx := context.Background()
 	putToken(t, s)
 
-	p.hung.Store(true)
+	p.Hang(true)
 	if _, err := s.GetToken(ctx, "h"); !errors.Is(err, server.ErrUnavailable) {
 		t.Fatalf("GetToken with DynamoDB frozen: %v, want ErrUnavailable", err)
 	}
@@ -295,7 +208,7 @@ func TestShortFreezeLogged(t *testing.T) {
 	if n := strings.Count(logs.String(), "dynamodb is failing"); n != 1 {
 		t.Fatalf("%d failing lines after a timed-out call, want 1:\n%s", n, logs.String())
 	}
-	p.hung.Store(false)
+	p.Hang(false)
 	testenv.WaitFor(t, 5*time.Second, func() bool {
 		tok, err := s.GetToken(ctx, "h")
 		return err == nil && tok.UserID == "ann"

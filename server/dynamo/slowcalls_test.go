@@ -171,7 +171,7 @@ func TestStallShorterThanTheGraceDoesNotTrip(t *testing.T) {
 	ctx := context.Background()
 	putToken(t, s)
 
-	p.hung.Store(true)
+	p.Hang(true)
 	var stalled sync.WaitGroup
 	for range 8 {
 		stalled.Go(func() {
@@ -181,7 +181,7 @@ func TestStallShorterThanTheGraceDoesNotTrip(t *testing.T) {
 		})
 	}
 	stalled.Wait()
-	p.hung.Store(false)
+	p.Hang(false)
 	if _, err := s.GetToken(ctx, "h"); err != nil {
 		t.Fatalf("the call after the stall: %v", err)
 	}
