@@ -2,13 +2,16 @@ package client_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/chatterm/chat/client"
 	"github.com/chatterm/chat/server/servertest"
+	"github.com/chatterm/chat/wire"
 )
 
 // receiveLog records what the session's receive hooks report.
@@ -45,30 +48,22 @@ func (r *receiveLog) reset() (held int, commits []int) {
 // returns their ids.
 func stream(t *testing.T, alice *device, conv string, n int, gap time.Duration) []string {
 	t.Helper()
-	ids, err := streamFrom(alice, conv, n, gap)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return ids
-}
-
-func streamFrom(alice *device, conv string, n int, gap time.Duration) ([]string, error) {
 	var ids []string
 	for i := range n {
 		m, err := alice.sess.Enqueue(context.Background(), conv, fmt.Sprintf("steady %d", i))
 		if err != nil {
-			return ids, err
+			t.Fatal(err)
 		}
 		ids = append(ids, m.MessageID)
 		time.Sleep(gap)
 	}
-	return ids, nil
+	return ids
 }
 
 // holdSetup is alice and bob in a direct conversation, each on a device, with
 // bob's receive hooks recorded; bob's AckDelay is ackDelay.
-func holdSetup(t *testing.T, ackDelay time.Duration) (srv *servertest.Server, alice, bob *device, aliceAPI *client.API, conv string, log *receiveLog) {
-	srv = servertest.Start(t)
+func holdSetup(t *testing.T, ackDelay time.Duration) (alice, bob *device, conv string, log *receiveLog) {
+	srv := servertest.Start(t)
 	aliceAPI, bobAPI := register(t, srv, "alice"), register(t, srv, "bob")
 	conv = direct(t, aliceAPI, "bob")
 	alice = startDevice(t, aliceAPI, srv.URL, "alice")
@@ -78,7 +73,7 @@ func holdSetup(t *testing.T, ackDelay time.Duration) (srv *servertest.Server, al
 	bob.run()
 	alice.waitFor("alice connected", func() bool { return alice.sess.State().Status == client.Connected })
 	bob.waitFor("bob connected", func() bool { return bob.sess.State().Status == client.Connected })
-	return srv, alice, bob, aliceAPI, conv, log
+	return alice, bob, conv, log
 }
 
 // checkOnceInOrder fails unless bob's cache holds exactly ids, in order.
@@ -98,7 +93,7 @@ func checkOnceInOrder(t *testing.T, bob *device, conv string, ids []string) {
 // Messages arriving a couple of ms apart share receive transactions: the
 // batch holds open for the next ones instead of committing each alone.
 func TestSteadyMessagesShareATransaction(t *testing.T) {
-	_, alice, bob, _, conv, log := holdSetup(t, client.DefaultAckDelay)
+	alice, bob, conv, log := holdSetup(t, client.DefaultAckDelay)
 	const n = 40
 	ids := stream(t, alice, conv, n, 2*time.Millisecond)
 	bob.waitFor("the whole stream", func() bool { return len(bob.cached(conv)) == n })
@@ -120,7 +115,7 @@ func TestSteadyMessagesShareATransaction(t *testing.T) {
 // The hold is for a stream only: after a quiet spell a lone message is
 // stored (and shown, and acked) at once.
 func TestLoneMessageIsNotHeld(t *testing.T) {
-	_, alice, bob, _, conv, log := holdSetup(t, client.DefaultAckDelay)
+	alice, bob, conv, log := holdSetup(t, client.DefaultAckDelay)
 	ids := stream(t, alice, conv, 20, 2*time.Millisecond)
 	bob.waitFor("the stream", func() bool { return len(bob.cached(conv)) == len(ids) })
 	if held, _ := log.reset(); held == 0 {
@@ -138,44 +133,53 @@ func TestLoneMessageIsNotHeld(t *testing.T) {
 	checkOnceInOrder(t, bob, conv, ids)
 }
 
-// Held or not, an ack leaves only after its messages are committed: whenever
-// the server says bob has a message, bob's cache has it, all through a
-// stream whose every ack goes at once.
+// Held or not, an ack leaves only after its messages are committed: at the
+// moment each ack (or a send's ack_seq) leaves bob's device, his cache is
+// stored up to it, all through a stream whose every ack goes at once.
 func TestHeldMessagesAckedAfterTheirCommit(t *testing.T) {
-	_, alice, bob, aliceAPI, conv, log := holdSetup(t, -1)
-	const n = 60
-	done := make(chan error, 1)
-	var ids []string
-	go func() {
-		var err error
-		ids, err = streamFrom(alice, conv, n, 2*time.Millisecond)
-		done <- err
-	}()
-	streaming, checks := true, 0
-	for streaming || deliveredTo(t, aliceAPI, conv, "bob") < n {
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Fatal(err)
+	srv := servertest.Start(t)
+	aliceAPI, bobAPI := register(t, srv, "alice"), register(t, srv, "bob")
+	conv := direct(t, aliceAPI, "bob")
+	alice := startDevice(t, aliceAPI, srv.URL, "alice")
+	px := newProxy(t, hostport(t, srv.URL))
+	bob := newDevice(t, bobAPI, px.URL(), "bob", func(c *client.SessionConfig) { c.AckDelay = -1 })
+	var acks, early atomic.Int64
+	var firstEarly atomic.Value
+	px.setWatchOut(func(payload []byte) {
+		for line := range wire.Frames(payload) {
+			var f wire.Frame
+			if err := json.Unmarshal(line, &f); err != nil || f.ConversationID != conv {
+				continue
 			}
-			streaming = false
-		default:
+			seq := f.AckSeq
+			if f.Type == wire.TypeAck {
+				seq = f.SeqNo
+			}
+			if seq == 0 {
+				continue
+			}
+			acks.Add(1)
+			if cur, _, err := bob.store.Cursor(bg, conv); err != nil || cur < seq {
+				early.Add(1)
+				firstEarly.CompareAndSwap(nil, fmt.Sprintf("ack of %d left with the cache stored to %d (%v)", seq, cur, err))
+			}
 		}
-		delivered := deliveredTo(t, aliceAPI, conv, "bob")
-		cur, _, err := bob.store.Cursor(bg, conv)
-		if err != nil {
-			t.Fatal(err)
-		}
-		// The cache only grows, so reading it after the server is enough.
-		if cur < delivered {
-			t.Fatalf("the server has bob's delivery at %d while his cache is stored to %d", delivered, cur)
-		}
-		checks++
-	}
+	})
+	log := &receiveLog{}
+	log.hook(bob.sess)
+	bob.run()
+	alice.waitFor("alice connected", func() bool { return alice.sess.State().Status == client.Connected })
+	bob.waitFor("bob connected", func() bool { return bob.sess.State().Status == client.Connected })
+	const n = 60
+	ids := stream(t, alice, conv, n, 2*time.Millisecond)
+	bob.waitFor("the stream acked", func() bool { return deliveredTo(t, aliceAPI, conv, "bob") == n })
 	checkOnceInOrder(t, bob, conv, ids)
+	if k := early.Load(); k > 0 {
+		t.Fatalf("%d of %d acks left before their commit; the first: %s", k, acks.Load(), firstEarly.Load())
+	}
 	held, commits := log.reset()
 	if held == 0 {
 		t.Fatal("no batch was held: the test tests nothing")
 	}
-	t.Logf("%d checks; %d commits, %d batches held", checks, len(commits), held)
+	t.Logf("%d acks, all after their commit; %d commits, %d batches held", acks.Load(), len(commits), held)
 }
