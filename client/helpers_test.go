@@ -204,6 +204,9 @@ type proxy struct {
 	rewrite func(frame []byte) [][]byte
 	// watch, when set, sees every server-to-client WebSocket frame's payload.
 	watch func(payload []byte)
+	// watchOut, when set before the client connects, sees every
+	// client-to-server WebSocket frame's payload (proxyout_test.go).
+	watchOut func(payload []byte)
 }
 
 func newProxy(t *testing.T, target string) *proxy {
@@ -243,7 +246,7 @@ func (p *proxy) serve() {
 		}
 		p.conns = append(p.conns, c, s)
 		p.mu.Unlock()
-		go func() { p.copy(s, c, nil); s.Close() }()
+		go func() { p.copy(s, c, p.filterOut); s.Close() }()
 		go func() { p.copy(c, s, p.filter); c.Close() }()
 	}
 }

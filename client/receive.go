@@ -232,6 +232,10 @@ func (s *Session) handle(ctx context.Context, l *link, batch []wire.Frame) error
 			// Not acked, so the server sends them again after the reconnect.
 			return fmt.Errorf("store incoming messages: %w", err)
 		}
+		l.storedAt = time.Now()
+		if s.storedHook != nil {
+			s.storedHook(len(msgs))
+		}
 		msgs = msgs[:0]
 		for _, m := range conflicts {
 			if !slices.Contains(conflicted, m.ConversationID) {

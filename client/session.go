@@ -93,6 +93,12 @@ type Session struct {
 	state          State
 	syncSeq        int
 	typing         typingSent
+
+	// Test hooks (export_test.go), set before Run: whether a batch of
+	// incoming frames was held (hold.go), and each commit of received
+	// messages with how many it stored.
+	heldHook   func(held bool)
+	storedHook func(messages int)
 }
 
 // NewSession makes a session; nothing happens on the network until Run.
@@ -356,6 +362,9 @@ type link struct {
 	// fires when the oldest is due to be looked at again.
 	holes     map[string]hole
 	holeCheck <-chan time.Time
+	// storedAt is when received messages were last committed: a batch soon
+	// after is part of a stream and may be held (hold.go).
+	storedAt time.Time
 }
 
 type hole struct {
@@ -513,19 +522,7 @@ func (s *Session) serve(ctx context.Context, conn *Conn) error {
 				return context.Cause(lctx)
 			}
 			lastHeard = time.Now()
-			batch := []wire.Frame{f}
-		drain:
-			for len(batch) < 500 {
-				select {
-				case f, ok := <-frames:
-					if !ok {
-						break drain
-					}
-					batch = append(batch, f)
-				default:
-					break drain
-				}
-			}
+			batch := s.gather(frames, f, l.storedAt, lctx.Done())
 			if err := s.handle(ctx, l, batch); err != nil {
 				return err
 			}

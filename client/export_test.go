@@ -1,0 +1,8 @@
+package client
+
+// SetReceiveHooks reports, to a test, whether each batch of incoming frames
+// was held (hold.go) and each commit of received messages with its size. Call
+// before Run.
+func SetReceiveHooks(s *Session, held func(bool), stored func(messages int)) {
+	s.heldHook, s.storedHook = held, stored
+}
