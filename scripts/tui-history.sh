@@ -24,17 +24,8 @@ set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 RUNS=${1:-10}
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/chat-tui-history.XXXXXX")
-SERVER_PID=""
-cleanup() {
-	for s in "$TMP"/tmux-*.sock; do tmux -S "$s" kill-server 2>/dev/null || true; done
-	[ -n "$SERVER_PID" ] && kill "$SERVER_PID" 2>/dev/null && wait "$SERVER_PID" 2>/dev/null || true
-	rm -rf "$TMP"
-}
-trap cleanup EXIT
-
-(cd "$ROOT" && go build -o "$TMP/bin/" ./cmd/chatserver ./cmd/chat)
-CHAT=${CHAT_BIN:-$TMP/bin/chat}
+. "$ROOT/scripts/tuibench-lib.sh"
+tuibench_setup tui-history
 for u in 0 5000 20000; do
 	(cd "$ROOT" && CHAT_SEED_HOME=$TMP/home-$u CHAT_SEED_SHAPE=1x50000 CHAT_SEED_UNREAD=$u \
 		go test ./cmd/chat -run '^TestSeedMeasurementHome$' -count=1 >/dev/null)

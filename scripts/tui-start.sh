@@ -21,17 +21,8 @@ set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 RUNS=${1:-20}
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/chat-tui-start.XXXXXX")
-SERVER_PID=""
-cleanup() {
-	for s in "$TMP"/tmux-*.sock; do tmux -S "$s" kill-server 2>/dev/null || true; done
-	[ -n "$SERVER_PID" ] && kill "$SERVER_PID" 2>/dev/null && wait "$SERVER_PID" 2>/dev/null || true
-	rm -rf "$TMP"
-}
-trap cleanup EXIT
-
-(cd "$ROOT" && go build -o "$TMP/bin/" ./cmd/chatserver ./cmd/chat)
-CHAT=${CHAT_BIN:-$TMP/bin/chat}
+. "$ROOT/scripts/tuibench-lib.sh"
+tuibench_setup tui-start
 
 PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 SERVER=http://127.0.0.1:$PORT

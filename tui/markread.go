@@ -16,9 +16,11 @@ import (
 // After an answer the conversation rests readGap (readReportGap) before the next
 // report: at a steady 200 messages a second each message came alone, and
 // its report, answered before the next arrived, went on its own (a write to
-// the cache and a request each, a sixth of the TUI's CPU in a group). The
+// the cache and a command each, a sixth of the TUI's CPU in a group). The
 // boundary seen last still goes, at most that much later; quitting sends
-// what waits (Model.quit).
+// what waits (Model.quit). The frames to the server are coalesced again
+// below, by the session (client/reads.go: once per AckDelay): this rest
+// saves the cache writes and the commands, which the session cannot.
 type readMarks map[string]*readMark
 
 type readMark struct {
