@@ -6,3 +6,7 @@ package client
 func SetReceiveHooks(s *Session, held func(bool), stored func(messages int)) {
 	s.heldHook, s.storedHook = held, stored
 }
+
+// SetHistoryHook runs f inside History between its read of the outbox and its
+// read of the messages, where a sent answer's commit can fall.
+func SetHistoryHook(s *Session, f func()) { s.historyHook = f }

@@ -38,6 +38,35 @@ func (s *Session) History(ctx context.Context, conversationID string, beforeSeq 
 		limit = wire.DefaultPageSize
 	}
 	limit = min(limit, wire.MaxPageSize)
+	// The outbox is read before the messages: a sent answer committing
+	// between the two reads moves a message from the outbox to the messages,
+	// and read the other way round the page would hold it in neither (a chat
+	// reopened by a restore while its resends were answered lost one from the
+	// screen). Read this way it is in both, and the screen keeps the stored one.
+	var pending []wire.Message
+	var refused map[string]string
+	if beforeSeq <= 0 {
+		out, err := s.store.Outbox(ctx, conversationID)
+		if err != nil {
+			return Page{}, err
+		}
+		for _, e := range out {
+			if e.Kind != "" {
+				continue // an event waiting to go is not a message to show
+			}
+			pending = append(pending, wire.Message{ConversationID: e.ConversationID, MessageID: e.MessageID,
+				SenderID: s.self, Content: e.Content, Attachment: e.Attachment, AttachmentInfo: e.AttachmentInfo, ReplyTo: e.ReplyTo, Timestamp: e.CreatedAt})
+			if e.Err != nil {
+				if refused == nil {
+					refused = map[string]string{}
+				}
+				refused[e.MessageID] = wire.ErrorMessage(e.Err)
+			}
+		}
+	}
+	if s.historyHook != nil {
+		s.historyHook()
+	}
 	cached, err := s.store.Messages(ctx, conversationID, beforeSeq, limit)
 	if err != nil {
 		return Page{}, err
@@ -60,25 +89,7 @@ func (s *Session) History(ctx context.Context, conversationID string, beforeSeq 
 		}
 	}
 	slices.Reverse(p.Messages)
-	if beforeSeq <= 0 {
-		out, err := s.store.Outbox(ctx, conversationID)
-		if err != nil {
-			return Page{}, err
-		}
-		for _, e := range out {
-			if e.Kind != "" {
-				continue // an event waiting to go is not a message to show
-			}
-			p.Pending = append(p.Pending, wire.Message{ConversationID: e.ConversationID, MessageID: e.MessageID,
-				SenderID: s.self, Content: e.Content, Attachment: e.Attachment, AttachmentInfo: e.AttachmentInfo, ReplyTo: e.ReplyTo, Timestamp: e.CreatedAt})
-			if e.Err != nil {
-				if p.Refused == nil {
-					p.Refused = map[string]string{}
-				}
-				p.Refused[e.MessageID] = wire.ErrorMessage(e.Err)
-			}
-		}
-	}
+	p.Pending, p.Refused = pending, refused
 	return p, nil
 }
 

@@ -97,8 +97,9 @@ type Session struct {
 	// Test hooks (export_test.go), set before Run: whether a batch of
 	// incoming frames was held (hold.go), and each commit of received
 	// messages with how many it stored.
-	heldHook   func(held bool)
-	storedHook func(messages int)
+	heldHook    func(held bool)
+	storedHook  func(messages int)
+	historyHook func() // between History's two reads, for a test
 }
 
 // NewSession makes a session; nothing happens on the network until Run.
