@@ -156,12 +156,11 @@ func (b *bench) stormOnce(ctx context.Context, queue bool) (StormResult, error) 
 		return res, err
 	}
 	defer stopNodes()
-	// The clients spread evenly over the nodes, and every worker holds some
-	// of each node's.
-	each := b.stormClients / len(nodes)
-	clients := make([]stormClient, each*len(nodes))
+	// The clients spread evenly over the nodes (client i on node i mod
+	// nodes), and every worker holds some of each node's.
+	clients := make([]stormClient, b.stormClients)
 	for i, n := range nodes {
-		names := b.userNames(fmt.Sprintf("st%v%d-", queue, i), each)
+		names := b.userNames(fmt.Sprintf("st%v%d-", queue, i), (b.stormClients-i+len(nodes)-1)/len(nodes))
 		toks, err := (&api{base: n.url, hc: b.dial.api}).register(ctx, names)
 		if err != nil {
 			return res, err
