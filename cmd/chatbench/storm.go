@@ -34,6 +34,14 @@ type StormResult struct {
 	Sends        int     `json:"sends"`
 	SendP50Ms    float64 `json:"send_p50_ms"`
 	SendP99Ms    float64 `json:"send_p99_ms"`
+	// Where the machine's CPU went, in seconds: the nodes' from the start to
+	// every connection in the registry; the client processes' until their
+	// last hello (their set-up included); Redis's (INFO cpu) and this
+	// process's (the sender, and kfake with the queue) over the storm.
+	NodesCPU   float64 `json:"nodes_cpu_s"`
+	ClientsCPU float64 `json:"clients_cpu_s"`
+	RedisCPU   float64 `json:"redis_cpu_s"`
+	BenchCPU   float64 `json:"bench_cpu_s"`
 	// Errors counts the clients that failed by kind, with an example of each.
 	Errors   map[string]int    `json:"errors,omitempty"`
 	Examples map[string]string `json:"error_examples,omitempty"`
@@ -78,6 +86,10 @@ func (b *bench) storm(ctx context.Context) error {
 		b.row(name, "registry lag after the last hello", r.RegistryLag, "s")
 		b.row(name, "redis peak", r.PeakCmds, "cmd/s")
 		b.row(name, "redis commands", float64(r.Commands), "")
+		b.row(name, "nodes CPU", r.NodesCPU, "s")
+		b.row(name, "client processes CPU", r.ClientsCPU, "s")
+		b.row(name, "redis CPU", r.RedisCPU, "s")
+		b.row(name, "bench CPU (kfake with the queue)", r.BenchCPU, "s")
 		b.row(name, "send p50", r.SendP50Ms, "ms")
 		b.row(name, "send p99", r.SendP99Ms, "ms")
 		results = append(results, r)
@@ -235,6 +247,10 @@ func (b *bench) stormOnce(ctx context.Context, queue bool) (StormResult, error) 
 	if err != nil {
 		return res, err
 	}
+	cpuBefore, err := stormCPU(ctx, nodes, rdb)
+	if err != nil {
+		return res, err
+	}
 	sctx, stop := context.WithCancel(ctx)
 	var bg sync.WaitGroup
 	var peak atomic.Int64
@@ -264,6 +280,10 @@ func (b *bench) stormOnce(ctx context.Context, queue bool) (StormResult, error) 
 	}
 	err = waitRegistered(int64(len(rep.HelloMs))+1, 2*time.Minute)
 	res.Registered = time.Since(start).Seconds()
+	if cpuAfter, cerr := stormCPU(ctx, nodes, rdb); cerr == nil {
+		res.NodesCPU, res.RedisCPU, res.BenchCPU = cpuAfter.nodes-cpuBefore.nodes, cpuAfter.redis-cpuBefore.redis, cpuAfter.bench-cpuBefore.bench
+	}
+	res.ClientsCPU = rep.CPU
 	res.RegistryLag = max(0, res.Registered-res.HelloSeconds)
 	// A storm shorter than a few sends (a small N) still measures some.
 	time.Sleep(time.Until(start.Add(200 * time.Millisecond)))
@@ -290,6 +310,36 @@ func (b *bench) stormOnce(ctx context.Context, queue bool) (StormResult, error) 
 	b.logf("storm queue=%v: %d clients in %d processes, %d failed, all hello %.2fs (p50 %.2fs), all registered %.2fs, redis peak %.0f cmd/s, %d commands, send p99 %.1f ms over %d sends",
 		queue, res.Clients, res.Workers, res.Failed, res.HelloSeconds, res.HelloP50, res.Registered, res.PeakCmds, res.Commands, res.SendP99Ms, res.Sends)
 	return res, nil
+}
+
+// stormCPUs are CPU seconds used so far.
+type stormCPUs struct{ nodes, redis, bench float64 }
+
+func stormCPU(ctx context.Context, nodes []stormNode, rdb *goredis.Client) (stormCPUs, error) {
+	c := stormCPUs{bench: selfCPU()}
+	for _, n := range nodes {
+		v, err := procCPU(n.pid)
+		if err != nil {
+			return c, err
+		}
+		c.nodes += v.Seconds()
+	}
+	info, err := rdb.Info(ctx, "cpu").Result()
+	if err != nil {
+		return c, err
+	}
+	for _, f := range []string{"used_cpu_sys", "used_cpu_user"} {
+		for line := range strings.SplitSeq(info, "\r\n") {
+			if v, ok := strings.CutPrefix(line, f+":"); ok {
+				x, err := strconv.ParseFloat(v, 64)
+				if err != nil {
+					return c, fmt.Errorf("INFO cpu %s: %w", f, err)
+				}
+				c.redis += x
+			}
+		}
+	}
+	return c, nil
 }
 
 // sampleCommands keeps in peak the highest rate of commands Redis processed

@@ -34,8 +34,9 @@ func TestStormScenario(t *testing.T) {
 		t.Fatalf("storm runs = %+v, want one synchronous, then one through Kafka", runs)
 	}
 	for _, r := range runs {
-		if r.Clients != 20 || r.Workers != 3 || r.Failed != 0 || r.HelloSeconds <= 0 || r.Registered < r.HelloSeconds || r.Commands <= 0 || r.PeakCmds <= 0 || r.Sends == 0 {
-			t.Errorf("storm run %+v: want 20 clients in 3 processes, all with a hello and registered, Redis commands counted, sends measured", r)
+		if r.Clients != 20 || r.Workers != 3 || r.Failed != 0 || r.HelloSeconds <= 0 || r.Registered < r.HelloSeconds || r.Commands <= 0 || r.PeakCmds <= 0 || r.Sends == 0 ||
+			r.NodesCPU <= 0 || r.ClientsCPU <= 0 {
+			t.Errorf("storm run %+v: want 20 clients in 3 processes, all with a hello and registered, Redis commands counted, sends measured, the nodes' and clients' CPU read", r)
 		}
 	}
 }

@@ -43,6 +43,7 @@ type stormStart struct {
 // stormReport is what workers measured: one worker's, or the sum of them all.
 type stormReport struct {
 	Workers  int               `json:"workers"`
+	CPU      float64           `json:"cpu_s"`          // the workers' user+system seconds, from their start to their report
 	HelloMs  []float64         `json:"hello_ms"`       // per connected client: the start → its hello
 	Errors   map[string]int    `json:"errors"`         // clients that failed, by kind (errorKind)
 	Examples map[string]string `json:"error_examples"` // one message per kind
@@ -50,6 +51,7 @@ type stormReport struct {
 
 func (r *stormReport) add(o stormReport) {
 	r.Workers += o.Workers
+	r.CPU += o.CPU
 	r.HelloMs = append(r.HelloMs, o.HelloMs...)
 	for k, n := range o.Errors {
 		if r.Errors == nil {
@@ -144,6 +146,7 @@ func stormWorker(stdin io.Reader, stdout io.Writer) error {
 		}
 		rep.add(stormReport{Errors: map[string]int{errorKind(err): 1}, Examples: map[string]string{errorKind(err): err.Error()}})
 	}
+	rep.CPU = selfCPU()
 	if err := json.NewEncoder(stdout).Encode(rep); err != nil {
 		return err
 	}
