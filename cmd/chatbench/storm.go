@@ -344,25 +344,27 @@ func stormCPU(ctx context.Context, nodes []stormNode, rdb *goredis.Client) (stor
 
 // sampleCommands keeps in peak the highest rate of commands Redis processed
 // (per second) over a window of 100 ms, the last window being what is left
-// when ctx ends (a storm shorter than a window still has one).
+// when ctx ends (a storm shorter than a window still has one). A window's
+// length is Redis's own (TIME, read with INFO in one round trip): a reply
+// that reached this loaded process late would otherwise shorten the next
+// window as seen from here and inflate its rate (TestPeakRateOnRedisClock).
 func sampleCommands(ctx context.Context, rdb *goredis.Client, peak *atomic.Int64) {
 	t := time.NewTicker(100 * time.Millisecond)
 	defer t.Stop()
 	lastV, lastAt := int64(-1), time.Time{}
 	sample := func(ctx context.Context) {
-		v, err := totalCommands(ctx, rdb)
+		v, at, err := commandsAt(ctx, rdb)
 		if err != nil {
 			return
 		}
-		now := time.Now()
 		if lastV >= 0 {
-			if d := now.Sub(lastAt).Seconds(); d > 0 {
+			if d := at.Sub(lastAt).Seconds(); d > 0 {
 				if rate := int64(float64(v-lastV) / d); rate > peak.Load() {
 					peak.Store(rate)
 				}
 			}
 		}
-		lastV, lastAt = v, now
+		lastV, lastAt = v, at
 	}
 	for {
 		sample(ctx)
@@ -375,6 +377,23 @@ func sampleCommands(ctx context.Context, rdb *goredis.Client, peak *atomic.Int64
 	}
 }
 
+// commandsAt reads INFO total_commands_processed and Redis's clock in one
+// pipeline, so both are taken together.
+func commandsAt(ctx context.Context, rdb *goredis.Client) (int64, time.Time, error) {
+	var clock *goredis.TimeCmd
+	var info *goredis.StringCmd
+	if _, err := rdb.Pipelined(ctx, func(p goredis.Pipeliner) error {
+		clock, info = p.Time(ctx), p.Info(ctx, "stats")
+		return nil
+	}); err != nil {
+		return 0, time.Time{}, err
+	}
+	if v, ok := infoField(info.Val(), "total_commands_processed"); ok {
+		return v, clock.Val(), nil
+	}
+	return 0, time.Time{}, errors.New("INFO stats has no total_commands_processed")
+}
+
 // infoField reads one numeric field of an INFO section.
 func infoField(info, field string) (int64, bool) {
 	for line := range strings.SplitSeq(info, "\r\n") {
@@ -384,17 +403,6 @@ func infoField(info, field string) (int64, bool) {
 		}
 	}
 	return 0, false
-}
-
-func totalCommands(ctx context.Context, rdb *goredis.Client) (int64, error) {
-	info, err := rdb.Info(ctx, "stats").Result()
-	if err != nil {
-		return 0, err
-	}
-	if v, ok := infoField(info, "total_commands_processed"); ok {
-		return v, nil
-	}
-	return 0, errors.New("INFO stats has no total_commands_processed")
 }
 
 // commandCalls sums INFO commandstats' calls (commands run inside scripts
