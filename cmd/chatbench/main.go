@@ -2,7 +2,7 @@
 // drives the server over its real protocol (HTTP API and WebSocket) with many
 // simulated users on loopback, and compares it with a raw WebSocket echo.
 //
-//	chatbench [flags] scenario...   scenarios: echo throughput latency fanout idle history reconnect cli tui tui-burst all
+//	chatbench [flags] scenario...   scenarios: echo throughput latency fanout idle history reconnect storm cli tui tui-burst all
 //	chatbench serve --data-dir DIR  a node with the bench's settings (used for the child process)
 //	chatbench storm-worker          the storm's clients, one share of them (started by storm; job on stdin)
 //
