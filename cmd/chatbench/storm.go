@@ -26,7 +26,7 @@ type StormResult struct {
 	Failed       int     `json:"failed"`           // clients without a hello
 	HelloSeconds float64 `json:"all_hello_s"`      // the start → every client has its hello (or failed)
 	HelloP50     float64 `json:"hello_p50_s"`      // the start → a client's hello, over those that got one
-	HelloP99     float64 `json:"hello_p99_s"`      //
+	HelloP99     float64 `json:"hello_p99_s"`      // the same, p99
 	Registered   float64 `json:"all_registered_s"` // the start → every connection is in the registry
 	RegistryLag  float64 `json:"registry_lag_s"`   // the last hello → every connection in the registry
 	PeakCmds     float64 `json:"peak_redis_cmds_per_s"`
@@ -57,7 +57,7 @@ type StormResult struct {
 // each: a process holds at most 20,000 open files on this machine, one per
 // socket. It measures the time until every client has its hello, Redis's
 // commands per second at the peak (INFO total_commands_processed sampled
-// every 100 ms), the time until every connection is in the registry (the
+// every 100 ms, on Redis's clock), the time until every connection is in the registry (the
 // nodes' reverse sets, SCARD), and the latency of a send (send → sent) made
 // meanwhile on node 0. Each node keeps its own embedded store: the storm is
 // the registry's, and the send's two users are both on node 0.

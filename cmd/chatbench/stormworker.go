@@ -89,7 +89,7 @@ func errorKind(err error) string {
 		return "no local port"
 	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &ne) && ne.Timeout():
 		return "timeout"
-	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), strings.Contains(msg, "server closed idle connection"):
 		return "closed by the server"
 	case strings.Contains(msg, "first frame is"):
 		return "first frame not hello"

@@ -2,8 +2,13 @@ package main
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
 	"os"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -91,4 +96,26 @@ func liveConnections(t *testing.T, b *bench, url string) float64 {
 		t.Fatal(err)
 	}
 	return m["chat_connections"]
+}
+
+// Failures sum by kind: the errors a storm's dial returns, as the libraries
+// wrap them.
+func TestStormErrorKind(t *testing.T) {
+	for _, c := range []struct {
+		err  error
+		want string
+	}{
+		{fmt.Errorf("dial ws://x/v1/ws: failed to WebSocket dial: failed to send handshake request: Get \"http://x/v1/ws\": %w", io.EOF), "closed by the server"},
+		{errors.New(`failed to send handshake request: Get "http://x/v1/ws": http: server closed idle connection`), "closed by the server"},
+		{fmt.Errorf("dial: %w", &net.OpError{Op: "read", Err: os.NewSyscallError("read", syscall.ECONNRESET)}), "connection reset"},
+		{fmt.Errorf("dial: %w", &net.OpError{Op: "dial", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}), "connection refused"},
+		{fmt.Errorf("wait for hello: %w", context.DeadlineExceeded), "timeout"},
+		{errors.New(`first frame is "resync", want hello`), "first frame not hello"},
+		{errors.New("failed to WebSocket dial: expected handshake response status code 101 but got 503"), "upgrade refused: HTTP 503"},
+		{errors.New("something else"), "other"},
+	} {
+		if got := errorKind(c.err); got != c.want {
+			t.Errorf("errorKind(%v) = %q, want %q", c.err, got, c.want)
+		}
+	}
 }
