@@ -96,29 +96,30 @@ type bench struct {
 	rates       []float64
 	plotCSV     string
 
-	groups             []int
-	fanoutSenders      int
-	fanoutDuration     time.Duration
-	fanoutAck          time.Duration
-	idleConns          int
-	idleUsers          int
-	idleHold           time.Duration
-	historyM           int
-	historyConvs       int
-	historyPages       int
-	historyWarmup      int
-	historyDir         string
-	reconnectK         int
-	reconnectRate      float64
-	stormClients       int
-	stormRedis         string
-	stormApplyRate     int
-	stormNodes         int
-	stormWorkerClients int
-	chatBin            string
-	cliRuns            int
-	tuiMessages        int
-	tuiRuns            int
+	groups         []int
+	fanoutSenders  int
+	fanoutDuration time.Duration
+	fanoutAck      time.Duration
+	idleConns      int
+	idleUsers      int
+	idleHold       time.Duration
+	historyM       int
+	historyConvs   int
+	historyPages   int
+	historyWarmup  int
+	historyDir     string
+	reconnectK     int
+	reconnectRate  float64
+	stormClients   int
+	stormRedis     string
+	stormApplyRate int
+	stormNodes     int
+	chatBin        string
+	cliRuns        int
+	tuiMessages    int
+	tuiRuns        int
+
+	stormWorkerClients int // storm: most client sockets one worker process holds
 
 	tuiBurstHistory  int
 	tuiBurstMessages int
