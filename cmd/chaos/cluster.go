@@ -87,7 +87,8 @@ func (r *redisProc) do(ctx context.Context, args ...any) error {
 }
 
 // dynamoProxy stands between the nodes and moto. It lets one request through
-// at a time: moto snapshots every table of a region before a transaction and
+// at a time, each until moto has answered it (a caller's timeout does not stop
+// moto): moto snapshots every table of a region before a transaction and
 // restores the snapshot when a condition fails, undoing writes that ran
 // meanwhile, so writers in three processes would lose each other's writes
 // (real DynamoDB does not; one process serialises its own writes with
@@ -129,7 +130,17 @@ func newDynamoProxy(target string) (*dynamoProxy, error) {
 		}
 		p.turn.Lock()
 		defer p.turn.Unlock()
-		forward.ServeHTTP(w, r)
+		if r.Context().Err() != nil {
+			return // the caller gave up while it waited its turn: moto never sees it
+		}
+		// The turn ends when moto has answered, not when the caller gives up:
+		// moto goes on with a request whose caller timed out, and the next one
+		// let in meanwhile would overlap it (TestDynamoProxyOneAtATimeOutlastsACallerThatGaveUp).
+		// A context that can be cancelled, by us only: with none, the
+		// reverse proxy would watch the caller's connection instead.
+		ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
+		defer cancel()
+		forward.ServeHTTP(w, r.WithContext(ctx))
 	})}
 	go p.srv.Serve(ln)
 	return p, nil

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -30,6 +31,9 @@ type dialer struct {
 	clients []*http.Client
 	next    atomic.Uint64
 	api     *http.Client // short requests (register, history): a pooled client
+	// helloWait bounds the wait for the hello after the upgrade; 0: 30 s. The
+	// storm's clients wait longer: thousands of connects queue at the nodes.
+	helloWait time.Duration
 }
 
 func newDialer(conns int) *dialer {
@@ -64,7 +68,7 @@ func (d *dialer) dial(ctx context.Context, base, token string) (*wsConn, error) 
 	}
 	sock.SetReadLimit(wire.MaxFrameBytes)
 	w := &wsConn{sock: sock}
-	hctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	hctx, cancel := context.WithTimeout(ctx, cmp.Or(d.helloWait, 30*time.Second))
 	defer cancel()
 	f, err := w.read(hctx)
 	if err != nil {

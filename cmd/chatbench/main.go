@@ -2,8 +2,9 @@
 // drives the server over its real protocol (HTTP API and WebSocket) with many
 // simulated users on loopback, and compares it with a raw WebSocket echo.
 //
-//	chatbench [flags] scenario...   scenarios: echo throughput latency fanout idle history reconnect cli tui tui-burst all
+//	chatbench [flags] scenario...   scenarios: echo throughput latency fanout idle history reconnect storm cli tui tui-burst all
 //	chatbench serve --data-dir DIR  a node with the bench's settings (used for the child process)
+//	chatbench storm-worker          the storm's clients, one share of them (started by storm; job on stdin)
 //
 // By default each scenario starts a fresh server as a child process (so its CPU
 // and memory are measured alone); --inproc runs it in this process; --server URL
@@ -23,7 +24,6 @@ import (
 	"os/exec"
 	"os/signal"
 	"runtime"
-	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -34,16 +34,9 @@ import (
 )
 
 func main() {
-	if len(os.Args) > 1 && os.Args[1] == "serve" {
-		if err := serve(os.Args[2:], os.Stdout, os.Stderr); err != nil {
-			fmt.Fprintln(os.Stderr, "chatbench serve:", err)
-			os.Exit(1)
-		}
-		return
-	}
-	if len(os.Args) > 1 && os.Args[1] == "echo-serve" {
-		if err := echoServe(os.Stdout); err != nil {
-			fmt.Fprintln(os.Stderr, "chatbench echo-serve:", err)
+	if name, ok, err := runChild(os.Args[1:]); ok {
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "chatbench %s: %v\n", name, err)
 			os.Exit(1)
 		}
 		return
@@ -57,6 +50,25 @@ func main() {
 		fmt.Fprintln(os.Stderr, "chatbench:", err)
 		os.Exit(1)
 	}
+}
+
+// runChild runs the sub-commands the bench starts as processes of its own
+// (serve, echo-serve, storm-worker); ok is false when args name none. The
+// tests' binary runs them too (TestMain), so scenarios start their children
+// from tests as from chatbench.
+func runChild(args []string) (name string, ok bool, err error) {
+	if len(args) == 0 {
+		return "", false, nil
+	}
+	switch name = args[0]; name {
+	case "serve":
+		return name, true, serve(args[1:], os.Stdout, os.Stderr)
+	case "echo-serve":
+		return name, true, echoServe(os.Stdout)
+	case "storm-worker":
+		return name, true, stormWorker(os.Stdin, os.Stdout)
+	}
+	return "", false, nil
 }
 
 // bench holds the settings of one invocation and the results so far.
@@ -106,6 +118,8 @@ type bench struct {
 	cliRuns        int
 	tuiMessages    int
 	tuiRuns        int
+
+	stormWorkerClients int // storm: most client sockets one worker process holds
 
 	tuiBurstHistory  int
 	tuiBurstMessages int
@@ -200,9 +214,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&b.reconnectK, "reconnect-clients", 500, "reconnect: clients dropped at once")
 	fs.Float64Var(&b.reconnectRate, "reconnect-rate", 1000, "reconnect: messages/s, all senders together, sent to the dropped clients meanwhile")
 	fs.IntVar(&b.stormClients, "storm-clients", 5000, "storm: clients reconnecting at once, spread evenly over --storm-nodes nodes")
-	fs.IntVar(&b.stormNodes, "storm-nodes", 2, "storm: in-process nodes sharing the Redis (each client's socket has both its ends in this process: 2 open files per client)")
+	fs.IntVar(&b.stormNodes, "storm-nodes", 2, "storm: nodes sharing the Redis, each a child process (chatbench serve)")
+	fs.IntVar(&b.stormWorkerClients, "storm-worker-clients", 9000, "storm: most clients one client process holds (a socket is an open file, and a process may hold 20,000 here: ulimit -Hn)")
 	fs.IntVar(&b.stormApplyRate, "storm-apply-rate", 0, "storm: with the queue, registry updates per second each node's worker applies at most (chatserver's --kafka-apply-rate)")
-	fs.StringVar(&b.stormRedis, "storm-redis", os.Getenv("CHAT_TEST_REDIS_ADDR"), "storm: the Redis the two nodes share, and whose INFO is read (best one of its own)")
+	fs.StringVar(&b.stormRedis, "storm-redis", os.Getenv("CHAT_TEST_REDIS_ADDR"), "storm: the Redis the nodes share, and whose INFO is read (best one of its own)")
 	fs.StringVar(&b.chatBin, "chat-bin", "", "cli, tui: the chat binary (default: chat beside chatbench, else on PATH)")
 	fs.IntVar(&b.cliRuns, "cli-runs", 300, "cli: runs of each chat send command (after 10 not counted)")
 	fs.IntVar(&b.tuiMessages, "tui-messages", 100000, "tui: messages in the cache (over 500 conversations)")
@@ -273,6 +288,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if _, err := parseBurstOnly(b.tuiBurstOnly); err != nil {
 		return err
 	}
+	if b.stormWorkerClients < 1 {
+		return fmt.Errorf("--storm-worker-clients must be at least 1, not %d", b.stormWorkerClients)
+	}
 	if b.tuiMessages < 1 {
 		return fmt.Errorf("--tui-messages must be at least 1, not %d", b.tuiMessages)
 	}
@@ -303,9 +321,6 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	raiseFileLimit()
 	b.runID = strings.ToLower(rand.Text()[:5])
 	conns := max(b.users, b.idleConns+b.idleConns/10, 2*b.reconnectK)
-	if slices.Contains(scenarios, "storm") {
-		conns = max(conns, b.stormClients+2)
-	}
 	b.dial = newDialer(conns)
 	b.report.Machine = machine()
 	switch {

@@ -126,6 +126,8 @@ func serve(args []string, stdout, stderr io.Writer) error {
 	adaptiveProcs := fs.Bool("adaptive-procs", true, "GOMAXPROCS by load, as chatserver's --adaptive-procs (off when GOMAXPROCS is set)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
 	pprofAddr := fs.String("pprof", "", "serve net/http/pprof on this address")
+	var shared serveShared
+	shared.flags(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -154,6 +156,9 @@ func serve(args []string, stdout, stderr io.Writer) error {
 	b := &bench{noSync: *noSync, maxInFlight: *maxInFlight, redeliverAfter: *redeliverAfter}
 	cfg := b.nodeConfig(*dataDir)
 	cfg.Addr = *addr
+	if err := shared.apply(&cfg); err != nil {
+		return err
+	}
 	n, err := node.Start(ctx, cfg)
 	if err != nil {
 		return err
