@@ -278,6 +278,7 @@ func (s *Service) RemoveMember(ctx context.Context, userID, convID, member strin
 	if err := s.cfg.Inbox.Forget(ctx, member, convID); err != nil {
 		s.log.Debug("inbox forget", "err", err)
 	}
+	s.dropFromInboxCopy(ctx, member, convID)
 	return nil
 }
 
@@ -394,6 +395,7 @@ func (s *Service) announce(ctx context.Context, convID string, users []string, a
 	if err := s.cfg.Inbox.Touch(ctx, append([]string{actor}, users...), convID, s.cfg.Now()); err != nil {
 		s.log.Debug("inbox touch", "err", err)
 	}
+	s.rejoinInboxCopies(ctx, convID, users)
 	s.push(ctx, users, wire.Frame{Type: wire.TypeConversation, Conv: ptr(wireConversation(c, ps))}, nil)
 }
 

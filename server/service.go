@@ -35,6 +35,9 @@ type Backends struct {
 	Pusher      Pusher // optional: nil turns push notifications off
 	// SendPath is optional: nil calls the roles above one by one.
 	SendPath SendPath
+	// InboxCopies is optional: nil keeps no copy of users' inboxes, and the
+	// inbox fails while the store cannot be read (inbox_copy.go).
+	InboxCopies InboxCopies
 }
 
 // Registration modes.
