@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"unicode/utf8"
 
 	"github.com/mailru/easyjson"
 
@@ -53,6 +54,7 @@ func (s *Service) saveInboxCopy(ctx context.Context, userID string, resp wire.In
 	}
 	entries := make([]CopiedEntry, 0, len(resp.Conversations))
 	for _, e := range resp.Conversations {
+		e.LastMessageBody = cutPreview(e.LastMessageBody)
 		b, err := easyjson.Marshal(e)
 		if err != nil {
 			s.log.Debug("inbox copy: encode", "conversation", e.ConversationID, "err", err)
@@ -63,6 +65,23 @@ func (s *Service) saveInboxCopy(ctx context.Context, userID string, resp wire.In
 	if err := s.cfg.InboxCopies.Save(ctx, userID, entries, complete); err != nil {
 		s.log.Debug("inbox copy: save", "err", err)
 	}
+}
+
+// copiedPreview bounds the last message's text an inbox copy keeps: a
+// message may be 16 KiB, and 500 conversations of them would make one user's
+// copy megabytes; a preview shows a line of it.
+const copiedPreview = 256
+
+// cutPreview is body cut to at most copiedPreview bytes, at a rune boundary.
+func cutPreview(body string) string {
+	if len(body) <= copiedPreview {
+		return body
+	}
+	n := copiedPreview
+	for n > 0 && !utf8.RuneStart(body[n]) {
+		n--
+	}
+	return body[:n]
 }
 
 // inboxFromCopy answers the inbox from userID's copy when the store's read
