@@ -365,15 +365,19 @@ func (s *Service) memberIDs(ctx context.Context, convID string) ([]string, error
 	if users, ok := s.members.get(convID, now); ok {
 		return users, nil
 	}
+	mark := s.members.mark()
 	ps, err := s.store.ListParticipants(ctx, convID)
 	if err != nil {
+		if users, ok := s.staleMembers(convID, err); ok {
+			return users, nil
+		}
 		return nil, s.internal("list participants", err)
 	}
 	users := make([]string, len(ps))
 	for i, p := range ps {
 		users[i] = p.UserID
 	}
-	s.members.put(convID, users, now)
+	s.members.put(mark, convID, users, now)
 	return users, nil
 }
 

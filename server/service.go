@@ -227,9 +227,12 @@ func New(cfg Config) (*Service, error) {
 		cancel()
 		return nil, fmt.Errorf("subscribe node %s: %w", cfg.NodeID, err)
 	}
-	if cfg.Revocations != nil && cfg.TokenCacheTTL > 0 {
-		s.tokens = newTokenCache(cfg.TokenCacheTTL, cfg.Revocations)
-		if err := cfg.Revocations.Subscribe(ctx, s.tokens.revoke); err != nil {
+	if cfg.Revocations != nil {
+		if cfg.TokenCacheTTL > 0 {
+			s.tokens = newTokenCache(cfg.TokenCacheTTL, cfg.Revocations)
+		}
+		s.members.rev = cfg.Revocations
+		if err := cfg.Revocations.Subscribe(ctx, s.onRevocation); err != nil {
 			cancel()
 			return nil, fmt.Errorf("subscribe to token revocations: %w", err)
 		}

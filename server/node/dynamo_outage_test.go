@@ -128,9 +128,22 @@ func TestDynamoOutageKeepsCachedReads(t *testing.T) {
 	if st, body := call(t, "GET", bn.URL()+"/v1/inbox", bob, nil); st != 200 || !strings.Contains(string(body), group.ConversationID) {
 		t.Fatalf("bob's inbox before his removal: %d %s", st, body)
 	}
+	groupPresence := func(n *node.Node, token string) (int, []byte) {
+		return call(t, "GET", n.URL()+"/v1/conversations/"+group.ConversationID+"/presence", token, nil)
+	}
+	// Node-b caches the group's members with bob among them; his removal on
+	// node-a must reach that cache, or node-b would answer bob from it for
+	// as long as the outage lasts.
+	if st, body := groupPresence(bn, carol); st != 200 || !strings.Contains(string(body), `"bob"`) {
+		t.Fatalf("carol's group presence on node-b: %d %s", st, body)
+	}
 	if st, body := call(t, "DELETE", a.URL()+"/v1/conversations/"+group.ConversationID+"/members/bob", alice, nil); st/100 != 2 {
 		t.Fatalf("remove bob: %d %s", st, body)
 	}
+	if st, body := groupPresence(a, alice); st != 200 || strings.Contains(string(body), `"bob"`) {
+		t.Fatalf("alice's group presence on node-a after bob's removal: %d %s", st, body)
+	}
+	membersCached := time.Now()
 	if st, body := call(t, "GET", a.URL()+"/v1/users/carol", carol, nil); st != 200 {
 		t.Fatalf("carol's profile: %d %s", st, body)
 	}
@@ -266,6 +279,19 @@ func TestDynamoOutageKeepsCachedReads(t *testing.T) {
 		t.Fatalf("bob's inbox during the outage: %d %s, want 200 stale with %s alone", st, body, conv)
 	}
 	outageReads(t, a.URL(), map[string]string{"alice": alice, "bob": bob, "carol": carol}, conv, group.ConversationID)
+	// Past the member cache's TTL (5 s): a group's members come from a
+	// node's cache, as it was when the node last read them and heard no
+	// change since. Alice's presence in the group answers on node-a; bob's,
+	// on node-b, whose list had him before the revocation dropped it, not.
+	time.Sleep(time.Until(membersCached.Add(5*time.Second + 200*time.Millisecond)))
+	var pr wire.PresenceResponse
+	if st, body := groupPresence(a, alice); st != 200 || json.Unmarshal(body, &pr) != nil ||
+		len(pr.Members) != 1 || pr.Members[0].UserID != "carol" {
+		t.Errorf("alice's group presence during the outage: %d %s, want carol's", st, body)
+	}
+	if st, body := groupPresence(bn, bob); st != http.StatusServiceUnavailable || errorCode(body) != wire.CodeUnavailable {
+		t.Errorf("removed bob's group presence on node-b during the outage: %d %s, want 503 unavailable", st, body)
+	}
 
 	proxy.Start()
 	var sent wire.SendResponse
@@ -345,9 +371,6 @@ func outageReads(t *testing.T, base string, tokens map[string]string, direct, gr
 		{"alice", "/v1/conversations/" + direct + "/status", 503},
 		// A direct conversation's members are in its id; presence is Redis.
 		{"alice", "/v1/conversations/" + direct + "/presence", 200},
-		// A group's members are in the store (and the node's own memory for
-		// 5 s): past that, presence and typing in it cannot be checked.
-		{"alice", "/v1/conversations/" + group + "/presence", 503},
 		{"alice", "/v1/conversations/" + group + "/mentions", 503},
 		{"alice", "/v1/mentions", 503},
 		{"alice", "/v1/channels", 503},
