@@ -121,14 +121,15 @@ func (s *Service) inboxFromCopy(ctx context.Context, userID string, limit int, e
 }
 
 // dropFromInboxCopy takes convID out of member's copy after the store
-// removed them from it. A failed Drop leaves it in the copy until the
-// member's next inbox read replaces the copy (docs/reliability.md).
+// removed them from it. A failed Drop is tried again until it is made
+// (inbox_copy_retry.go).
 func (s *Service) dropFromInboxCopy(ctx context.Context, member, convID string) {
 	if s.cfg.InboxCopies == nil {
 		return
 	}
 	if err := s.cfg.InboxCopies.Drop(ctx, member, convID); err != nil {
-		s.log.Debug("inbox copy: drop", "user", member, "conversation", convID, "err", err)
+		s.log.Debug("inbox copy: drop failed; retrying", "user", member, "conversation", convID, "err", err)
+		s.retryDrop(member, convID)
 	}
 }
 
@@ -137,6 +138,7 @@ func (s *Service) rejoinInboxCopies(ctx context.Context, convID string, users []
 	if s.cfg.InboxCopies == nil {
 		return
 	}
+	s.forgetDrops(convID, users)
 	// A failure leaves the conversation out of their copies while its drop
 	// is remembered (an implementation's bound): the copy then lacks a
 	// conversation, the safe way to be wrong.

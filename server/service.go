@@ -180,6 +180,7 @@ type Service struct {
 	hub       *conn.Hub
 	locks     stripedLocks
 	members   memberCache
+	copyDrops copyDrops // failed Drops of inbox copies, retried
 	lastSeq   lastSeqCache
 	tokens    *tokenCache        // nil: every token is read from the store
 	loads     singleflight.Group // profile loads: one per user id at a time
