@@ -31,7 +31,9 @@ type InboxCopies interface {
 	// Load returns userID's copy, in no particular order; none when there is
 	// none (never saved, expired).
 	Load(ctx context.Context, userID string) ([]CopiedEntry, error)
-	// Drop takes convID out of userID's copy and keeps it out of later Saves.
+	// Drop takes convID out of userID's copy and keeps it out of later Saves
+	// until Rejoin, or for longer than any read begun before the Drop can
+	// last (the implementation's bound: an hour on Redis).
 	Drop(ctx context.Context, userID, convID string) error
 	// Rejoin lets convID into the copies of userIDs again (they were added
 	// to it), in one call.
