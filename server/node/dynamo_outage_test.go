@@ -66,8 +66,11 @@ func errorCode(b []byte) wire.Code {
 // pub/sub), the inbox from each user's copy of it (marked stale; a group the
 // user was removed from before the outage is not in it; a user with no copy is
 // answered unavailable, never from another's), presence in a direct
-// conversation; every other read of the client and the CLI is answered
-// unavailable (outageReads). A send is answered unavailable or maybe_stored,
+// conversation, and in a group from a node's member cache (never to a member
+// removed before the outage, on a node whose list had them); every other read
+// of the client and the CLI is answered unavailable (outageReads), a socket's
+// sync as failed (error, then synced with more). A send is answered
+// unavailable or maybe_stored,
 // and stores nothing. Each
 // node logs the outage in one WARN and its end in one INFO, and nothing else
 // above INFO; when DynamoDB returns, the resend with the same message_id is
@@ -279,6 +282,35 @@ func TestDynamoOutageKeepsCachedReads(t *testing.T) {
 		t.Fatalf("bob's inbox during the outage: %d %s, want 200 stale with %s alone", st, body, conv)
 	}
 	outageReads(t, a.URL(), map[string]string{"alice": alice, "bob": bob, "carol": carol}, conv, group.ConversationID)
+	// The sync a connected client asks for is answered as failed, never as
+	// complete: an error with the hint, then synced with more.
+	sf, _ := wire.EncodeFrame(wire.Frame{Type: wire.TypeSync, ID: "sync-during", Cursors: []wire.Cursor{{ConversationID: conv}}})
+	if err := ws.Write(ctx, websocket.MessageText, sf); err != nil {
+		t.Fatal(err)
+	}
+	var syncErr *wire.Error
+	for synced := false; !synced; {
+		select {
+		case f, ok := <-frames:
+			if !ok {
+				t.Fatal("bob's socket closed")
+			}
+			switch {
+			case f.ID != "sync-during":
+			case f.Type == wire.TypeError:
+				syncErr = f.Error
+			case f.Type == wire.TypeSynced:
+				if !f.More || syncErr == nil || syncErr.Code != wire.CodeUnavailable {
+					t.Errorf("sync during the outage: error %+v, then synced more=%v; want unavailable, then more", syncErr, f.More)
+				}
+				synced = true
+			default:
+				t.Errorf("sync during the outage answered %+v", f)
+			}
+		case <-ctx.Done():
+			t.Fatal("no answer to the sync during the outage")
+		}
+	}
 	// Past the member cache's TTL (5 s): a group's members come from a
 	// node's cache, as it was when the node last read them and heard no
 	// change since. Alice's presence in the group answers on node-a; bob's,
