@@ -48,7 +48,11 @@ type ConversationEvent struct{ Conversation wire.Conversation }
 
 // InboxEvent: the cached inbox was refreshed from the server (after a
 // connect); re-read Session.Inbox.
-type InboxEvent struct{}
+type InboxEvent struct {
+	// Offline: the server answered from its offline copy (its store is
+	// out); the inbox shown is the cache's, and may be behind the server's.
+	Offline bool
+}
 
 // TypingEvent: another member is typing in the conversation (show it for
 // TypingShownFor after At, unless a message from them arrives first).

@@ -522,6 +522,10 @@ func (s *Session) refreshInbox(ctx context.Context) {
 		s.log.Info("refresh inbox", "err", err)
 		return
 	}
+	if resp.Stale {
+		s.offlineInbox(ctx, cached, resp)
+		return
+	}
 	s.forgetUnlisted(ctx, cached, resp, 500)
 	entries := resp.Conversations
 	if s.cfg.Filter != nil {

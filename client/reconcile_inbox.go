@@ -27,6 +27,11 @@ func (s *Session) outOfStep(ctx context.Context, convs []string) []string {
 		s.log.Info("reconcile: inbox unread; comparing every conversation", "err", err)
 		return convs
 	}
+	if in.Stale {
+		// An offline copy's newest messages may be behind the server's.
+		s.log.Info("reconcile: the inbox is an offline copy; comparing every conversation")
+		return convs
+	}
 	server := make(map[string]wire.InboxEntry, len(in.Conversations))
 	for _, c := range in.Conversations {
 		server[c.ConversationID] = c

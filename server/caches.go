@@ -91,10 +91,18 @@ func (g *generations[V]) added(cur *generation[V]) {
 
 // memberCache keeps conversation member lists for a few seconds, so the send path
 // does not read participants on every message. Changes on this node invalidate at
-// once; other nodes see them within the TTL.
+// once; other nodes drop them when they hear the change's revocation
+// (Revocation.Conversations), or within the TTL when it is lost.
+//
+// Past the TTL, a list is used only while the store cannot be read (getStale),
+// and only if it was read in the revocation epoch this node hears now with no
+// revocation heard during its read: a member removed since was revoked, and
+// the node dropped the list (the same rule as the token cache's, tokens.go).
 type memberCache struct {
-	ttl time.Duration
-	g   *generations[memberEntry]
+	ttl  time.Duration
+	g    *generations[memberEntry]
+	rev  Revocations   // nil: no list is used past its TTL
+	seen atomic.Uint64 // revocations heard
 }
 
 func newMemberCache(ttl time.Duration) memberCache {
@@ -104,6 +112,23 @@ func newMemberCache(ttl time.Duration) memberCache {
 type memberEntry struct {
 	users []string
 	at    time.Time
+	// stale: the list may be used past its TTL in this revocation epoch.
+	stale bool
+	epoch uint64
+}
+
+// memberMark is taken before a list is read from the store and handed to put.
+type memberMark struct {
+	seen, epoch uint64
+	ok          bool
+}
+
+func (c *memberCache) mark() memberMark {
+	if c.rev == nil {
+		return memberMark{}
+	}
+	epoch, ok := c.rev.Hearing()
+	return memberMark{seen: c.seen.Load(), epoch: epoch, ok: ok}
 }
 
 func (c *memberCache) get(convID string, now time.Time) ([]string, bool) {
@@ -114,11 +139,46 @@ func (c *memberCache) get(convID string, now time.Time) ([]string, bool) {
 	return e.users, true
 }
 
-func (c *memberCache) put(convID string, users []string, now time.Time) {
-	c.g.store(convID, memberEntry{users: users, at: now})
+// getStale is get without the TTL, for answering while the store is out.
+func (c *memberCache) getStale(convID string) ([]string, bool) {
+	if c.rev == nil {
+		return nil, false
+	}
+	epoch, ok := c.rev.Hearing()
+	if !ok {
+		return nil, false
+	}
+	e, ok := c.g.load(convID)
+	if !ok || !e.stale || e.epoch != epoch {
+		return nil, false
+	}
+	return e.users, true
+}
+
+func (c *memberCache) put(m memberMark, convID string, users []string, now time.Time) {
+	e := memberEntry{users: users, at: now}
+	if m.ok && c.seen.Load() == m.seen {
+		if epoch, ok := c.rev.Hearing(); ok && epoch == m.epoch {
+			e.stale, e.epoch = true, epoch
+		}
+	}
+	c.g.store(convID, e)
+	// A revocation heard while storing: revoke counts before it deletes, so
+	// either it deletes this entry or this sees its count and does.
+	if e.stale && c.seen.Load() != m.seen {
+		c.g.delete(convID)
+	}
 }
 
 func (c *memberCache) forget(convID string) { c.g.delete(convID) }
+
+// revoke drops the lists of the conversations whose members changed.
+func (c *memberCache) revoke(r Revocation) {
+	c.seen.Add(1)
+	for _, conv := range r.Conversations {
+		c.g.delete(conv)
+	}
+}
 
 // lastSeqCache remembers the highest seq_no this node has stored or seen per
 // conversation, so acks and reads can be checked against it without a read; a

@@ -278,6 +278,7 @@ func (s *Service) RemoveMember(ctx context.Context, userID, convID, member strin
 	if err := s.cfg.Inbox.Forget(ctx, member, convID); err != nil {
 		s.log.Debug("inbox forget", "err", err)
 	}
+	s.dropFromInboxCopy(ctx, member, convID)
 	return nil
 }
 
@@ -364,15 +365,19 @@ func (s *Service) memberIDs(ctx context.Context, convID string) ([]string, error
 	if users, ok := s.members.get(convID, now); ok {
 		return users, nil
 	}
+	mark := s.members.mark()
 	ps, err := s.store.ListParticipants(ctx, convID)
 	if err != nil {
+		if users, ok := s.staleMembers(convID, err); ok {
+			return users, nil
+		}
 		return nil, s.internal("list participants", err)
 	}
 	users := make([]string, len(ps))
 	for i, p := range ps {
 		users[i] = p.UserID
 	}
-	s.members.put(convID, users, now)
+	s.members.put(mark, convID, users, now)
 	return users, nil
 }
 
@@ -394,6 +399,7 @@ func (s *Service) announce(ctx context.Context, convID string, users []string, a
 	if err := s.cfg.Inbox.Touch(ctx, append([]string{actor}, users...), convID, s.cfg.Now()); err != nil {
 		s.log.Debug("inbox touch", "err", err)
 	}
+	s.rejoinInboxCopies(ctx, convID, users)
 	s.push(ctx, users, wire.Frame{Type: wire.TypeConversation, Conv: ptr(wireConversation(c, ps))}, nil)
 }
 

@@ -131,6 +131,9 @@ func (s *Service) recordMembership(ctx context.Context, ev Message) (Message, er
 		return ev, s.internal("record "+ev.Kind, err)
 	}
 	s.metrics.MessagesStored.Inc()
+	if len(ev.LeavingSubjects()) > 0 || len(ev.JoiningSubjects()) > 0 {
+		s.revokeMembers(ctx, ev.ConversationID)
+	}
 	st.waitTurn()
 	audience := slices.Clone(after)
 	for _, u := range before {

@@ -144,20 +144,29 @@ func (s *Service) Inbox(ctx context.Context, userID string, limit int) (wire.Inb
 		return wire.InboxResponse{}, wire.Errorf(wire.CodeInvalid, "limit must be between 1 and 500")
 	}
 	var entries []InboxEntry
+	var complete bool // every conversation of the user is in entries
 	ids, err := s.cfg.Inbox.Top(ctx, userID, limit)
 	if err == nil {
 		entries, err = s.store.InboxEntries(ctx, userID, ids)
 		if err != nil {
+			if resp, ok := s.inboxFromCopy(ctx, userID, limit, err); ok {
+				return resp, nil
+			}
 			return wire.InboxResponse{}, s.internal("read inbox", err)
 		}
+		complete = len(ids) < limit
 	} else {
 		if !errors.Is(err, ErrCold) {
 			s.metrics.Fallbacks.WithLabelValues("inbox_index").Inc()
 		}
 		entries, err = s.store.Inbox(ctx, userID, limit)
 		if err != nil {
+			if resp, ok := s.inboxFromCopy(ctx, userID, limit, err); ok {
+				return resp, nil
+			}
 			return wire.InboxResponse{}, s.internal("read inbox", err)
 		}
+		complete = len(entries) < limit
 		if ferr := s.cfg.Inbox.Fill(ctx, userID, entries); ferr != nil {
 			s.log.Debug("inbox fill", "err", ferr)
 		}
@@ -178,6 +187,7 @@ func (s *Service) Inbox(ctx context.Context, userID string, limit int) (wire.Inb
 		}
 		resp.Conversations = append(resp.Conversations, we)
 	}
+	s.saveInboxCopy(ctx, userID, resp, complete)
 	return resp, nil
 }
 

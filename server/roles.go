@@ -139,10 +139,12 @@ type Revocations interface {
 }
 
 // Revocation is tokens voided (by hash: a logout) or every token of some
-// users (an admin ended their sessions, disabled them or reset a password).
+// users (an admin ended their sessions, disabled them or reset a password),
+// or conversations whose members changed (their member lists are dropped).
 type Revocation struct {
-	TokenHashes []string
-	UserIDs     []string
+	TokenHashes   []string
+	UserIDs       []string
+	Conversations []string
 }
 
 // SendPath does a send's work on the fast roles in fewer calls than the roles

@@ -35,6 +35,9 @@ type Backends struct {
 	Pusher      Pusher // optional: nil turns push notifications off
 	// SendPath is optional: nil calls the roles above one by one.
 	SendPath SendPath
+	// InboxCopies is optional: nil keeps no copy of users' inboxes, and the
+	// inbox fails while the store cannot be read (inbox_copy.go).
+	InboxCopies InboxCopies
 }
 
 // Registration modes.
@@ -177,6 +180,7 @@ type Service struct {
 	hub       *conn.Hub
 	locks     stripedLocks
 	members   memberCache
+	copyDrops copyDrops // failed Drops of inbox copies, retried
 	lastSeq   lastSeqCache
 	tokens    *tokenCache        // nil: every token is read from the store
 	loads     singleflight.Group // profile loads: one per user id at a time
@@ -224,9 +228,12 @@ func New(cfg Config) (*Service, error) {
 		cancel()
 		return nil, fmt.Errorf("subscribe node %s: %w", cfg.NodeID, err)
 	}
-	if cfg.Revocations != nil && cfg.TokenCacheTTL > 0 {
-		s.tokens = newTokenCache(cfg.TokenCacheTTL, cfg.Revocations)
-		if err := cfg.Revocations.Subscribe(ctx, s.tokens.revoke); err != nil {
+	if cfg.Revocations != nil {
+		if cfg.TokenCacheTTL > 0 {
+			s.tokens = newTokenCache(cfg.TokenCacheTTL, cfg.Revocations)
+		}
+		s.members.rev = cfg.Revocations
+		if err := cfg.Revocations.Subscribe(ctx, s.onRevocation); err != nil {
 			cancel()
 			return nil, fmt.Errorf("subscribe to token revocations: %w", err)
 		}

@@ -300,6 +300,12 @@ type InboxEntry struct {
 // InboxResponse is GET /v1/inbox: most recent activity first.
 type InboxResponse struct {
 	Conversations []InboxEntry `json:"conversations"`
+	// Stale marks an offline copy: the server's store could not be read, and
+	// these are the entries of the user's last inbox answers the server kept
+	// (docs/reliability.md, "A DynamoDB outage"). Previews, boundaries and
+	// counts are as they were then, and conversations joined since are
+	// missing: a client shows it as such and forgets nothing it does not list.
+	Stale bool `json:"stale,omitempty"`
 }
 
 // AdminUser is a user as a server admin sees it (GET /v1/admin/users).

@@ -21,6 +21,7 @@ func TestAPICodecMatchesEncodingJSON(t *testing.T) {
 		&SendResponse{ConversationID: "g:x", SeqNo: 8, MessageID: "m-8", Timestamp: ts, Mentions: []string{"bob", MentionHere}},
 		&StatusResponse{ConversationID: "g:x", Members: []MemberStatus{{UserID: "bob", LastDeliveredSeq: 3, LastReadSeq: 2}}},
 		&InboxResponse{Conversations: []InboxEntry{{ConversationID: "g:x", Type: Group, Name: "crew", LastSeq: 9, LastMessageBody: "yo", LastMessageSender: "bob", LastMessageAt: ts, Unread: 2, Mentions: 1, Peer: ""}, {ConversationID: "dm:a:b"}}},
+		&InboxResponse{Conversations: []InboxEntry{{ConversationID: "dm:a:b", LastSeq: 4, LastReadSeq: 2, Unread: 2}}, Stale: true},
 		&Conversation{ConversationID: "g:x", Type: Group, Name: "crew", Participants: []Participant{{UserID: "a", Role: RoleAdmin, JoinedAt: ts}}, CreatedAt: ts},
 		&AuthResponse{UserID: "alice", Token: "t", ExpiresAt: ts},
 		&MentionSetting{AllAdminsOnly: true},

@@ -2180,6 +2180,12 @@ func easyjsonC1cedd36DecodeGithubComChattermChatWire22(in *jlexer.Lexer, out *In
 				}
 				in.Delim(']')
 			}
+		case "stale":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.Stale = bool(in.Bool())
+			}
 		default:
 			in.SkipRecursive()
 		}
@@ -2209,6 +2215,11 @@ func easyjsonC1cedd36EncodeGithubComChattermChatWire22(out *jwriter.Writer, in I
 			}
 			out.RawByte(']')
 		}
+	}
+	if in.Stale {
+		const prefix string = ",\"stale\":"
+		out.RawString(prefix)
+		out.Bool(bool(in.Stale))
 	}
 	out.RawByte('}')
 }

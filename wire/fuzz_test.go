@@ -141,3 +141,30 @@ func FuzzDecodeRequests(f *testing.F) {
 		}
 	})
 }
+
+// FuzzDecodeInbox covers the inbox answer a client decodes, the offline
+// copy's stale flag among it: whatever decodes encodes again and decodes to
+// the same answer.
+func FuzzDecodeInbox(f *testing.F) {
+	f.Add([]byte(`{"conversations":[{"conversation_id":"dm:a:b","last_seq":3}]}`))
+	f.Add([]byte(`{"conversations":[],"stale":true}`))
+	f.Add([]byte(`{"conversations":null,"stale":false}`))
+	f.Add([]byte(`{"stale":1}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var in InboxResponse
+		if DecodeAnswer(data, &in) != nil {
+			return
+		}
+		var buf bytes.Buffer
+		if err := WriteJSON(&buf, &in, func(int) {}); err != nil {
+			t.Fatal(err)
+		}
+		var back InboxResponse
+		if err := DecodeAnswer(buf.Bytes(), &back); err != nil {
+			t.Fatalf("%s does not decode: %v", buf.Bytes(), err)
+		}
+		if back.Stale != in.Stale || len(back.Conversations) != len(in.Conversations) {
+			t.Fatalf("round trip changed the answer: %+v, then %+v", in, back)
+		}
+	})
+}

@@ -231,7 +231,7 @@ func (c *Client) Ping(ctx context.Context) error {
 func (c *Client) Roles(b *server.Backends) {
 	b.Sequencer, b.Rate, b.Inbox, b.Profiles, b.Registry, b.Broker =
 		c.Sequencer(), c.RateLimiter(), c.InboxIndex(), c.ProfileCache(), c.Registry(), c.Broker()
-	b.SendPath, b.Revocations = c.SendPath(), c.Revocations()
+	b.SendPath, b.Revocations, b.InboxCopies = c.SendPath(), c.Revocations(), c.InboxCopies()
 }
 
 // Prefix starts every key and channel of this client.

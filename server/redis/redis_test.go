@@ -134,3 +134,7 @@ func TestSendPath(t *testing.T) {
 		return b
 	})
 }
+
+func TestInboxCopies(t *testing.T) {
+	roletest.InboxCopies(t, func(t *testing.T) server.InboxCopies { return conformanceClient(t).InboxCopies() })
+}

@@ -31,14 +31,15 @@ func Revocations(t *testing.T, newPair func(t *testing.T) (a, b server.Revocatio
 			t.Fatalf("node %d does not hear revocations with its subscription live", i)
 		}
 	}
-	want := server.Revocation{TokenHashes: []string{"h1", "h2"}, UserIDs: []string{"ann"}}
+	want := server.Revocation{TokenHashes: []string{"h1", "h2"}, UserIDs: []string{"ann"}, Conversations: []string{"g:crew"}}
 	if err := a.Publish(t.Context(), want); err != nil {
 		t.Fatal(err)
 	}
 	for i, ch := range []chan server.Revocation{onA, onB} {
 		select {
 		case got := <-ch:
-			if !slices.Equal(got.TokenHashes, want.TokenHashes) || !slices.Equal(got.UserIDs, want.UserIDs) {
+			if !slices.Equal(got.TokenHashes, want.TokenHashes) || !slices.Equal(got.UserIDs, want.UserIDs) ||
+				!slices.Equal(got.Conversations, want.Conversations) {
 				t.Errorf("node %d heard %+v, want %+v", i, got, want)
 			}
 		case <-time.After(5 * time.Second):
