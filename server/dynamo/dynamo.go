@@ -226,6 +226,13 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 	return s, nil
 }
 
+// serialWrites lets one write at a time reach the test server. The turn ends
+// when the call does, also when its caller gave up: moto may still be working
+// on that write, and the next one then overlaps it (cmd/chaos's proxy keeps
+// the turn until moto answers, for that reason). Holding the turn here past
+// the caller's deadline was tried and undone: the fault tests' proxies hold a
+// lost write's answer until its caller leaves, so the turn was never given
+// back. In tests the call timeout is 30 s (Open), past anything moto takes.
 func serialWrites(mu *sync.Mutex) func(*middleware.Stack) error {
 	return func(st *middleware.Stack) error {
 		return st.Initialize.Add(middleware.InitializeMiddlewareFunc("chatSerialWrites",
