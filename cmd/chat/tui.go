@@ -62,7 +62,7 @@ func runTUI(ctx context.Context, cfg client.Config) error {
 	profile := startColorProfile(os.Stdout, environ)
 	pacer := tui.NewFramePacer(tuiFPS)
 	m := tui.New(tui.Options{Backend: be, Logger: logger, Context: ctx, Dark: true, Started: started, Notify: notify,
-		HighlightWords: highlight, AfterInbox: afterInbox(be, os.Stdout, environ, profile), Pacer: pacer})
+		HighlightWords: highlight, AfterInbox: afterInbox(be, pacer, os.Stdout, environ, profile), Pacer: pacer})
 	opts := []tea.ProgramOption{tea.WithContext(ctx), tea.WithFPS(tuiFPS),
 		tea.WithEnvironment(startEnviron(environ)), tea.WithColorProfile(profile)}
 	var model tea.Model = m
