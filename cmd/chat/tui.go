@@ -28,6 +28,8 @@ func runTUI(ctx context.Context, cfg client.Config) error {
 	started := time.Now()
 	trace := startTraceFrom(ctx)
 	trace.mark("runTUI")
+	releaseGC := holdGC()
+	defer releaseGC()
 	go warmWidthTable()
 	if !term.IsTerminal(os.Stdout.Fd()) {
 		return errors.New("the full-screen UI needs a terminal, and standard output is not one; " +
@@ -62,7 +64,7 @@ func runTUI(ctx context.Context, cfg client.Config) error {
 	profile := startColorProfile(os.Stdout, environ)
 	pacer := tui.NewFramePacer(tuiFPS)
 	m := tui.New(tui.Options{Backend: be, Logger: logger, Context: ctx, Dark: true, Started: started, Notify: notify,
-		HighlightWords: highlight, AfterInbox: afterInbox(be, pacer, os.Stdout, environ, profile), Pacer: pacer})
+		HighlightWords: highlight, AfterInbox: afterInbox(be, pacer, releaseGC, os.Stdout, environ, profile), Pacer: pacer})
 	opts := []tea.ProgramOption{tea.WithContext(ctx), tea.WithFPS(tuiFPS),
 		tea.WithEnvironment(startEnviron(environ)), tea.WithColorProfile(profile)}
 	var model tea.Model = m
