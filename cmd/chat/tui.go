@@ -63,6 +63,11 @@ func runTUI(ctx context.Context, cfg client.Config) error {
 	environ := os.Environ()
 	profile := startColorProfile(os.Stdout, environ)
 	pacer := tui.NewFramePacer(tuiFPS)
+	pacer.OnSleep(func() {
+		if releaseIdleMemory() {
+			logger.Debug("idle: returned the heap's free memory to the system")
+		}
+	})
 	m := tui.New(tui.Options{Backend: be, Logger: logger, Context: ctx, Dark: true, Started: started, Notify: notify,
 		HighlightWords: highlight, AfterInbox: afterInbox(be, pacer, releaseGC, os.Stdout, environ, profile), Pacer: pacer})
 	opts := []tea.ProgramOption{tea.WithContext(ctx), tea.WithFPS(tuiFPS),
