@@ -9,7 +9,8 @@
 # part, from runTUI to the inbox read from the cache, is the `since_start` of
 # the "inbox loaded from cache" line in tui.log; with a chat that writes
 # CHAT_STARTTRACE (cmd/chat/starttrace.go), also main to the inbox in the
-# model and to its frame written to the terminal, and the new pane to main.
+# model and to its frame written to the terminal, the new pane to main, and
+# the CPU the process used before main and to that frame.
 # Then typing, TYPING_RUNS times (default 3): bob's chat opened, 2,000
 # characters sent as keystrokes (send-keys -l, 200 at a time: a paste without
 # bracketed paste), timed from the last send until the last five are on
@@ -77,14 +78,16 @@ def read_trace(t0):
         return at
     os.remove(trace)
     for line in lines:
-        us, _, _, what = line.split(" ", 3)
+        us, _, _, cpu, _, what = line.split(" ", 5)
         ms = (int(us) / 1e6 - t0) * 1000
         if what == "main":
             at.setdefault("main", ms)
+            at.setdefault("main cpu", float(cpu))
         elif what.startswith("Update tui.inboxLoadedMsg"):
             at.setdefault("inbox", ms)
         elif "inbox" in at and what.startswith("write ") and int(what.split()[1]) > 100:
             at.setdefault("frame", ms)
+            at.setdefault("frame cpu", float(cpu))
     return at
 
 env = f"env TERM=xterm-256color CHAT_HOME={home} CHAT_STARTTRACE={trace}"
@@ -129,6 +132,8 @@ traced = [a for a in traced if "frame" in a]
 report("new pane to main (CHAT_STARTTRACE)", [a["main"] for a in traced])
 report("in the binary: main to the inbox in the model", [a["inbox"] - a["main"] for a in traced])
 report("in the binary: main to the inbox's frame written", [a["frame"] - a["main"] for a in traced])
+report("CPU of the process before main", [a["main cpu"] for a in traced])
+report("CPU of the process to the inbox's frame written", [a["frame cpu"] for a in traced])
 report("new pane to `chat --help` done", ver)
 report("new pane to a shell's word (tmux and polling)", base)
 print("load average:", " ".join(open("/proc/loadavg").read().split()[:3]))

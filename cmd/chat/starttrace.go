@@ -6,6 +6,7 @@ import (
 	"os"
 	"strconv"
 	"sync"
+	"syscall"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
@@ -14,8 +15,10 @@ import (
 // A startTrace is a timeline of the TUI's start, written to the file named
 // by CHAT_STARTTRACE: main's entry, each step of runTUI, the first Bubble Tea
 // messages and Views, and every write to the terminal, each with its wall
-// clock (Unix µs, comparable with the clock of whatever started the process)
-// and the time since main. It is how the start-up is taken apart from
+// clock (Unix µs, comparable with the clock of whatever started the process),
+// the time since main and the CPU the process has used so far (all its
+// threads, the runtime's and package initialisers' included), which a
+// loaded machine changes less than the wall clock. It is how the start-up is taken apart from
 // inside (docs/tui.md "Time to a painted inbox"); scripts/tui-start.sh sets
 // it. It stops after traceSpan, so a long session's file stays small.
 type startTrace struct {
@@ -69,6 +72,8 @@ func (t *startTrace) mark(what string) {
 	b = append(b, ' ')
 	b = strconv.AppendFloat(b, float64(now.Sub(t.t0).Microseconds())/1000, 'f', 3, 64)
 	b = append(b, " ms "...)
+	b = strconv.AppendFloat(b, float64(processCPU().Microseconds())/1000, 'f', 3, 64)
+	b = append(b, " cpu-ms "...)
 	b = append(b, what...)
 	b = append(b, '\n')
 	t.buf = b
@@ -85,6 +90,15 @@ func (t *startTrace) close() {
 		t.done = true
 		t.f.Close()
 	}
+}
+
+// processCPU is the user and system time the process has used.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 type startTraceKey struct{}

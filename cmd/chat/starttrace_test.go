@@ -11,7 +11,8 @@ import (
 )
 
 // CHAT_STARTTRACE: each step is a line of the wall clock in Unix µs, the
-// ms since main and the step, in order; unset, nothing is traced.
+// ms since main, the process's CPU in ms and the step, in order; unset,
+// nothing is traced.
 func TestStartTraceWritesTheSteps(t *testing.T) {
 	if openStartTrace(func(string) string { return "" }, time.Now()) != nil {
 		t.Fatal("a trace opened with CHAT_STARTTRACE unset")
@@ -40,9 +41,12 @@ func TestStartTraceWritesTheSteps(t *testing.T) {
 	}
 	prev := before.UnixMicro()
 	for i, line := range lines {
-		f := strings.SplitN(line, " ", 4)
-		if len(f) != 4 || f[2] != "ms" || f[3] != want[i] {
-			t.Fatalf("line %d %q: want \"<unix µs> <ms since main> ms %s\"", i, line, want[i])
+		f := strings.SplitN(line, " ", 6)
+		if len(f) != 6 || f[2] != "ms" || f[4] != "cpu-ms" || f[5] != want[i] {
+			t.Fatalf("line %d %q: want \"<unix µs> <ms since main> ms <cpu> cpu-ms %s\"", i, line, want[i])
+		}
+		if cpu, err := strconv.ParseFloat(f[3], 64); err != nil || cpu <= 0 {
+			t.Fatalf("line %d %q: CPU %s not a positive number of ms", i, line, f[3])
 		}
 		us, err := strconv.ParseInt(f[0], 10, 64)
 		if err != nil || us < prev {
@@ -64,7 +68,7 @@ func TestStartTraceFromTheBinary(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if f := strings.Fields(string(b)); len(f) != 4 || f[3] != "main" {
+	if f := strings.Fields(string(b)); len(f) != 6 || f[5] != "main" {
 		t.Fatalf("trace of chat --help: %q, want one line for main", b)
 	}
 }
