@@ -7,7 +7,10 @@
 # printing a word (tmux and the polling alone), and `chat --help` (the same
 # binary's process start and package init, no terminal UI). The binary's own
 # part, from runTUI to the inbox read from the cache, is the `since_start` of
-# the "inbox loaded from cache" line in tui.log.
+# the "inbox loaded from cache" line in tui.log; with a chat that writes
+# CHAT_STARTTRACE (cmd/chat/starttrace.go), also main to the inbox in the
+# model and to its frame written to the terminal, the new pane to main, and
+# the CPU the process used before main and to that frame.
 # Then typing, TYPING_RUNS times (default 3): bob's chat opened, 2,000
 # characters sent as keystrokes (send-keys -l, 200 at a time: a paste without
 # bracketed paste), timed from the last send until the last five are on
@@ -37,6 +40,7 @@ echo "hello from bob" | CHAT_SERVER=$SERVER CHAT_HOME=$TMP/bob "$TMP/bin/chat" s
 python3 -u - "$CHAT" "$TMP" "$RUNS" "${CHAT_CPUPROFILE:-}" "${TYPING_RUNS:-3}" <<'PY'
 import os, re, subprocess, sys, time
 chat, tmp, runs, prof, typing_runs = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4], int(sys.argv[5])
+trace = os.path.join(tmp, "starttrace")
 home = os.path.join(tmp, "live")
 # A tmux server per start: one killed and started again at once refuses
 # ("server exited unexpectedly").
@@ -53,16 +57,40 @@ def wait_for(text, timeout=60):
             sys.exit(f"{text!r} not on screen after {timeout} s")
     return time.perf_counter()
 
+spawned = []  # the wall clock of each new-session, to read the traces against
+
 def timed(cmd, text):
     global T, starts
     subprocess.run(T + ["kill-server"], capture_output=True)
     starts += 1
     T = ["tmux", "-S", os.path.join(tmp, f"tmux-{starts}.sock"), "-f", "/dev/null"]
+    spawned.append(time.time())
     t = time.perf_counter()
     tmux("new-session", "-d", "-x", "120", "-y", "40", "-s", "m", cmd)
     return (wait_for(text) - t) * 1000
 
-env = f"env TERM=xterm-256color CHAT_HOME={home}"
+def read_trace(t0):
+    """main, the inbox in the model and its frame written, in ms from the new pane."""
+    at = {}
+    try:
+        lines = open(trace).read().splitlines()
+    except FileNotFoundError:
+        return at
+    os.remove(trace)
+    for line in lines:
+        us, _, _, cpu, _, what = line.split(" ", 5)
+        ms = (int(us) / 1e6 - t0) * 1000
+        if what == "main":
+            at.setdefault("main", ms)
+            at.setdefault("main cpu", float(cpu))
+        elif what.startswith("Update tui.inboxLoadedMsg"):
+            at.setdefault("inbox", ms)
+        elif "inbox" in at and what.startswith("write ") and int(what.split()[1]) > 100:
+            at.setdefault("frame", ms)
+            at.setdefault("frame cpu", float(cpu))
+    return at
+
+env = f"env TERM=xterm-256color CHAT_HOME={home} CHAT_STARTTRACE={trace}"
 if prof:
     env += f" CHAT_CPUPROFILE={prof}"
 tui = f"exec {env} {chat}"
@@ -75,9 +103,12 @@ timed(tui, "hello from bob")
 log = os.path.join(home, "tui.log")
 skip = sum(1 for _ in open(log))
 
-live, ver, base = [], [], []
+if os.path.exists(trace):
+    os.remove(trace)
+live, ver, base, traced = [], [], [], []
 for _ in range(runs):
     live.append(timed(tui, "hello from bob"))
+    traced.append(read_trace(spawned[-1]))
     ver.append(timed(version, "ready"))
     base.append(timed(shell, "ready"))
 subprocess.run(T + ["kill-server"], capture_output=True)
@@ -97,6 +128,12 @@ def report(label, xs):
 
 report("new pane to the inbox on screen, server live", live)
 report("in the binary: runTUI to the inbox from the cache", inner)
+traced = [a for a in traced if "frame" in a]
+report("new pane to main (CHAT_STARTTRACE)", [a["main"] for a in traced])
+report("in the binary: main to the inbox in the model", [a["inbox"] - a["main"] for a in traced])
+report("in the binary: main to the inbox's frame written", [a["frame"] - a["main"] for a in traced])
+report("CPU of the process before main", [a["main cpu"] for a in traced])
+report("CPU of the process to the inbox's frame written", [a["frame cpu"] for a in traced])
 report("new pane to `chat --help` done", ver)
 report("new pane to a shell's word (tmux and polling)", base)
 print("load average:", " ".join(open("/proc/loadavg").read().split()[:3]))

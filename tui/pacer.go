@@ -45,6 +45,8 @@ type FramePacer struct {
 	check  *time.Timer   // the idle check; armed while awake
 	armed  bool
 	sleeps int // times the ticker was slowed (tests)
+	// onSleep runs each time the ticker is slowed (pacer_sleep.go).
+	onSleep func()
 }
 
 // NewFramePacer returns a pacer for a program running at fps frames a
@@ -112,4 +114,7 @@ func (f *FramePacer) idleCheck() {
 	f.armed, f.asleep = false, true
 	f.sleeps++
 	f.ticker.Reset(f.sleep)
+	if f.onSleep != nil {
+		go f.onSleep()
+	}
 }

@@ -10,10 +10,17 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
+
+	"github.com/chatterm/chat/internal/initenv"
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// Before anything reads the environment: the package initialisers ran
+	// without TMUX (internal/initenv), main and what it starts get it back.
+	initenv.Restore()
+	trace := openStartTrace(os.Getenv, time.Now())
+	ctx, stop := signal.NotifyContext(withStartTrace(context.Background(), trace), os.Interrupt, syscall.SIGTERM)
 	stopProfile, err := startCPUProfile(os.Getenv)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "chat:", err)
@@ -21,6 +28,7 @@ func main() {
 	}
 	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 	stopProfile()
+	trace.close()
 	stop()
 	os.Exit(code)
 }

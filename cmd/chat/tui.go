@@ -26,6 +26,10 @@ import (
 // never to the screen.
 func runTUI(ctx context.Context, cfg client.Config) error {
 	started := time.Now()
+	trace := startTraceFrom(ctx)
+	trace.mark("runTUI")
+	releaseGC := holdGC()
+	defer releaseGC()
 	go warmWidthTable()
 	if !term.IsTerminal(os.Stdout.Fd()) {
 		return errors.New("the full-screen UI needs a terminal, and standard output is not one; " +
@@ -45,6 +49,7 @@ func runTUI(ctx context.Context, cfg client.Config) error {
 	if err := be.open(ctx); err != nil && !errors.Is(err, client.ErrNotLoggedIn) && !errors.Is(err, client.ErrNoServer) {
 		return err
 	}
+	trace.mark("session opened")
 
 	// CHAT_NOTIFY: how a message that arrives unseen is told (docs/tui.md).
 	notify := os.Getenv("CHAT_NOTIFY")
@@ -58,13 +63,25 @@ func runTUI(ctx context.Context, cfg client.Config) error {
 	environ := os.Environ()
 	profile := startColorProfile(os.Stdout, environ)
 	pacer := tui.NewFramePacer(tuiFPS)
+	pacer.OnSleep(func() {
+		if releaseIdleMemory() {
+			logger.Debug("idle: returned the heap's free memory to the system")
+		}
+	})
 	m := tui.New(tui.Options{Backend: be, Logger: logger, Context: ctx, Dark: true, Started: started, Notify: notify,
-		HighlightWords: highlight, AfterInbox: afterInbox(be, os.Stdout, environ, profile), Pacer: pacer})
-	p := tea.NewProgram(m, tea.WithContext(ctx), tea.WithFPS(tuiFPS),
-		tea.WithEnvironment(startEnviron(environ)), tea.WithColorProfile(profile))
+		HighlightWords: highlight, AfterInbox: afterInbox(be, pacer, releaseGC, os.Stdout, environ, profile), Pacer: pacer})
+	opts := []tea.ProgramOption{tea.WithContext(ctx), tea.WithFPS(tuiFPS),
+		tea.WithEnvironment(startEnviron(environ)), tea.WithColorProfile(profile)}
+	var model tea.Model = m
+	if trace != nil {
+		model = tracedModel{Model: m, t: trace}
+		opts = append(opts, tea.WithOutput(tracedOutput{File: os.Stdout, t: trace}))
+	}
+	p := tea.NewProgram(model, opts...)
 	if err := pacer.Attach(p); err != nil {
 		logger.Warn("idle frames not paced", "err", err)
 	}
+	trace.mark("program Run")
 	_, err = p.Run()
 	if err != nil && !(errors.Is(err, tea.ErrProgramKilled) && ctx.Err() != nil) && !errors.Is(err, tea.ErrInterrupted) {
 		return fmt.Errorf("terminal UI: %w", err)

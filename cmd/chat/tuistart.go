@@ -9,6 +9,8 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/colorprofile"
 	"github.com/mattn/go-runewidth"
+
+	"github.com/chatterm/chat/tui"
 )
 
 // The first frame of the TUI is the inbox from the cache (docs/tui.md, "Time
@@ -45,14 +47,21 @@ func laterColorProfile(out io.Writer, environ []string, start colorprofile.Profi
 	return nil
 }
 
-// afterInbox is tui.Options.AfterInbox: a frame after the first inbox is in
-// the model (the renderer draws it within one; tuiFPS), the session connects
-// and the colour profile is completed.
-func afterInbox(be *tuiBackend, out io.Writer, environ []string, start colorprofile.Profile) tea.Cmd {
-	return tea.Tick(time.Second/tuiFPS, func(time.Time) tea.Msg {
+// afterInbox is tui.Options.AfterInbox, run once the first inbox is in the
+// model: the renderer draws it at once rather than at its next tick
+// (FrameSoon), and a frame later (tuiFPS), when it is on the screen, the
+// renderer settles, the garbage collector held since the start runs again
+// (releaseGC, startgc.go), the session connects and the colour profile is
+// completed.
+func afterInbox(be *tuiBackend, pacer *tui.FramePacer, releaseGC func(), out io.Writer, environ []string, start colorprofile.Profile) tea.Cmd {
+	return func() tea.Msg {
+		pacer.FrameSoon()
+		time.Sleep(time.Second / tuiFPS)
+		pacer.Settle()
+		releaseGC()
 		be.connect()
 		return laterColorProfile(out, environ, start)
-	})
+	}
 }
 
 // warmWidthTable builds go-runewidth's width table, which its first lookup of
