@@ -763,6 +763,9 @@ func (m *Model) currentConv() string {
 func (m *Model) handleEvent(ev client.Event) tea.Cmd {
 	switch ev := ev.(type) {
 	case client.InboxEvent:
+		if ev.Offline { // the cache is kept; say why it may be behind
+			return tea.Batch(m.inbox.load(), flash(offlineInboxNotice, false))
+		}
 		return m.inbox.load()
 	case client.StateEvent:
 		names := m.refreshNamesOnReconnect(m.conn, ev.State) // names_refresh.go
@@ -870,6 +873,10 @@ func (m *Model) unsent() string {
 	}
 	return strings.Join(parts, ", ")
 }
+
+// offlineInboxNotice: the server answered the inbox from its offline copy
+// (its store is out: docs/reliability.md), and this device kept its own.
+const offlineInboxNotice = "the server's store is out: the inbox is this device's copy and may be behind"
 
 func flash(text string, isErr bool) tea.Cmd {
 	return func() tea.Msg { return flashMsg{text, isErr} }

@@ -796,6 +796,15 @@ func TestInboxChangedReloads(t *testing.T) {
 	h.wantScreen("renamed preview")
 }
 
+// TestOfflineInboxSaysSo: an inbox the server answered from its offline copy
+// (client.InboxEvent.Offline) is reloaded from the cache and the status line
+// says it may be behind.
+func TestOfflineInboxSaysSo(t *testing.T) {
+	h := newHarness(t, fixture(), 120, 24)
+	h.send(client.InboxEvent{Offline: true})
+	h.wantScreen("inbox is this device's copy")
+}
+
 func TestPasteWhileReadingStartsWriting(t *testing.T) {
 	h := newHarness(t, fixture(), 80, 24)
 	h.key("enter", "esc")
