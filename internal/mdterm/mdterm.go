@@ -16,9 +16,9 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/yuin/goldmark"
-	"github.com/yuin/goldmark/extension"
+	"github.com/yuin/goldmark/parser"
 	"github.com/yuin/goldmark/text"
+	"github.com/yuin/goldmark/util"
 
 	"github.com/chatterm/chat/internal/termtext"
 )
@@ -97,20 +97,25 @@ func renderPlain(src string, o Options) []string {
 	return r.out
 }
 
-func renderParsed(src string, o Options) []string {
+func renderParsed(src string, o Options) []string { return renderWith(md(), src, o) }
+
+func renderWith(p parser.Parser, src string, o Options) []string {
 	r := renderer{width: max(o.Width, 2), paint: o.Paint, src: []byte(src)}
-	r.blocks(md().Parser().Parse(text.NewReader(r.src)))
+	r.blocks(p.Parse(text.NewReader(r.src)))
 	return r.out
 }
 
-// md is built once, on the first text that needs the parser: a goldmark
-// parser is safe for concurrent use, and building one costs more than
-// parsing a message. Not at package init, so a command that draws no
-// Markdown (chat send, chat --help) does not build it.
-var md = sync.OnceValue(func() goldmark.Markdown {
-	return goldmark.New(
-		goldmark.WithExtensions(extension.Strikethrough, extension.NewLinkify(
-			extension.WithLinkifyAllowedProtocols([]string{"http:", "https:", "mailto:"}))),
+// md is built once, on the first text that needs the parser: a parser is
+// safe for concurrent use, and building one costs more than parsing a
+// message. Not at package init, so a command that draws no Markdown (chat
+// send, chat --help) does not build it or compile linkify's expressions
+// (gfm.go).
+var md = sync.OnceValue(func() parser.Parser {
+	return parser.NewParser(
+		parser.WithBlockParsers(parser.DefaultBlockParsers()...),
+		parser.WithInlineParsers(append(parser.DefaultInlineParsers(),
+			util.Prioritized(strikethrough{}, 500), util.Prioritized(newLinkify(), 999))...),
+		parser.WithParagraphTransformers(parser.DefaultParagraphTransformers()...),
 	)
 })
 
