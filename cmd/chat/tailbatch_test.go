@@ -139,3 +139,31 @@ func TestTailerWritesABatchOnce(t *testing.T) {
 		t.Fatalf("writes %q; want 61, the note, 62", writes)
 	}
 }
+
+// A fill the session stored after live messages, before tail looked at the
+// cursor, is printed in its place: the cursor covers it and its reports are
+// still on their way. It was dropped when they came, as below what was
+// printed.
+func TestTailOrderPrintsAFillNotYetReported(t *testing.T) {
+	h := newTailHarness(t)
+	ctx := context.Background()
+	out, err := h.order.addBatch(ctx, h.storeAll(1, 2))
+	if err != nil || len(out) != 2 {
+		t.Fatalf("first batch: %v, %d printed", err, len(out))
+	}
+	live := h.storeAll(5, 6) // reported
+	fill := h.storeAll(3, 4) // stored by the sync, its reports not yet read
+	var got []int64
+	for _, batch := range [][]wire.Message{live, fill} {
+		out, err := h.order.addBatch(ctx, batch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range out {
+			got = append(got, m.SeqNo)
+		}
+	}
+	if !slices.Equal(got, []int64{3, 4, 5, 6}) {
+		t.Fatalf("printed %v after 1 and 2; want 3, 4, 5, 6 once each", got)
+	}
+}

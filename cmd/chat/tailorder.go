@@ -179,7 +179,11 @@ func (o *tailOrder) release(ctx context.Context, conv string) ([]wire.Message, e
 		out[i] = h.m
 	}
 	c.held = slices.Delete(c.held, 0, n)
-	c.printed = out[n-1].SeqNo
+	if out, err = o.unreported(ctx, conv, c.printed, out); err != nil {
+		return nil, err
+	}
+	c.printed = out[len(out)-1].SeqNo
+	n = len(out)
 	c.sinceTrim += n
 	if c.sinceTrim >= tailTrimEvery {
 		c.sinceTrim = 0
@@ -188,6 +192,46 @@ func (o *tailOrder) release(ctx context.Context, conv string) ([]wire.Message, e
 		}
 	}
 	return out, nil
+}
+
+// tailGapRead bounds the messages unreported reads from the cache.
+const tailGapRead = 4096
+
+// unreported adds to out, in seq order, the cached messages in its gaps
+// (above printed): the cursor passed a gap with messages in it when the
+// session stored them after the ones out holds and has not reported them
+// yet (it reports a message after its commit, so a sync's fill can be
+// stored while tail prints the live messages after it). Printed now, in
+// their place, their reports are dropped later as copies; left out, the
+// reports would come below printed and be dropped unprinted. Only gaps
+// cost a read: a conversation printed in order never does. Not before the
+// first release (printed 0, or just restored): what the cache holds below
+// the first message printed is no gap tail missed.
+func (o *tailOrder) unreported(ctx context.Context, conv string, printed int64, out []wire.Message) ([]wire.Message, error) {
+	last := out[len(out)-1].SeqNo
+	if printed == 0 || last-printed == int64(len(out)) {
+		return out, nil // no gap
+	}
+	cached, err := o.store.MessagesAfter(ctx, conv, printed, int(min(last-printed, tailGapRead)))
+	if err != nil {
+		return nil, err
+	}
+	merged := make([]wire.Message, 0, len(cached)+len(out))
+	i := 0
+	for _, m := range cached {
+		if m.SeqNo >= last {
+			break
+		}
+		for i < len(out) && out[i].SeqNo < m.SeqNo {
+			merged = append(merged, out[i])
+			i++
+		}
+		if i < len(out) && out[i].SeqNo == m.SeqNo {
+			continue // held: the report's copy
+		}
+		merged = append(merged, m)
+	}
+	return append(merged, out[i:]...), nil
 }
 
 // restored forgets what was printed of conversations the server lost
