@@ -166,17 +166,14 @@ func (t *tailer) take(ctx context.Context, ev client.Event, events <-chan client
 }
 
 // event takes one session event; messages wait in pending for the batch's
-// end, and anything else prints what is pending first, so it applies
-// between the same messages as when each was printed on arrival.
+// end. An event that changes what is printed (a note on stderr, a restore,
+// a name) prints what is pending first, so it applies between the same
+// messages as when each was printed on arrival; the others (acks, ticks,
+// typing: tail shows none of them) wait for nothing.
 func (t *tailer) event(ctx context.Context, ev client.Event) error {
-	if ev, ok := ev.(client.MessageEvent); ok {
-		t.pending = append(t.pending, ev.Message)
-		return nil
-	}
-	if err := t.printPending(ctx); err != nil {
-		return err
-	}
 	switch ev := ev.(type) {
+	case client.MessageEvent:
+		t.pending = append(t.pending, ev.Message)
 	case client.StateEvent:
 		note := ""
 		if ev.State.Status == client.Reconnecting {
@@ -186,25 +183,37 @@ func (t *tailer) event(ctx context.Context, ev client.Event) error {
 			note = "reconnected"
 		}
 		if note != "" {
-			if err := t.out.Flush(); err != nil {
+			if err := t.printAndFlush(ctx); err != nil {
 				return err
 			}
 			fmt.Fprintln(t.stderr, "chat tail: "+termtext.OneLine(note))
 			t.lastNote = note
 		}
 	case client.RestoredEvent:
-		if err := t.out.Flush(); err != nil {
+		if err := t.printAndFlush(ctx); err != nil {
 			return err
 		}
 		fmt.Fprintln(t.stderr, "chat tail: "+ev.Notice())
 		t.order.restored(ev.Conversations)
 	case client.ProfileEvent:
 		// A name changed: the lines from now on show it.
+		if err := t.printPending(ctx); err != nil {
+			return err
+		}
 		if t.learnProfile != nil {
 			t.learnProfile(ev.Profile)
 		}
 	}
 	return nil
+}
+
+// printAndFlush prints what is pending and writes it out, before a line on
+// stderr.
+func (t *tailer) printAndFlush(ctx context.Context) error {
+	if err := t.printPending(ctx); err != nil {
+		return err
+	}
+	return t.out.Flush()
 }
 
 // printPending puts the batch's messages through tailOrder and prints what

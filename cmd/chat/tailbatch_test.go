@@ -93,9 +93,9 @@ func (w writeLog) Write(p []byte) (int, error) {
 }
 
 // Issue 28: chat tail writes a batch of messages (the event that woke it
-// and every one already waiting) in one write, the lines as printing each
-// alone gave them; a note for stderr comes after the lines of the messages
-// before it.
+// and every one already waiting, an ack among them) in one write and one
+// cursor read, the lines as printing each alone gave them; a note for
+// stderr comes after the lines of the messages before it.
 func TestTailerWritesABatchOnce(t *testing.T) {
 	h := newTailHarness(t)
 	var writes []string
@@ -114,8 +114,17 @@ func TestTailerWritesABatchOnce(t *testing.T) {
 			}
 		}
 	})...)
-	for _, m := range msgs[1:] {
+	for i, m := range msgs[1:] {
 		events <- client.MessageEvent{Message: m}
+		if i == 30 {
+			// An ack tail shows nothing of: no reason to end the batch.
+			events <- client.StatusEvent{ConversationID: tailConvID}
+		}
+	}
+	reads := 0
+	h.order.cursor = func(ctx context.Context, conv string) (int64, bool, error) {
+		reads++
+		return h.store.Cursor(ctx, conv)
 	}
 	for _, m := range msgs {
 		printMessage(&want, m, false, nil, nil, format)
@@ -125,6 +134,9 @@ func TestTailerWritesABatchOnce(t *testing.T) {
 	}
 	if len(writes) != 1 || writes[0] != "stdout:"+want.String() {
 		t.Fatalf("%d writes, want 1 of the %d lines:\n%q", len(writes), len(msgs), writes)
+	}
+	if reads != 1 {
+		t.Fatalf("%d cursor reads for one batch; want 1", reads)
 	}
 
 	writes = nil
