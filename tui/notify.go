@@ -54,13 +54,13 @@ func (mdl *Model) notify(m wire.Message) tea.Cmd {
 		return nil // a mention rings in a muted chat too
 	}
 	if wait := notifyGap - now.Sub(mdl.lastNotify); wait > 0 {
-		mdl.held = append(mdl.held, m)
-		if len(mdl.held) > 1 {
+		mdl.held.add(m)
+		if mdl.held.count > 1 {
 			return nil // the first held set the timer
 		}
 		return tea.Tick(wait, func(time.Time) tea.Msg { return notifyHeldMsg{} })
 	}
-	mdl.held = nil
+	mdl.held = heldNotes{}
 	mdl.lastNotify = now
 	who := mdl.c.who(m.SenderID)
 	if mention {
@@ -73,21 +73,21 @@ func (mdl *Model) notify(m wire.Message) tea.Cmd {
 // notification.
 func (mdl *Model) notifyHeld() tea.Cmd {
 	held := mdl.held
-	mdl.held = nil
-	if len(held) == 0 || mdl.c.notify == NotifyOff {
+	mdl.held = heldNotes{}
+	if held.count == 0 || mdl.c.notify == NotifyOff {
 		return nil
 	}
 	mdl.lastNotify = mdl.c.now()
-	if len(held) == 1 {
-		return mdl.ring(mdl.c.who(held[0].SenderID), wire.Preview(held[0].Content, held[0].Attachment))
+	if held.count == 1 {
+		return mdl.ring(mdl.c.who(held.first.SenderID), wire.Preview(held.first.Content, held.first.Attachment))
 	}
 	var senders []string
-	for _, m := range held {
-		if who := mdl.c.who(m.SenderID); !slices.Contains(senders, who) {
+	for _, id := range held.senders {
+		if who := mdl.c.who(id); !slices.Contains(senders, who) {
 			senders = append(senders, who)
 		}
 	}
-	return mdl.ring("chat", fmt.Sprintf("%d new messages from %s", len(held), strings.Join(senders, ", ")))
+	return mdl.ring("chat", fmt.Sprintf("%d new messages from %s", held.count, strings.Join(senders, ", ")))
 }
 
 // ring sends one notification by the mode: who (a sender) and body.

@@ -182,9 +182,9 @@ type Model struct {
 	blurred bool
 	// lastNotify: when a message arriving unseen was last told (notify.go).
 	lastNotify time.Time
-	// held: messages that arrived unseen within the hold-off after the last
+	// held: what arrived unseen within the hold-off after the last
 	// notification, told in one summary at its end (notify.go).
-	held []wire.Message
+	held heldNotes
 	// mouseOff: the mouse is the terminal's (f2): text can be selected and
 	// copied as anywhere else, and the wheel no longer scrolls the history.
 	mouseOff bool

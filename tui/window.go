@@ -148,7 +148,10 @@ func (m *chatModel) trimOldest(limit int) {
 	for _, x := range m.msgs[:n] {
 		delete(m.lineCache, x.MessageID)
 	}
-	m.msgs = append([]wire.Message(nil), m.msgs[n:]...)
+	// Room for the slack a live chat grows by before the next trim: a slice
+	// cut to its length was copied again by the next message's append (a
+	// tenth of the CPU of a burst into a chat not on screen).
+	m.msgs = append(make([]wire.Message, 0, limit+windowSlack), m.msgs[n:]...)
 	m.more = true
 	m.msgsVersion++
 }

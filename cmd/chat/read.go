@@ -3,16 +3,13 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/chatterm/chat/client"
 	"github.com/chatterm/chat/internal/termtext"
-	"github.com/chatterm/chat/localstore"
 	"github.com/chatterm/chat/wire"
 )
 
@@ -246,134 +243,4 @@ func truncate(s string, n int) string {
 		return s
 	}
 	return string(r[:n-1]) + "…"
-}
-
-const tailUsage = `
-Usage: chat tail [--with USER | --group ID] [--mentions] [--raw] [--json]
-
-Follows new messages until interrupted (Ctrl-C), printing each as it arrives,
-and acks their delivery (the senders see them as delivered). Messages that
-were waiting for you come first. --with or --group limits it to one
-conversation (others are left undelivered for your other devices).
---mentions prints only the messages that mention you (every message is still
-acked). With --json, one message object per line; --raw prints text as
-written, not drawn from its Markdown. Reconnects by itself when the
-connection drops; reconnection notes go to stderr.
-
-Examples:
-  chat tail
-  chat tail --with bob --json | jq -r .content
-`
-
-func (a *app) runTail(ctx context.Context, args []string) error {
-	fs := a.flags("tail", tailUsage)
-	with := fs.String("with", "", "only the direct conversation with `USER`")
-	group := fs.String("group", "", "only conversation `ID`")
-	asJSON := fs.Bool("json", false, "one JSON message per line")
-	onlyMentions := fs.Bool("mentions", false, "only messages that mention you (@you, @all, @here)")
-	raw := fs.Bool("raw", false, "print message text as stored, its Markdown not drawn")
-	if err := parseFlagsOnly(fs, args); err != nil {
-		return err
-	}
-	api, acct, err := a.login()
-	if err != nil {
-		return err
-	}
-	conv, err := target(ctx, api, acct, "--with", *with, *group, false)
-	if err != nil {
-		return err
-	}
-	if *with != "" {
-		// Nothing would ever come from nobody: say so now, as history does.
-		if err := userMissing(ctx, api, *with); err != nil {
-			return err
-		}
-	}
-	me, err := self(ctx, api, acct)
-	if err != nil {
-		return err
-	}
-	// A private in-memory cache: tail is a device of its own, and what it has
-	// printed is what it dedupes against.
-	store, err := localstore.Open(ctx, ":memory:", localstore.Options{UserID: me})
-	if err != nil {
-		return err
-	}
-	defer store.Close()
-	cfg := client.SessionConfig{API: api, Store: store}
-	if conv != "" {
-		cfg.Filter = func(id string) bool { return id == conv }
-	}
-	sess := client.NewSession(cfg)
-	done := make(chan error, 1)
-	go func() { done <- sess.Run(ctx) }()
-	enc := json.NewEncoder(a.stdout)
-	quotes := cachedQuotes(ctx, store, api)
-	names := newNameCache(ctx, api)
-	who := namer(names.label)
-	text := a.textFormat(*raw)
-	order := newTailOrder(store)
-	emit := func(msgs []wire.Message, err error) error {
-		if err != nil {
-			return err
-		}
-		for _, m := range msgs {
-			if *onlyMentions && !wire.MentionsUser(m.Mentions, m.SenderID, me) {
-				continue
-			}
-			if *asJSON {
-				if err := enc.Encode(m); err != nil {
-					return err
-				}
-			} else {
-				printMessage(a.stdout, m, conv == "", quotes, who, text)
-			}
-		}
-		return nil
-	}
-	// A gap is passed by the session's cursor without a message to say so:
-	// held messages are looked at again on this tick.
-	tick := time.NewTicker(250 * time.Millisecond)
-	defer tick.Stop()
-	lastNote := ""
-	for {
-		select {
-		case err := <-done:
-			if errors.Is(err, context.Canceled) && ctx.Err() != nil {
-				return nil // interrupted: the normal end of tail
-			}
-			return err
-		case <-tick.C:
-			for _, id := range order.holding() {
-				if err := emit(order.release(ctx, id)); err != nil {
-					return err
-				}
-			}
-		case ev := <-sess.Events():
-			switch ev := ev.(type) {
-			case client.MessageEvent:
-				if err := emit(order.add(ctx, ev.Message)); err != nil {
-					return err
-				}
-			case client.StateEvent:
-				note := ""
-				if ev.State.Status == client.Reconnecting {
-					note = fmt.Sprintf("connection lost (%s); reconnecting in %s",
-						ev.State.Err, time.Until(ev.State.RetryAt).Round(100*time.Millisecond))
-				} else if ev.State.Status == client.Connected && lastNote != "" {
-					note = "reconnected"
-				}
-				if note != "" {
-					fmt.Fprintln(a.stderr, "chat tail: "+termtext.OneLine(note))
-					lastNote = note
-				}
-			case client.RestoredEvent:
-				fmt.Fprintln(a.stderr, "chat tail: "+ev.Notice())
-				order.restored(ev.Conversations)
-			case client.ProfileEvent:
-				// A name changed: the lines from now on show it.
-				names.learn(ev.Profile)
-			}
-		}
-	}
 }

@@ -30,6 +30,9 @@ type tailOrder struct {
 	maxHold time.Duration
 	keep    int64
 	convs   map[string]*tailConv
+	// cursor reads a conversation's cursor (the store's; a test counts the
+	// reads through it).
+	cursor func(ctx context.Context, conv string) (int64, bool, error)
 }
 
 type tailConv struct {
@@ -50,12 +53,77 @@ const (
 )
 
 func newTailOrder(store *localstore.Store) *tailOrder {
-	return &tailOrder{store: store, now: time.Now, maxHold: tailMaxHold, keep: tailKeep, convs: map[string]*tailConv{}}
+	return &tailOrder{store: store, now: time.Now, maxHold: tailMaxHold, keep: tailKeep, convs: map[string]*tailConv{}, cursor: store.Cursor}
+}
+
+// addBatch adds messages new to the session, in the order they came, and
+// returns what can be printed: each conversation's held messages are looked
+// at once for the batch (one cursor read, not one a message), after all of
+// the batch is held. Looking at the cursor between two of them could let a
+// message out ahead of one the batch still holds (its cursor covers every
+// message of the batch: the session reports a message after storing it).
+// Conversations come out interleaved as their messages arrived.
+func (o *tailOrder) addBatch(ctx context.Context, msgs []wire.Message) ([]wire.Message, error) {
+	type key struct {
+		conv string
+		seq  int64
+	}
+	arrived := make(map[key]int, len(msgs))
+	var convs []string
+	for i, m := range msgs {
+		if !slices.Contains(convs, m.ConversationID) {
+			convs = append(convs, m.ConversationID)
+		}
+		o.hold(m)
+		arrived[key{m.ConversationID, m.SeqNo}] = i
+	}
+	var lists [][]wire.Message
+	for _, id := range convs {
+		out, err := o.release(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		if len(out) > 0 {
+			lists = append(lists, out)
+		}
+	}
+	if len(lists) == 1 {
+		return lists[0], nil
+	}
+	// Merge, each conversation in its own order, taking next the head that
+	// arrived first (one held from an earlier batch before all).
+	order := func(m wire.Message) int {
+		if i, ok := arrived[key{m.ConversationID, m.SeqNo}]; ok {
+			return i
+		}
+		return -1
+	}
+	var out []wire.Message
+	for len(lists) > 0 {
+		best := 0
+		for i := 1; i < len(lists); i++ {
+			if order(lists[i][0]) < order(lists[best][0]) {
+				best = i
+			}
+		}
+		out = append(out, lists[best][0])
+		if lists[best] = lists[best][1:]; len(lists[best]) == 0 {
+			lists = slices.Delete(lists, best, best+1)
+		}
+	}
+	return out, nil
 }
 
 // add takes a message new to the session and returns what can be printed
 // now, in order.
 func (o *tailOrder) add(ctx context.Context, m wire.Message) ([]wire.Message, error) {
+	o.hold(m)
+	return o.release(ctx, m.ConversationID)
+}
+
+// hold puts m among its conversation's held messages, unless it was
+// printed already or is held already.
+func (o *tailOrder) hold(m wire.Message) {
 	c := o.convs[m.ConversationID]
 	if c == nil {
 		c = &tailConv{}
@@ -63,13 +131,12 @@ func (o *tailOrder) add(ctx context.Context, m wire.Message) ([]wire.Message, er
 	}
 	if m.SeqNo <= c.printed {
 		// Printed already: a copy sent again after its row was trimmed.
-		return nil, nil
+		return
 	}
 	i, found := slices.BinarySearchFunc(c.held, m.SeqNo, func(h heldMessage, seq int64) int { return cmp.Compare(h.m.SeqNo, seq) })
 	if !found {
 		c.held = slices.Insert(c.held, i, heldMessage{m, o.now()})
 	}
-	return o.release(ctx, m.ConversationID)
 }
 
 // holding lists the conversations with messages held, for a periodic
@@ -92,7 +159,7 @@ func (o *tailOrder) release(ctx context.Context, conv string) ([]wire.Message, e
 	if c == nil || len(c.held) == 0 {
 		return nil, nil
 	}
-	cur, _, err := o.store.Cursor(ctx, conv)
+	cur, _, err := o.cursor(ctx, conv)
 	if err != nil {
 		return nil, err
 	}
@@ -112,7 +179,11 @@ func (o *tailOrder) release(ctx context.Context, conv string) ([]wire.Message, e
 		out[i] = h.m
 	}
 	c.held = slices.Delete(c.held, 0, n)
-	c.printed = out[n-1].SeqNo
+	if out, err = o.unreported(ctx, conv, c.printed, out); err != nil {
+		return nil, err
+	}
+	c.printed = out[len(out)-1].SeqNo
+	n = len(out)
 	c.sinceTrim += n
 	if c.sinceTrim >= tailTrimEvery {
 		c.sinceTrim = 0
@@ -121,6 +192,46 @@ func (o *tailOrder) release(ctx context.Context, conv string) ([]wire.Message, e
 		}
 	}
 	return out, nil
+}
+
+// tailGapRead bounds the messages unreported reads from the cache.
+const tailGapRead = 4096
+
+// unreported adds to out, in seq order, the cached messages in its gaps
+// (above printed): the cursor passed a gap with messages in it when the
+// session stored them after the ones out holds and has not reported them
+// yet (it reports a message after its commit, so a sync's fill can be
+// stored while tail prints the live messages after it). Printed now, in
+// their place, their reports are dropped later as copies; left out, the
+// reports would come below printed and be dropped unprinted. Only gaps
+// cost a read: a conversation printed in order never does. Not before the
+// first release (printed 0, or just restored): what the cache holds below
+// the first message printed is no gap tail missed.
+func (o *tailOrder) unreported(ctx context.Context, conv string, printed int64, out []wire.Message) ([]wire.Message, error) {
+	last := out[len(out)-1].SeqNo
+	if printed == 0 || last-printed == int64(len(out)) {
+		return out, nil // no gap
+	}
+	cached, err := o.store.MessagesAfter(ctx, conv, printed, int(min(last-printed, tailGapRead)))
+	if err != nil {
+		return nil, err
+	}
+	merged := make([]wire.Message, 0, len(cached)+len(out))
+	i := 0
+	for _, m := range cached {
+		if m.SeqNo >= last {
+			break
+		}
+		for i < len(out) && out[i].SeqNo < m.SeqNo {
+			merged = append(merged, out[i])
+			i++
+		}
+		if i < len(out) && out[i].SeqNo == m.SeqNo {
+			continue // held: the report's copy
+		}
+		merged = append(merged, m)
+	}
+	return append(merged, out[i:]...), nil
 }
 
 // restored forgets what was printed of conversations the server lost

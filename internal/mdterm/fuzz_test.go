@@ -26,6 +26,12 @@ func FuzzPlainPath(f *testing.F) {
 	for _, s := range []string{"hello world", "two\nlines", "x.y, z", "a  b", "1st", "é ü 日本"} {
 		f.Add(s, 10)
 	}
+	for _, s := range plainChat {
+		f.Add(s, 17)
+	}
+	for _, s := range notPlain {
+		f.Add(s, 17)
+	}
 	f.Fuzz(func(t *testing.T, src string, w int) {
 		w = 2 + abs(w)%100
 		src = termtext.Clean(src, true)

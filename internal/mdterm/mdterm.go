@@ -14,10 +14,11 @@ package mdterm
 
 import (
 	"strings"
+	"sync"
 
-	"github.com/yuin/goldmark"
-	"github.com/yuin/goldmark/extension"
+	"github.com/yuin/goldmark/parser"
 	"github.com/yuin/goldmark/text"
+	"github.com/yuin/goldmark/util"
 
 	"github.com/chatterm/chat/internal/termtext"
 )
@@ -96,25 +97,41 @@ func renderPlain(src string, o Options) []string {
 	return r.out
 }
 
-func renderParsed(src string, o Options) []string {
+func renderParsed(src string, o Options) []string { return renderWith(md(), src, o) }
+
+func renderWith(p parser.Parser, src string, o Options) []string {
 	r := renderer{width: max(o.Width, 2), paint: o.Paint, src: []byte(src)}
-	r.blocks(md.Parser().Parse(text.NewReader(r.src)))
+	r.blocks(p.Parse(text.NewReader(r.src)))
 	return r.out
 }
 
-// md is built once: a goldmark parser is safe for concurrent use, and
-// building one costs more than parsing a message.
-var md = goldmark.New(
-	goldmark.WithExtensions(extension.Strikethrough, extension.NewLinkify(
-		extension.WithLinkifyAllowedProtocols([]string{"http:", "https:", "mailto:"}))),
-)
+// md is built once, on the first text that needs the parser: a parser is
+// safe for concurrent use, and building one costs more than parsing a
+// message. Not at package init, so a command that draws no Markdown (chat
+// send, chat --help) does not build it or compile linkify's expressions
+// (gfm.go).
+var md = sync.OnceValue(func() parser.Parser {
+	return parser.NewParser(
+		parser.WithBlockParsers(parser.DefaultBlockParsers()...),
+		parser.WithInlineParsers(append(parser.DefaultInlineParsers(),
+			util.Prioritized(strikethrough{}, 500), util.Prioritized(newLinkify(), 999))...),
+		parser.WithParagraphTransformers(parser.DefaultParagraphTransformers()...),
+	)
+})
 
 // plainText reports whether src would parse as nothing but one paragraph of
-// text lines: no byte that Markdown gives a meaning to, no line that starts
-// with a digit (an ordered list) or space, none blank, nothing linkify takes
-// for an address. Most chat messages are such text; for them Render skips
-// the parser (a third of the cost, docs/tui.md), and FuzzPlainPath checks
-// that both ways draw the same lines.
+// text lines, drawn as written. Most chat messages are such text; for them
+// Render skips the parser (a third of the cost, docs/tui.md), and
+// FuzzPlainPath checks that both ways draw the same lines.
+//
+// A byte rules it out where Markdown gives that byte a meaning there:
+// anywhere for emphasis, code, links, HTML, escapes and entities; at a
+// line's start for the block markers (a heading, a quote, a list, a rule, a
+// setext underline); "://" and "www." for the addresses linkify takes, and
+// an '@' inside a word for an e-mail address; a blank line, leading or
+// trailing space, a tab. The same bytes elsewhere are text: chat writes
+// "end-of-run", "3 + 4", "note: done" and "@bob" far more often than
+// Markdown, and the parser gives them no meaning there.
 func plainText(src string) bool {
 	if src == "" {
 		return false
@@ -123,7 +140,7 @@ func plainText(src string) bool {
 	for i := 0; i < len(src); i++ {
 		c := src[i]
 		switch c {
-		case '*', '_', '`', '[', ']', '<', '>', '#', '-', '+', '=', '~', '\\', '&', '!', '|', '@', ':', '\t':
+		case '*', '_', '`', '[', ']', '<', '\\', '&', '~', '\t':
 			return false
 		case '\n':
 			if lineStart || i == len(src)-1 {
@@ -135,16 +152,38 @@ func plainText(src string) bool {
 			if lineStart || i == len(src)-1 || src[i+1] == '\n' {
 				return false // leading or trailing space
 			}
+		case '#', '>', '-', '+', '=':
+			if lineStart {
+				return false // a heading, a quote, a list item, a rule or an underline
+			}
+		case ':':
+			if strings.HasPrefix(src[i:], "://") {
+				return false // an address linkify takes
+			}
+		case '@':
+			if !lineStart && src[i-1] != ' ' {
+				return false // an e-mail address linkify takes
+			}
 		case 'w', 'W':
 			if i+3 < len(src) && strings.EqualFold(src[i:i+4], "www.") {
 				return false
 			}
 		default:
-			if lineStart && c >= '0' && c <= '9' {
+			if lineStart && c >= '0' && c <= '9' && orderedMarker(src[i:]) {
 				return false
 			}
 		}
 		lineStart = false
 	}
 	return true
+}
+
+// orderedMarker reports whether line starts as an ordered list item does:
+// digits, then '.' or ')'.
+func orderedMarker(line string) bool {
+	i := 0
+	for i < len(line) && line[i] >= '0' && line[i] <= '9' {
+		i++
+	}
+	return i < len(line) && (line[i] == '.' || line[i] == ')')
 }

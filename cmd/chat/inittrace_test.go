@@ -1,0 +1,28 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// Issue 28: goldmark's extension package compiles its regular expressions
+// in its variables, when a program that links it starts (3–9 ms of every
+// run of chat); internal/mdterm has its own strikethrough and linkify
+// parsers so it is not linked, and compiles their expressions on the first
+// text it parses. GODEBUG=inittrace=1 lists every package initialised.
+func TestStartDoesNotInitialiseGoldmarkExtensions(t *testing.T) {
+	c := exec.Command(chatBin, "--help")
+	c.Env = append(os.Environ(), "GODEBUG=inittrace=1")
+	out, _ := c.CombinedOutput() // --help's exit code is not what is tested
+	trace := string(out)
+	if !strings.Contains(trace, "init github.com/yuin/goldmark/parser @") {
+		t.Fatalf("no init trace of goldmark's parser: %q", trace)
+	}
+	for _, pkg := range []string{"github.com/yuin/goldmark/extension", "github.com/yuin/goldmark/renderer/html"} {
+		if strings.Contains(trace, "init "+pkg+" @") {
+			t.Errorf("chat --help initialises %s", pkg)
+		}
+	}
+}
