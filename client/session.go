@@ -363,9 +363,10 @@ type link struct {
 	// fires when the oldest is due to be looked at again.
 	holes     map[string]hole
 	holeCheck <-chan time.Time
-	// storedAt is when received messages were last committed: a batch soon
-	// after is part of a stream and may be held (hold.go).
-	storedAt time.Time
+	// pace is when received frames were last committed and how long the
+	// stream has gone on: a batch soon after is part of a stream and may be
+	// held (hold.go).
+	pace receivePace
 }
 
 type hole struct {
@@ -523,7 +524,7 @@ func (s *Session) serve(ctx context.Context, conn *Conn) error {
 				return context.Cause(lctx)
 			}
 			lastHeard = time.Now()
-			batch := s.gather(frames, f, l.storedAt, lctx.Done())
+			batch := s.gather(frames, f, &l.pace, lctx.Done())
 			if err := s.handle(ctx, l, batch); err != nil {
 				return err
 			}
