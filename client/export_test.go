@@ -1,9 +1,9 @@
 package client
 
 // SetReceiveHooks reports, to a test, whether each batch of incoming frames
-// was held (hold.go) and each commit of received messages with its size. Call
-// before Run.
-func SetReceiveHooks(s *Session, held func(bool), stored func(messages int)) {
+// was held (hold.go) with the frames it found queued, and each commit of
+// received messages with its size. Call before Run.
+func SetReceiveHooks(s *Session, held func(held bool, queued int), stored func(messages int)) {
 	s.heldHook, s.storedHook = held, stored
 }
 

@@ -38,6 +38,10 @@ const (
 	// (a reply in a conversation going at human speed) is stored and shown at
 	// once, since nothing is likely to follow it within the hold.
 	receiveStreaming = 25 * time.Millisecond
+	// receiveQueued is how many frames found waiting make a batch a burst's:
+	// the queue batches it already, and holding it would only delay the
+	// burst's last messages on their way to the screen.
+	receiveQueued = 16
 	// maxReceiveBatch bounds the frames handled in one batch (and so one
 	// transaction), so a long sync answer is stored and acked in steps.
 	maxReceiveBatch = 500
@@ -69,8 +73,9 @@ func (p *receivePace) hold(now time.Time) time.Duration {
 }
 
 // gather makes a batch from first and the frames queued behind it. When the
-// batch is part of a stream (it carries a message, and the previous receive
-// commit was recent), it waits out the hold, then takes what queued
+// batch is part of a stream (it carries a message, fewer than receiveQueued
+// frames were waiting, and the previous receive commit was recent), it
+// waits out the hold, then takes what queued
 // meanwhile; done (the connection's end) cuts the wait short. The wait does
 // not wake for each frame that comes: what the hold saves is wake-ups, and a
 // stream fast enough to fill the reader's queue in the hold only waits on
@@ -78,11 +83,11 @@ func (p *receivePace) hold(now time.Time) time.Duration {
 func (s *Session) gather(frames <-chan wire.Frame, first wire.Frame, pace *receivePace, done <-chan struct{}) []wire.Frame {
 	batch := drainFrames(frames, []wire.Frame{first})
 	var hold time.Duration
-	if len(batch) < maxReceiveBatch && carriesMessage(batch) {
+	if len(batch) < receiveQueued && carriesMessage(batch) {
 		hold = pace.hold(time.Now())
 	}
 	if s.heldHook != nil {
-		s.heldHook(hold > 0)
+		s.heldHook(hold > 0, len(batch))
 	}
 	if hold <= 0 {
 		return batch

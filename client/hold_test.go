@@ -19,15 +19,19 @@ type receiveLog struct {
 	mu      sync.Mutex
 	held    int   // batches held for more to join
 	commits []int // each commit of received messages, with its size
+	// the most frames a held batch found queued, and the most any batch did
+	heldQueued, maxQueued int
 }
 
 func (r *receiveLog) hook(sess *client.Session) {
-	client.SetReceiveHooks(sess, func(held bool) {
+	client.SetReceiveHooks(sess, func(held bool, queued int) {
 		r.mu.Lock()
 		defer r.mu.Unlock()
 		if held {
 			r.held++
+			r.heldQueued = max(r.heldQueued, queued)
 		}
+		r.maxQueued = max(r.maxQueued, queued)
 	}, func(n int) {
 		r.mu.Lock()
 		defer r.mu.Unlock()

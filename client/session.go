@@ -95,9 +95,10 @@ type Session struct {
 	typing         typingSent
 
 	// Test hooks (export_test.go), set before Run: whether a batch of
-	// incoming frames was held (hold.go), and each commit of received
+	// incoming frames was held (hold.go) and how many it found queued, and
+	// each commit of received
 	// messages with how many it stored.
-	heldHook    func(held bool)
+	heldHook    func(held bool, queued int)
 	storedHook  func(messages int)
 	historyHook func() // between History's two reads, for a test
 }

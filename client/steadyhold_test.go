@@ -12,7 +12,7 @@ import (
 )
 
 // paced sends n messages into conv over a connection of its own, one every
-// gap on a ticker (as chatbench's steady sender does: a session's Enqueue
+// gap on a ticker (all at once with gap 0) (as chatbench's steady sender does: a session's Enqueue
 // commits its outbox with a sync first, which on a loaded machine stretches
 // the gaps), and returns their ids in order.
 func paced(t *testing.T, api *client.API, conv string, n int, gap time.Duration) []string {
@@ -36,11 +36,17 @@ func paced(t *testing.T, api *client.API, conv string, n int, gap time.Duration)
 			}
 		}
 	}()
-	tick := time.NewTicker(gap)
-	defer tick.Stop()
+	var tick <-chan time.Time // gap 0: a burst, each frame written at once
+	if gap > 0 {
+		t := time.NewTicker(gap)
+		defer t.Stop()
+		tick = t.C
+	}
 	ids := make([]string, n)
 	for i := range n {
-		<-tick.C
+		if tick != nil {
+			<-tick
+		}
 		ids[i] = fmt.Sprintf("paced-%s-%d", conv, i)
 		f := wire.Frame{Type: wire.TypeSend, ID: strconv.Itoa(i), ConversationID: conv, MessageID: ids[i], Content: "steady " + strconv.Itoa(i)}
 		if err := conn.Write(ctx, f); err != nil {
@@ -151,5 +157,25 @@ func TestSteadyStreamSharesCommitsAndEvents(t *testing.T) {
 	}
 	if len(wakes) > len(commits)+len(commits)/4 {
 		t.Fatalf("%d commits reached the event reader in %d wake-ups, want about one a commit", len(commits), len(wakes))
+	}
+}
+
+// A burst arrives queued, and the queue batches it already: a batch that
+// finds receiveQueued (16) frames or more waiting is not held, so the
+// burst's last messages are not delayed on their way to the screen.
+func TestBurstIsNotHeld(t *testing.T) {
+	alice, bob, conv, log := holdSetup(t, client.DefaultAckDelay, true)
+	const n = 300
+	ids := paced(t, alice.sess.API(), conv, n, 0)
+	bob.waitFor("the whole burst", func() bool { return len(bob.cached(conv)) == n })
+	checkOnceInOrder(t, bob, conv, ids)
+	log.mu.Lock()
+	defer log.mu.Unlock()
+	t.Logf("%d messages in %d commits, %d batches held; the most frames queued for a batch %d, for a held one %d", n, len(log.commits), log.held, log.maxQueued, log.heldQueued)
+	if log.maxQueued < 16 {
+		t.Skipf("no batch found 16 frames queued (the most: %d): the burst came slower than it was stored, and the test tests nothing", log.maxQueued)
+	}
+	if log.heldQueued >= 16 {
+		t.Fatalf("a batch that found %d frames queued was held, want none held from 16 on", log.heldQueued)
 	}
 }

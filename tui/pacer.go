@@ -32,13 +32,17 @@ import (
 // new frame, and drawing one (Bubble Tea's renderer parses the whole frame
 // into cells and diffs it, ~100 µs at 120×40) was a quarter of the TUI's CPU.
 // Once streamViews Views came in an idleAfter window, the ticker runs at
-// streamFrame until a window has fewer: 20 frames a second, each showing
-// what came since the last. A View after a quiet spell still gets the next
+// streamFrame until a window has fewer: 25 frames a second, each showing
+// what came since the last. 40 ms with the session's hold of a stream
+// (30 ms, client/hold.go) keeps a stream's last message within 70 ms of
+// the screen plus the work; at 50 ms a burst's last message came 94 ms
+// after it was stored once, and the CPU saved over 33 ms was within the
+// noise of a loaded machine (docs/tui.md). A View after a quiet spell still gets the next
 // frame at the full rate, and so does typing (a few keys per window).
 const (
 	pacerIdleAfter   = 250 * time.Millisecond
 	pacerSleepFrame  = 2 * time.Second
-	pacerStreamFrame = 50 * time.Millisecond
+	pacerStreamFrame = 40 * time.Millisecond
 	pacerStreamViews = 8 // in idleAfter: 32 a second
 )
 
