@@ -83,7 +83,12 @@ func (p *receivePace) hold(now time.Time) time.Duration {
 func (s *Session) gather(frames <-chan wire.Frame, first wire.Frame, pace *receivePace, done <-chan struct{}) []wire.Frame {
 	batch := drainFrames(frames, []wire.Frame{first})
 	var hold time.Duration
-	if len(batch) < receiveQueued && carriesMessage(batch) {
+	switch {
+	case len(batch) >= receiveQueued:
+		// A burst: its last messages, when they come fewer, get the short
+		// hold of a stream's start, not the steady one.
+		pace.streak = 0
+	case carriesMessage(batch):
 		hold = pace.hold(time.Now())
 	}
 	if s.heldHook != nil {
