@@ -92,7 +92,7 @@ func (s *Session) gather(frames <-chan wire.Frame, first wire.Frame, pace *recei
 		hold = pace.hold(time.Now())
 	}
 	if s.heldHook != nil {
-		s.heldHook(hold > 0, len(batch))
+		s.heldHook(hold, len(batch))
 	}
 	if hold <= 0 {
 		return batch

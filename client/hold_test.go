@@ -21,17 +21,26 @@ type receiveLog struct {
 	commits []int // each commit of received messages, with its size
 	// the most frames a held batch found queued, and the most any batch did
 	heldQueued, maxQueued int
+	batches               []batchLog
+}
+
+// batchLog is one batch: how long it was held and how many frames it found
+// queued.
+type batchLog struct {
+	hold   time.Duration
+	queued int
 }
 
 func (r *receiveLog) hook(sess *client.Session) {
-	client.SetReceiveHooks(sess, func(held bool, queued int) {
+	client.SetReceiveHooks(sess, func(hold time.Duration, queued int) {
 		r.mu.Lock()
 		defer r.mu.Unlock()
-		if held {
+		if hold > 0 {
 			r.held++
 			r.heldQueued = max(r.heldQueued, queued)
 		}
 		r.maxQueued = max(r.maxQueued, queued)
+		r.batches = append(r.batches, batchLog{hold, queued})
 	}, func(n int) {
 		r.mu.Lock()
 		defer r.mu.Unlock()

@@ -95,10 +95,11 @@ type Session struct {
 	typing         typingSent
 
 	// Test hooks (export_test.go), set before Run: whether a batch of
-	// incoming frames was held (hold.go) and how many it found queued, and
+	// incoming frames was held (hold.go) and how long, how many frames it
+	// found queued, and
 	// each commit of received
 	// messages with how many it stored.
-	heldHook    func(held bool, queued int)
+	heldHook    func(hold time.Duration, queued int)
 	storedHook  func(messages int)
 	historyHook func() // between History's two reads, for a test
 }

@@ -12,10 +12,23 @@ import (
 )
 
 // paced sends n messages into conv over a connection of its own, one every
-// gap on a ticker (all at once with gap 0) (as chatbench's steady sender does: a session's Enqueue
-// commits its outbox with a sync first, which on a loaded machine stretches
-// the gaps), and returns their ids in order.
+// gap on a ticker (all at once with gap 0), as chatbench's steady sender
+// does: a session's Enqueue commits its outbox with a sync first, which on
+// a loaded machine stretches the gaps. It returns their ids in order.
 func paced(t *testing.T, api *client.API, conv string, n int, gap time.Duration) []string {
+	t.Helper()
+	return sendRuns(t, api, conv, sendRun{n, gap})
+}
+
+// sendRun is n messages, one every gap (all at once with gap 0).
+type sendRun struct {
+	n   int
+	gap time.Duration
+}
+
+// sendRuns sends the runs one after the other over one connection and
+// returns the messages' ids in order, once the server has stored them all.
+func sendRuns(t *testing.T, api *client.API, conv string, runs ...sendRun) []string {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -24,7 +37,11 @@ func paced(t *testing.T, api *client.API, conv string, n int, gap time.Duration)
 		t.Fatal(err)
 	}
 	defer conn.CloseNow()
-	stored := make(chan struct{}, n)
+	total := 0
+	for _, r := range runs {
+		total += r.n
+	}
+	stored := make(chan struct{}, total)
 	go func() { // always reading; "sent" answers say each is stored
 		for {
 			f, err := conn.Read(ctx)
@@ -36,24 +53,28 @@ func paced(t *testing.T, api *client.API, conv string, n int, gap time.Duration)
 			}
 		}
 	}()
-	var tick <-chan time.Time // gap 0: a burst, each frame written at once
-	if gap > 0 {
-		t := time.NewTicker(gap)
-		defer t.Stop()
-		tick = t.C
-	}
-	ids := make([]string, n)
-	for i := range n {
-		if tick != nil {
-			<-tick
+	var ids []string
+	for _, r := range runs {
+		var tick <-chan time.Time
+		if r.gap > 0 {
+			tk := time.NewTicker(r.gap)
+			defer tk.Stop()
+			tick = tk.C
 		}
-		ids[i] = fmt.Sprintf("paced-%s-%d", conv, i)
-		f := wire.Frame{Type: wire.TypeSend, ID: strconv.Itoa(i), ConversationID: conv, MessageID: ids[i], Content: "steady " + strconv.Itoa(i)}
-		if err := conn.Write(ctx, f); err != nil {
-			t.Fatal(err)
+		for range r.n {
+			if tick != nil {
+				<-tick
+			}
+			i := len(ids)
+			id := fmt.Sprintf("paced-%s-%d", conv, i)
+			ids = append(ids, id)
+			f := wire.Frame{Type: wire.TypeSend, ID: strconv.Itoa(i), ConversationID: conv, MessageID: id, Content: "steady " + strconv.Itoa(i)}
+			if err := conn.Write(ctx, f); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
-	for range n {
+	for range total {
 		select {
 		case <-stored:
 		case <-time.After(10 * time.Second):
@@ -178,4 +199,38 @@ func TestBurstIsNotHeld(t *testing.T) {
 	if log.heldQueued >= 16 {
 		t.Fatalf("a batch that found %d frames queued was held, want none held from 16 on", log.heldQueued)
 	}
+}
+
+// After a burst the stream's count starts again: the first messages that
+// come after it, fewer than 16 at a time, get the 10 ms hold of a stream's
+// start, not the 30 ms of a steady one (a burst's last messages were later
+// on screen than before the hold grew).
+func TestBurstStartsTheStreamAgain(t *testing.T) {
+	alice, bob, conv, log := holdSetup(t, client.DefaultAckDelay, true)
+	ids := sendRuns(t, alice.sess.API(), conv, sendRun{40, 5 * time.Millisecond}, sendRun{300, 0}, sendRun{20, 5 * time.Millisecond})
+	bob.waitFor("every message", func() bool { return len(bob.cached(conv)) == len(ids) })
+	checkOnceInOrder(t, bob, conv, ids)
+	log.mu.Lock()
+	defer log.mu.Unlock()
+	steady, lastBurst := false, -1
+	for i, b := range log.batches {
+		steady = steady || b.hold > 10*time.Millisecond
+		if b.queued >= 16 {
+			lastBurst = i
+		}
+	}
+	t.Logf("batches (hold, queued): %v", log.batches)
+	if !steady || lastBurst < 0 {
+		t.Skipf("no steady hold before the burst (%v) or no batch found 16 queued (%d): the test tests nothing", steady, lastBurst)
+	}
+	for _, b := range log.batches[lastBurst+1:] {
+		if b.hold == 0 {
+			continue
+		}
+		if b.hold > 10*time.Millisecond {
+			t.Fatalf("the first batch held after the burst waited %v, want the 10 ms of a stream's start", b.hold)
+		}
+		return
+	}
+	t.Skip("no batch was held after the burst: the test tests nothing")
 }
