@@ -1,9 +1,11 @@
 package client
 
-// SetReceiveHooks reports, to a test, whether each batch of incoming frames
-// was held (hold.go) and each commit of received messages with its size. Call
-// before Run.
-func SetReceiveHooks(s *Session, held func(bool), stored func(messages int)) {
+import "time"
+
+// SetReceiveHooks reports, to a test, how long each batch of incoming frames
+// was held (hold.go; 0: not held) with the frames it found queued, and each
+// commit of received messages with its size. Call before Run.
+func SetReceiveHooks(s *Session, held func(hold time.Duration, queued int), stored func(messages int)) {
 	s.heldHook, s.storedHook = held, stored
 }
 

@@ -13,65 +13,109 @@ import (
 // hundreds of messages; but a steady stream (a busy group at 200 msgs/s)
 // arrives one message at a time, a few ms apart, and each then pays a commit
 // of its own (~260 µs of CPU at synchronous=NORMAL), the session's wake-ups
-// and, in the TUI, a frame. Keeping the batch open a few ms lets the next
-// messages of the stream join it.
+// and, in the TUI, an Update, a View and a frame. Keeping the batch open a
+// few ms lets the next messages of the stream join it; the longer a stream
+// lasts, the longer it is held, since a stream that has gone on for a while
+// is likely to go on (docs/tui.md, "A steady stream shares its receive
+// transactions").
 
 const (
-	// receiveHold is the longest a batch of incoming messages waits for more
-	// to join it, and so the most a held message is delayed (its display and
-	// its ack, both of which follow the commit). 10 ms is under a third of a
-	// frame of the TUI at 30 frames a second and far under what a person
-	// notices on a new message; at 200 msgs/s it lets two or three messages
-	// share a commit, and measured 10–15% less CPU a message than 5 ms
-	// (docs/tui.md, "A steady stream shares its receive transactions").
+	// receiveHold is how long the first batches of a stream wait for more to
+	// join them, and so the most one of their messages is delayed (its
+	// display and its ack, both of which follow the commit). 10 ms is under
+	// a third of a frame of the TUI at 30 frames a second and far under what
+	// a person notices on a new message; at 200 msgs/s it lets two or three
+	// messages share a commit.
 	receiveHold = 10 * time.Millisecond
+	// receiveHoldSteady is the hold once steadyAfter batches in a row were
+	// part of a stream: at 200 msgs/s six or seven messages share a commit,
+	// an event to the TUI and its frame. With a frame of the TUI (33 ms) after
+	// it, the last message of a stream is on screen well within 100 ms.
+	receiveHoldSteady = 30 * time.Millisecond
+	steadyAfter       = 3
 	// receiveStreaming is how recent the previous receive commit must be for
 	// the hold to apply: only a stream is held. A message after a quiet spell
 	// (a reply in a conversation going at human speed) is stored and shown at
 	// once, since nothing is likely to follow it within the hold.
 	receiveStreaming = 25 * time.Millisecond
+	// receiveQueued is how many frames found waiting make a batch a burst's:
+	// the queue batches it already, and holding it would only delay the
+	// burst's last messages on their way to the screen.
+	receiveQueued = 16
 	// maxReceiveBatch bounds the frames handled in one batch (and so one
 	// transaction), so a long sync answer is stored and acked in steps.
 	maxReceiveBatch = 500
 )
 
+// receivePace is what the hold knows of the stream: when received messages
+// were last committed, and how many batches in a row were part of a stream.
+// Owned by the connection's serve goroutine.
+type receivePace struct {
+	storedAt time.Time
+	streak   int
+}
+
+// stored records a commit of received messages.
+func (p *receivePace) stored(at time.Time) { p.storedAt = at }
+
+// hold is how long a batch that may be held waits for more, counting it into
+// the streak: 0 after a quiet spell.
+func (p *receivePace) hold(now time.Time) time.Duration {
+	if now.Sub(p.storedAt) >= receiveStreaming {
+		p.streak = 0
+		return 0
+	}
+	p.streak++
+	if p.streak > steadyAfter {
+		return receiveHoldSteady
+	}
+	return receiveHold
+}
+
 // gather makes a batch from first and the frames queued behind it. When the
-// batch carries a message and the previous commit of received messages
-// (storedAt) was recent, it waits up to receiveHold for more to join, unless
-// the batch fills or done (the connection's end) comes first.
-func (s *Session) gather(frames <-chan wire.Frame, first wire.Frame, storedAt time.Time, done <-chan struct{}) []wire.Frame {
-	batch := []wire.Frame{first}
-	for len(batch) < maxReceiveBatch {
-		select {
-		case f, ok := <-frames:
-			if !ok {
-				return batch
-			}
-			batch = append(batch, f)
-			continue
-		default:
-		}
-		break
+// batch is part of a stream (it carries a message, fewer than receiveQueued
+// frames were waiting, and the previous receive commit was recent), it
+// waits out the hold, then takes what queued
+// meanwhile; done (the connection's end) cuts the wait short. The wait does
+// not wake for each frame that comes: what the hold saves is wake-ups, and a
+// stream fast enough to fill the reader's queue in the hold only waits on
+// the socket for as long.
+func (s *Session) gather(frames <-chan wire.Frame, first wire.Frame, pace *receivePace, done <-chan struct{}) []wire.Frame {
+	batch := drainFrames(frames, []wire.Frame{first})
+	var hold time.Duration
+	switch {
+	case len(batch) >= receiveQueued:
+		// A burst: its last messages, when they come fewer, get the short
+		// hold of a stream's start, not the steady one.
+		pace.streak = 0
+	case carriesMessage(batch):
+		hold = pace.hold(time.Now())
 	}
-	hold := len(batch) < maxReceiveBatch && carriesMessage(batch) && time.Since(storedAt) < receiveStreaming
 	if s.heldHook != nil {
-		s.heldHook(hold)
+		s.heldHook(hold, len(batch))
 	}
-	if !hold {
+	if hold <= 0 {
 		return batch
 	}
-	t := time.NewTimer(receiveHold)
+	t := time.NewTimer(hold)
 	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-done:
+	}
+	return drainFrames(frames, batch)
+}
+
+// drainFrames adds to batch the frames already queued, up to maxReceiveBatch.
+func drainFrames(frames <-chan wire.Frame, batch []wire.Frame) []wire.Frame {
 	for len(batch) < maxReceiveBatch {
 		select {
 		case f, ok := <-frames:
 			if !ok {
-				return batch
+				return batch // the serve loop's next receive sees the close
 			}
 			batch = append(batch, f)
-		case <-t.C:
-			return batch
-		case <-done:
+		default:
 			return batch
 		}
 	}

@@ -19,15 +19,28 @@ type receiveLog struct {
 	mu      sync.Mutex
 	held    int   // batches held for more to join
 	commits []int // each commit of received messages, with its size
+	// the most frames a held batch found queued, and the most any batch did
+	heldQueued, maxQueued int
+	batches               []batchLog
+}
+
+// batchLog is one batch: how long it was held and how many frames it found
+// queued.
+type batchLog struct {
+	hold   time.Duration
+	queued int
 }
 
 func (r *receiveLog) hook(sess *client.Session) {
-	client.SetReceiveHooks(sess, func(held bool) {
+	client.SetReceiveHooks(sess, func(hold time.Duration, queued int) {
 		r.mu.Lock()
 		defer r.mu.Unlock()
-		if held {
+		if hold > 0 {
 			r.held++
+			r.heldQueued = max(r.heldQueued, queued)
 		}
+		r.maxQueued = max(r.maxQueued, queued)
+		r.batches = append(r.batches, batchLog{hold, queued})
 	}, func(n int) {
 		r.mu.Lock()
 		defer r.mu.Unlock()
@@ -62,7 +75,8 @@ func stream(t *testing.T, alice *device, conv string, n int, gap time.Duration) 
 
 // holdSetup is alice and bob in a direct conversation, each on a device, with
 // bob's receive hooks recorded; bob's AckDelay is ackDelay.
-func holdSetup(t *testing.T, ackDelay time.Duration) (alice, bob *device, conv string, log *receiveLog) {
+// With run false bob's device is made but not run: the caller runs it.
+func holdSetup(t *testing.T, ackDelay time.Duration, run bool) (alice, bob *device, conv string, log *receiveLog) {
 	srv := servertest.Start(t)
 	aliceAPI, bobAPI := register(t, srv, "alice"), register(t, srv, "bob")
 	conv = direct(t, aliceAPI, "bob")
@@ -70,10 +84,17 @@ func holdSetup(t *testing.T, ackDelay time.Duration) (alice, bob *device, conv s
 	bob = newDevice(t, bobAPI, srv.URL, "bob", func(c *client.SessionConfig) { c.AckDelay = ackDelay })
 	log = &receiveLog{}
 	log.hook(bob.sess)
-	bob.run()
-	alice.waitFor("alice connected", func() bool { return alice.sess.State().Status == client.Connected })
-	bob.waitFor("bob connected", func() bool { return bob.sess.State().Status == client.Connected })
+	if run {
+		bob.run()
+		waitConnected(alice, bob)
+	}
 	return alice, bob, conv, log
+}
+
+func waitConnected(devices ...*device) {
+	for _, d := range devices {
+		d.waitFor("connected", func() bool { return d.sess.State().Status == client.Connected })
+	}
 }
 
 // checkOnceInOrder fails unless bob's cache holds exactly ids, in order.
@@ -93,7 +114,7 @@ func checkOnceInOrder(t *testing.T, bob *device, conv string, ids []string) {
 // Messages arriving a couple of ms apart share receive transactions: the
 // batch holds open for the next ones instead of committing each alone.
 func TestSteadyMessagesShareATransaction(t *testing.T) {
-	alice, bob, conv, log := holdSetup(t, client.DefaultAckDelay)
+	alice, bob, conv, log := holdSetup(t, client.DefaultAckDelay, true)
 	const n = 40
 	ids := stream(t, alice, conv, n, 2*time.Millisecond)
 	bob.waitFor("the whole stream", func() bool { return len(bob.cached(conv)) == n })
@@ -115,7 +136,7 @@ func TestSteadyMessagesShareATransaction(t *testing.T) {
 // The hold is for a stream only: after a quiet spell a lone message is
 // stored (and shown, and acked) at once.
 func TestLoneMessageIsNotHeld(t *testing.T) {
-	alice, bob, conv, log := holdSetup(t, client.DefaultAckDelay)
+	alice, bob, conv, log := holdSetup(t, client.DefaultAckDelay, true)
 	ids := stream(t, alice, conv, 20, 2*time.Millisecond)
 	bob.waitFor("the stream", func() bool { return len(bob.cached(conv)) == len(ids) })
 	if held, _ := log.reset(); held == 0 {

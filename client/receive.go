@@ -232,7 +232,7 @@ func (s *Session) handle(ctx context.Context, l *link, batch []wire.Frame) error
 			// Not acked, so the server sends them again after the reconnect.
 			return fmt.Errorf("store incoming messages: %w", err)
 		}
-		l.storedAt = time.Now()
+		l.pace.stored(time.Now())
 		if s.storedHook != nil {
 			s.storedHook(len(msgs))
 		}

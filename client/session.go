@@ -95,9 +95,11 @@ type Session struct {
 	typing         typingSent
 
 	// Test hooks (export_test.go), set before Run: whether a batch of
-	// incoming frames was held (hold.go), and each commit of received
+	// incoming frames was held (hold.go) and how long, how many frames it
+	// found queued, and
+	// each commit of received
 	// messages with how many it stored.
-	heldHook    func(held bool)
+	heldHook    func(hold time.Duration, queued int)
 	storedHook  func(messages int)
 	historyHook func() // between History's two reads, for a test
 }
@@ -363,9 +365,10 @@ type link struct {
 	// fires when the oldest is due to be looked at again.
 	holes     map[string]hole
 	holeCheck <-chan time.Time
-	// storedAt is when received messages were last committed: a batch soon
-	// after is part of a stream and may be held (hold.go).
-	storedAt time.Time
+	// pace is when received frames were last committed and how long the
+	// stream has gone on: a batch soon after is part of a stream and may be
+	// held (hold.go).
+	pace receivePace
 }
 
 type hole struct {
@@ -523,7 +526,7 @@ func (s *Session) serve(ctx context.Context, conn *Conn) error {
 				return context.Cause(lctx)
 			}
 			lastHeard = time.Now()
-			batch := s.gather(frames, f, l.storedAt, lctx.Done())
+			batch := s.gather(frames, f, &l.pace, lctx.Done())
 			if err := s.handle(ctx, l, batch); err != nil {
 				return err
 			}
