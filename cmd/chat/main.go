@@ -1,3 +1,8 @@
+// The runtime re-reads the CPU limits every second to update GOMAXPROCS
+// (Go 1.25 on): a wake-up a second of an idle chat (or chat tail) for a
+// setting a terminal client has no use to follow; the start still takes it.
+//go:debug updatemaxprocs=0
+
 // Command chat is the terminal chat client: with no arguments the full-screen
 // TUI, with a command (send, history, ls, tail, ...) a scripting tool. See
 // docs/cli.md and chat --help.

@@ -179,3 +179,24 @@ func TestTailOrderPrintsAFillNotYetReported(t *testing.T) {
 		t.Fatalf("printed %v after 1 and 2; want 3, 4, 5, 6 once each", got)
 	}
 }
+
+// tail's tick for held messages runs only while something is held: an idle
+// tail has no timer to wake it.
+func TestHeldTickerRunsOnlyWhileHolding(t *testing.T) {
+	var h heldTicker
+	if h.c() != nil {
+		t.Fatal("a tick before anything was held")
+	}
+	h.run(true)
+	select {
+	case <-h.c():
+	case <-time.After(10 * heldTick):
+		t.Fatal("no tick while a message is held")
+	}
+	h.run(true) // still holding: the same ticker
+	h.run(false)
+	if h.c() != nil {
+		t.Fatal("the tick still runs with nothing held")
+	}
+	h.stop() // twice is fine
+}
