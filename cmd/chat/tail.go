@@ -114,7 +114,7 @@ func (a *app) runTail(ctx context.Context, args []string) error {
 				return err
 			}
 		}
-		tick.run(len(t.order.holding()) > 0)
+		tick.run(t.order.anyHeld())
 	}
 }
 

@@ -139,6 +139,17 @@ func (o *tailOrder) hold(m wire.Message) {
 	}
 }
 
+// anyHeld reports whether some conversation has messages held: whether
+// tail's tick for them must run.
+func (o *tailOrder) anyHeld() bool {
+	for _, c := range o.convs {
+		if len(c.held) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // holding lists the conversations with messages held, for a periodic
 // release: the cursor can pass a gap without a new message.
 func (o *tailOrder) holding() []string {
