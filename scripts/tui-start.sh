@@ -3,9 +3,12 @@
 # live server (chatserver on loopback, a real login, bob's message in the
 # cache from a first run not counted), from outside: a new pane of a private
 # tmux server at 120×40, polled with capture-pane until bob's message shows.
-# Beside each start, interleaved, two baselines started the same way: a shell
-# printing a word (tmux and the polling alone), and `chat --help` (the same
-# binary's process start and package init, no terminal UI). The binary's own
+# Beside each start, interleaved, three baselines started the same way: a shell
+# printing a word (tmux and the polling alone), a no-op Go process (a hello
+# built here: the issue's "no-op process start", a Go runtime's start and
+# nothing else, started through exec and env as chat is), and `chat --help`
+# (the same binary's process start and package init, no terminal UI).
+# Chat's own part is the inbox on screen minus the no-op process's word. The binary's own
 # part, from runTUI to the inbox read from the cache, is the `since_start` of
 # the "inbox loaded from cache" line in tui.log; with a chat that writes
 # CHAT_STARTTRACE (cmd/chat/starttrace.go), also main to the inbox in the
@@ -26,6 +29,24 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 RUNS=${1:-20}
 . "$ROOT/scripts/tuibench-lib.sh"
 tuibench_setup tui-start
+
+# The no-op process: a Go program that prints its word and waits, so the
+# pane stays open while it is read, as chat's does.
+mkdir -p "$TMP/noop"
+cat >"$TMP/noop/main.go" <<'GO'
+package main
+
+import (
+	"fmt"
+	"time"
+)
+
+func main() {
+	fmt.Println("ready")
+	time.Sleep(30 * time.Second)
+}
+GO
+(cd "$TMP/noop" && go build -o "$TMP/bin/noop" main.go)
 
 PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 SERVER=http://127.0.0.1:$PORT
@@ -96,6 +117,7 @@ if prof:
 tui = f"exec {env} {chat}"
 version = f"sh -c '{chat} --help >/dev/null 2>&1; echo ready; sleep 30'"
 shell = "sh -c 'echo ready; sleep 30'"
+noop = f"exec {env} {os.path.join(tmp, 'bin', 'noop')}"
 
 # The first start syncs bob's message into the cache; every later one paints
 # it from the cache.
@@ -105,12 +127,13 @@ skip = sum(1 for _ in open(log))
 
 if os.path.exists(trace):
     os.remove(trace)
-live, ver, base, traced = [], [], [], []
+live, ver, base, nop, traced = [], [], [], [], []
 for _ in range(runs):
     live.append(timed(tui, "hello from bob"))
     traced.append(read_trace(spawned[-1]))
     ver.append(timed(version, "ready"))
     base.append(timed(shell, "ready"))
+    nop.append(timed(noop, "ready"))
 subprocess.run(T + ["kill-server"], capture_output=True)
 inner = []
 for line in list(open(log))[skip:]:
@@ -136,6 +159,10 @@ report("CPU of the process before main", [a["main cpu"] for a in traced])
 report("CPU of the process to the inbox's frame written", [a["frame cpu"] for a in traced])
 report("new pane to `chat --help` done", ver)
 report("new pane to a shell's word (tmux and polling)", base)
+report("new pane to a no-op Go process's word", nop)
+if live and nop:
+    # Chat's own part: each start less the no-op start beside it.
+    report("chat's part: the inbox less the no-op beside it", [a - b for a, b in zip(live, nop)])
 print("load average:", " ".join(open("/proc/loadavg").read().split()[:3]))
 
 def cpu(pid):
