@@ -13,7 +13,8 @@
 # the "inbox loaded from cache" line in tui.log; with a chat that writes
 # CHAT_STARTTRACE (cmd/chat/starttrace.go), also main to the inbox in the
 # model and to its frame written to the terminal, the new pane to main, and
-# the CPU the process used before main and to that frame.
+# the CPU the process used and its minor page faults before main and to that
+# frame.
 # Then typing, TYPING_RUNS times (default 3): bob's chat opened, 2,000
 # characters sent as keystrokes (send-keys -l, 200 at a time: a paste without
 # bracketed paste), timed from the last send until the last five are on
@@ -99,16 +100,21 @@ def read_trace(t0):
         return at
     os.remove(trace)
     for line in lines:
-        us, _, _, cpu, _, what = line.split(" ", 5)
+        f = line.split(" ", 7)
+        if f[6] != "faults":  # a chat from before session 20 traces no faults
+            f = f[:5] + ["-1", "faults", line.split(" ", 5)[5]]
+        us, _, _, cpu, _, faults, _, what = f
         ms = (int(us) / 1e6 - t0) * 1000
         if what == "main":
             at.setdefault("main", ms)
             at.setdefault("main cpu", float(cpu))
+            at.setdefault("main faults", int(faults))
         elif what.startswith("Update tui.inboxLoadedMsg"):
             at.setdefault("inbox", ms)
         elif "inbox" in at and what.startswith("write ") and int(what.split()[1]) > 100:
             at.setdefault("frame", ms)
             at.setdefault("frame cpu", float(cpu))
+            at.setdefault("frame faults", int(faults))
     return at
 
 env = f"env TERM=xterm-256color CHAT_HOME={home} CHAT_STARTTRACE={trace}"
@@ -149,6 +155,10 @@ def report(label, xs):
     if xs:
         print(f"{label:52} p50 {pct(xs, 50):7.1f} ms  p90 {pct(xs, 90):7.1f} ms  ({len(xs)} runs)")
 
+def faults(label, xs):
+    if xs:
+        print(f"{label:52} p50 {pct(xs, 50):7d}     p90 {pct(xs, 90):7d}     ({len(xs)} runs)")
+
 report("new pane to the inbox on screen, server live", live)
 report("in the binary: runTUI to the inbox from the cache", inner)
 traced = [a for a in traced if "frame" in a]
@@ -157,6 +167,8 @@ report("in the binary: main to the inbox in the model", [a["inbox"] - a["main"] 
 report("in the binary: main to the inbox's frame written", [a["frame"] - a["main"] for a in traced])
 report("CPU of the process before main", [a["main cpu"] for a in traced])
 report("CPU of the process to the inbox's frame written", [a["frame cpu"] for a in traced])
+faults("minor page faults before main", [a["main faults"] for a in traced if a["main faults"] >= 0])
+faults("minor page faults to the inbox's frame written", [a["frame faults"] for a in traced if a["frame faults"] >= 0])
 report("new pane to `chat --help` done", ver)
 report("new pane to a shell's word (tmux and polling)", base)
 report("new pane to a no-op Go process's word", nop)
