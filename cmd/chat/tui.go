@@ -15,6 +15,7 @@ import (
 	"github.com/charmbracelet/x/term"
 
 	"github.com/chatterm/chat/client"
+	"github.com/chatterm/chat/internal/widthwarm"
 	"github.com/chatterm/chat/localstore"
 	"github.com/chatterm/chat/tui"
 	"github.com/chatterm/chat/wire"
@@ -30,7 +31,9 @@ func runTUI(ctx context.Context, cfg client.Config) error {
 	trace.mark("runTUI")
 	releaseGC := holdGC()
 	defer releaseGC()
-	go warmWidthTable()
+	// go-runewidth's width table, which the first frame needs: started by
+	// internal/widthwarm's initialiser when chat runs alone; with flags, here.
+	widthwarm.Start()
 	if !term.IsTerminal(os.Stdout.Fd()) {
 		return errors.New("the full-screen UI needs a terminal, and standard output is not one; " +
 			"for scripts use the commands (chat --help)")
