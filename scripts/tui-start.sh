@@ -101,7 +101,7 @@ def read_trace(t0):
     os.remove(trace)
     for line in lines:
         f = line.split(" ", 7)
-        if f[6] != "faults":  # a chat from before session 20 traces no faults
+        if len(f) < 8 or f[6] != "faults":  # a chat from before session 20 traces no faults
             f = f[:5] + ["-1", "faults", line.split(" ", 5)[5]]
         us, _, _, cpu, _, faults, _, what = f
         ms = (int(us) / 1e6 - t0) * 1000
