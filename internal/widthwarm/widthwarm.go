@@ -5,9 +5,10 @@
 // rune past U+02FF, behind a sync.Once. The TUI's first frame needs it:
 // the composer's prompt (›) is measured on the first window size, and the
 // renderer measures every cell through x/ansi's WcWidth, ▌ and ─ among them.
-// Writing the table is 550 first touches of a 4 KiB page, 10–12 ms of CPU
-// on a quiet machine and 40–120 ms of wall clock with the machine loaded
-// (CHAT_STARTTRACE, docs/tui.md "Time to a painted inbox"). Started from
+// Writing the table is 550 first touches of a 4 KiB page: about 11 ms of
+// CPU a start (CHAT_CPUPROFILE over 15 starts) and 40–120 ms of wall clock
+// with the machine loaded (CHAT_STARTTRACE; docs/tui.md "Time to a painted
+// inbox"). Started from
 // runTUI it was still being built when the first window size came, in three
 // starts of five, and the first frame waited for it.
 //
