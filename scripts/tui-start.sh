@@ -3,14 +3,18 @@
 # live server (chatserver on loopback, a real login, bob's message in the
 # cache from a first run not counted), from outside: a new pane of a private
 # tmux server at 120×40, polled with capture-pane until bob's message shows.
-# Beside each start, interleaved, two baselines started the same way: a shell
-# printing a word (tmux and the polling alone), and `chat --help` (the same
-# binary's process start and package init, no terminal UI). The binary's own
+# Beside each start, interleaved, three baselines started the same way: a shell
+# printing a word (tmux and the polling alone), a no-op Go process (a hello
+# built here: the issue's "no-op process start", a Go runtime's start and
+# nothing else, started through exec and env as chat is), and `chat --help`
+# (the same binary's process start and package init, no terminal UI).
+# Chat's own part is the inbox on screen minus the no-op process's word. The binary's own
 # part, from runTUI to the inbox read from the cache, is the `since_start` of
 # the "inbox loaded from cache" line in tui.log; with a chat that writes
 # CHAT_STARTTRACE (cmd/chat/starttrace.go), also main to the inbox in the
 # model and to its frame written to the terminal, the new pane to main, and
-# the CPU the process used before main and to that frame.
+# the CPU the process used and its minor page faults before main and to that
+# frame.
 # Then typing, TYPING_RUNS times (default 3): bob's chat opened, 2,000
 # characters sent as keystrokes (send-keys -l, 200 at a time: a paste without
 # bracketed paste), timed from the last send until the last five are on
@@ -26,6 +30,24 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 RUNS=${1:-20}
 . "$ROOT/scripts/tuibench-lib.sh"
 tuibench_setup tui-start
+
+# The no-op process: a Go program that prints its word and waits, so the
+# pane stays open while it is read, as chat's does.
+mkdir -p "$TMP/noop"
+cat >"$TMP/noop/main.go" <<'GO'
+package main
+
+import (
+	"fmt"
+	"time"
+)
+
+func main() {
+	fmt.Println("ready")
+	time.Sleep(30 * time.Second)
+}
+GO
+(cd "$TMP/noop" && go build -o "$TMP/bin/noop" main.go)
 
 PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 SERVER=http://127.0.0.1:$PORT
@@ -78,16 +100,21 @@ def read_trace(t0):
         return at
     os.remove(trace)
     for line in lines:
-        us, _, _, cpu, _, what = line.split(" ", 5)
+        f = line.split(" ", 7)
+        if len(f) < 8 or f[6] != "faults":  # a chat from before session 20 traces no faults
+            f = f[:5] + ["-1", "faults", line.split(" ", 5)[5]]
+        us, _, _, cpu, _, faults, _, what = f
         ms = (int(us) / 1e6 - t0) * 1000
         if what == "main":
             at.setdefault("main", ms)
             at.setdefault("main cpu", float(cpu))
+            at.setdefault("main faults", int(faults))
         elif what.startswith("Update tui.inboxLoadedMsg"):
             at.setdefault("inbox", ms)
         elif "inbox" in at and what.startswith("write ") and int(what.split()[1]) > 100:
             at.setdefault("frame", ms)
             at.setdefault("frame cpu", float(cpu))
+            at.setdefault("frame faults", int(faults))
     return at
 
 env = f"env TERM=xterm-256color CHAT_HOME={home} CHAT_STARTTRACE={trace}"
@@ -96,6 +123,7 @@ if prof:
 tui = f"exec {env} {chat}"
 version = f"sh -c '{chat} --help >/dev/null 2>&1; echo ready; sleep 30'"
 shell = "sh -c 'echo ready; sleep 30'"
+noop = f"exec {env} {os.path.join(tmp, 'bin', 'noop')}"
 
 # The first start syncs bob's message into the cache; every later one paints
 # it from the cache.
@@ -105,12 +133,13 @@ skip = sum(1 for _ in open(log))
 
 if os.path.exists(trace):
     os.remove(trace)
-live, ver, base, traced = [], [], [], []
+live, ver, base, nop, traced = [], [], [], [], []
 for _ in range(runs):
     live.append(timed(tui, "hello from bob"))
     traced.append(read_trace(spawned[-1]))
     ver.append(timed(version, "ready"))
     base.append(timed(shell, "ready"))
+    nop.append(timed(noop, "ready"))
 subprocess.run(T + ["kill-server"], capture_output=True)
 inner = []
 for line in list(open(log))[skip:]:
@@ -126,6 +155,10 @@ def report(label, xs):
     if xs:
         print(f"{label:52} p50 {pct(xs, 50):7.1f} ms  p90 {pct(xs, 90):7.1f} ms  ({len(xs)} runs)")
 
+def faults(label, xs):
+    if xs:
+        print(f"{label:52} p50 {pct(xs, 50):7d}     p90 {pct(xs, 90):7d}     ({len(xs)} runs)")
+
 report("new pane to the inbox on screen, server live", live)
 report("in the binary: runTUI to the inbox from the cache", inner)
 traced = [a for a in traced if "frame" in a]
@@ -134,8 +167,14 @@ report("in the binary: main to the inbox in the model", [a["inbox"] - a["main"] 
 report("in the binary: main to the inbox's frame written", [a["frame"] - a["main"] for a in traced])
 report("CPU of the process before main", [a["main cpu"] for a in traced])
 report("CPU of the process to the inbox's frame written", [a["frame cpu"] for a in traced])
+faults("minor page faults before main", [a["main faults"] for a in traced if a["main faults"] >= 0])
+faults("minor page faults to the inbox's frame written", [a["frame faults"] for a in traced if a["frame faults"] >= 0])
 report("new pane to `chat --help` done", ver)
 report("new pane to a shell's word (tmux and polling)", base)
+report("new pane to a no-op Go process's word", nop)
+if live and nop:
+    # Chat's own part: each start less the no-op start beside it.
+    report("chat's part: the inbox less the no-op beside it", [a - b for a, b in zip(live, nop)])
 print("load average:", " ".join(open("/proc/loadavg").read().split()[:3]))
 
 def cpu(pid):

@@ -11,8 +11,8 @@ import (
 )
 
 // CHAT_STARTTRACE: each step is a line of the wall clock in Unix µs, the
-// ms since main, the process's CPU in ms and the step, in order; unset,
-// nothing is traced.
+// ms since main, the process's CPU in ms, its minor page faults and the
+// step, in order; unset, nothing is traced.
 func TestStartTraceWritesTheSteps(t *testing.T) {
 	if openStartTrace(func(string) string { return "" }, time.Now()) != nil {
 		t.Fatal("a trace opened with CHAT_STARTTRACE unset")
@@ -41,12 +41,15 @@ func TestStartTraceWritesTheSteps(t *testing.T) {
 	}
 	prev := before.UnixMicro()
 	for i, line := range lines {
-		f := strings.SplitN(line, " ", 6)
-		if len(f) != 6 || f[2] != "ms" || f[4] != "cpu-ms" || f[5] != want[i] {
-			t.Fatalf("line %d %q: want \"<unix µs> <ms since main> ms <cpu> cpu-ms %s\"", i, line, want[i])
+		f := strings.SplitN(line, " ", 8)
+		if len(f) != 8 || f[2] != "ms" || f[4] != "cpu-ms" || f[6] != "faults" || f[7] != want[i] {
+			t.Fatalf("line %d %q: want \"<unix µs> <ms since main> ms <cpu> cpu-ms <faults> faults %s\"", i, line, want[i])
 		}
 		if cpu, err := strconv.ParseFloat(f[3], 64); err != nil || cpu <= 0 {
 			t.Fatalf("line %d %q: CPU %s not a positive number of ms", i, line, f[3])
+		}
+		if n, err := strconv.Atoi(f[5]); err != nil || n <= 0 {
+			t.Fatalf("line %d %q: page faults %s not a positive count", i, line, f[5])
 		}
 		us, err := strconv.ParseInt(f[0], 10, 64)
 		if err != nil || us < prev {
@@ -68,7 +71,7 @@ func TestStartTraceFromTheBinary(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if f := strings.Fields(string(b)); len(f) != 6 || f[5] != "main" {
+	if f := strings.Fields(string(b)); len(f) != 8 || f[7] != "main" {
 		t.Fatalf("trace of chat --help: %q, want one line for main", b)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/charmbracelet/x/term"
 
 	"github.com/chatterm/chat/client"
+	"github.com/chatterm/chat/internal/widthwarm"
 	"github.com/chatterm/chat/localstore"
 	"github.com/chatterm/chat/tui"
 	"github.com/chatterm/chat/wire"
@@ -30,7 +31,9 @@ func runTUI(ctx context.Context, cfg client.Config) error {
 	trace.mark("runTUI")
 	releaseGC := holdGC()
 	defer releaseGC()
-	go warmWidthTable()
+	// go-runewidth's width table, which the first frame needs: started by
+	// internal/widthwarm's initialiser when chat runs alone; with flags, here.
+	widthwarm.Start()
 	if !term.IsTerminal(os.Stdout.Fd()) {
 		return errors.New("the full-screen UI needs a terminal, and standard output is not one; " +
 			"for scripts use the commands (chat --help)")
@@ -46,10 +49,11 @@ func runTUI(ctx context.Context, cfg client.Config) error {
 	defer cancel()
 	be := newTUIBackend(ctx, cfg, logger)
 	defer be.Close()
-	if err := be.open(ctx); err != nil && !errors.Is(err, client.ErrNotLoggedIn) && !errors.Is(err, client.ErrNoServer) {
+	// The cache opens beside Bubble Tea's set-up (tuiopen.go).
+	if err := be.openAsync(ctx); err != nil && !errors.Is(err, client.ErrNotLoggedIn) && !errors.Is(err, client.ErrNoServer) {
 		return err
 	}
-	trace.mark("session opened")
+	trace.mark("session opening")
 
 	// CHAT_NOTIFY: how a message that arrives unseen is told (docs/tui.md).
 	notify := os.Getenv("CHAT_NOTIFY")
@@ -81,8 +85,12 @@ func runTUI(ctx context.Context, cfg client.Config) error {
 	if err := pacer.Attach(p); err != nil {
 		logger.Warn("idle frames not paced", "err", err)
 	}
+	go quitOnOpenFailure(be, p.Quit, trace.mark)
 	trace.mark("program Run")
 	_, err = p.Run()
+	if err := be.waitOpen(); err != nil && ctx.Err() == nil {
+		return err
+	}
 	if err != nil && !(errors.Is(err, tea.ErrProgramKilled) && ctx.Err() != nil) && !errors.Is(err, tea.ErrInterrupted) {
 		return fmt.Errorf("terminal UI: %w", err)
 	}
@@ -129,8 +137,11 @@ type tuiBackend struct {
 	mu      sync.Mutex
 	cfg     client.Config
 	sess    *client.Session
-	stop    context.CancelFunc // nil until connect runs the session
-	stopped chan struct{}      // closed when the session's Run has returned
+	pending *pendingOpen // the open openAsync started, nil after open
+	// openSession is client.Open; tests hold it up.
+	openSession func(context.Context, client.Config) (*client.Session, error)
+	stop        context.CancelFunc // nil until connect runs the session
+	stopped     chan struct{}      // closed when the session's Run has returned
 }
 
 var _ tui.Backend = (*tuiBackend)(nil)
@@ -138,7 +149,7 @@ var _ tui.Backend = (*tuiBackend)(nil)
 func newTUIBackend(ctx context.Context, cfg client.Config, log *slog.Logger) *tuiBackend {
 	events := make(chan client.Event, 256)
 	cfg.Events = events
-	return &tuiBackend{ctx: ctx, cfg: cfg, log: log, events: events}
+	return &tuiBackend{ctx: ctx, cfg: cfg, log: log, events: events, openSession: client.Open}
 }
 
 // open opens the stored login's session without connecting it: at start the
@@ -146,7 +157,7 @@ func newTUIBackend(ctx context.Context, cfg client.Config, log *slog.Logger) *tu
 // (afterInbox). ErrNotLoggedIn or ErrNoServer mean the first-run screen.
 func (b *tuiBackend) open(ctx context.Context) error {
 	cfg := b.config()
-	s, err := client.Open(ctx, cfg)
+	s, err := b.openSession(ctx, cfg)
 	if err != nil {
 		return err
 	}
@@ -178,6 +189,7 @@ func (b *tuiBackend) attach(s *client.Session) {
 // connect runs the session (its connection, sync and reconnects) if it is not
 // running yet.
 func (b *tuiBackend) connect() {
+	_ = b.waitOpen() // a failed open leaves no session to run
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.sess == nil || b.stop != nil {
@@ -215,11 +227,22 @@ func (b *tuiBackend) detach() {
 }
 
 // Close stops the session; the TUI has ended.
-func (b *tuiBackend) Close() { b.detach() }
+func (b *tuiBackend) Close() {
+	b.mu.Lock()
+	p := b.pending
+	b.mu.Unlock()
+	if p != nil {
+		<-p.done // a session still opening is closed too
+	}
+	b.detach()
+}
 
 var errNoSession = errors.New("not logged in")
 
 func (b *tuiBackend) session() (*client.Session, error) {
+	if err := b.waitOpen(); err != nil {
+		return nil, err
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.sess == nil {
@@ -229,6 +252,9 @@ func (b *tuiBackend) session() (*client.Session, error) {
 }
 
 func (b *tuiBackend) Session() (user, server string) {
+	if user, server, ok := b.pendingSession(); ok {
+		return user, server
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.sess != nil {

@@ -8,7 +8,6 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/colorprofile"
-	"github.com/mattn/go-runewidth"
 
 	"github.com/chatterm/chat/tui"
 )
@@ -63,11 +62,3 @@ func afterInbox(be *tuiBackend, pacer *tui.FramePacer, releaseGC func(), out io.
 		return laterColorProfile(out, environ, start)
 	}
 }
-
-// warmWidthTable builds go-runewidth's width table, which its first lookup of
-// a rune past U+02FF builds (2 × 1.1 MB, behind a sync.Once): the composer's
-// prompt on the first resize, or the renderer's first frame. Started first
-// thing, it is built on the other core while the cache opens and the terminal
-// is set up, instead of in the first frame's path (a CPU profile of the start
-// put it at a fifth of the process's CPU before the inbox showed).
-func warmWidthTable() { runewidth.RuneWidth('…') }

@@ -6,7 +6,6 @@
 package termtext
 
 import (
-	"github.com/mtibben/confusables"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -201,10 +200,10 @@ func dropped(r rune) bool {
 
 // NameKey is what two names that read alike have in common: the Unicode
 // confusable skeleton (UTS #39, from Unicode's confusables.txt through
-// github.com/mtibben/confusables) of the name lower-cased, with runs of
-// white space as one space and none at the ends. "alice", "Alice", "alice "
-// and "аlice" (a Cyrillic а) have one key, so the server lets only one
-// account hold it (docs/security.md).
+// github.com/mtibben/confusables; skeleton.go) of the name lower-cased, with
+// runs of white space as one space and none at the ends. "alice", "Alice",
+// "alice " and "аlice" (a Cyrillic а) have one key, so the server lets only
+// one account hold it (docs/security.md).
 func NameKey(s string) string {
-	return confusables.Skeleton(strings.ToLower(strings.Join(strings.Fields(s), " ")))
+	return skeleton(strings.ToLower(strings.Join(strings.Fields(s), " ")))
 }

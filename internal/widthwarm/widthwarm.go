@@ -1,0 +1,62 @@
+// Package widthwarm builds go-runewidth's width table on a goroutine of its
+// own, from the package initialisers on when the process is the chat TUI.
+//
+// go-runewidth (v0.0.28) builds a 2 × 1.1 MB table on its first lookup of a
+// rune past U+02FF, behind a sync.Once. The TUI's first frame needs it:
+// the composer's prompt (›) is measured on the first window size, and the
+// renderer measures every cell through x/ansi's WcWidth, ▌ and ─ among them.
+// Writing the table is 550 first touches of a 4 KiB page: about 11 ms of
+// CPU a start (CHAT_CPUPROFILE over 15 starts) and 40–120 ms of wall clock
+// with the machine loaded (CHAT_STARTTRACE; docs/tui.md "Time to a painted
+// inbox"). Started from
+// runTUI it was still being built when the first window size came, in three
+// starts of five, and the first frame waited for it.
+//
+// Started here, it is built on the other core while the rest of the
+// package initialisers run (about 10 ms) and main opens the cache, instead
+// of from runTUI on. Only a process that will be the TUI starts it: chat
+// with no arguments. The commands (chat send, chat tail, ...) would build it
+// for nothing, and `chat --home DIR` (flags, no command) starts it from
+// runTUI as before.
+//
+// This package imports only go-runewidth and the standard library, so the
+// Go specification's order of initialisation (each package as soon as its
+// imports are, in the order of their paths) runs it as soon as go-runewidth
+// is initialised.
+package widthwarm
+
+import (
+	"os"
+	"sync"
+
+	"github.com/mattn/go-runewidth"
+)
+
+var (
+	once  sync.Once
+	built = make(chan struct{})
+)
+
+func init() {
+	if ForTUI(os.Args) {
+		Start()
+	}
+}
+
+// ForTUI is whether a process started with args (os.Args) is the TUI: chat
+// alone, no command and no flag.
+func ForTUI(args []string) bool { return len(args) == 1 }
+
+// Start builds the table on a goroutine of its own, the first time it is
+// called; later calls do nothing.
+func Start() {
+	once.Do(func() {
+		go func() {
+			runewidth.RuneWidth('…') // U+2026: past U+02FF, so the whole table
+			close(built)
+		}()
+	})
+}
+
+// Built is closed once the table is built.
+func Built() <-chan struct{} { return built }
