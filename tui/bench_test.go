@@ -37,8 +37,14 @@ func BenchmarkChatRender(b *testing.B) {
 }
 
 // BenchmarkLiveMessage measures one incoming message in the open chat (with
-// 300 loaded) through the root model: Update and View, as each frame does.
+// 300 loaded) through the root model: Update and View, as each frame does —
+// held as the program holds it (Live) and by value.
 func BenchmarkLiveMessage(b *testing.B) {
+	b.Run("live", func(b *testing.B) { benchmarkLiveMessage(b, func(m Model) tea.Model { return NewLive(m) }) })
+	b.Run("value", func(b *testing.B) { benchmarkLiveMessage(b, func(m Model) tea.Model { return m }) })
+}
+
+func benchmarkLiveMessage(b *testing.B, hold func(Model) tea.Model) {
 	be := fixture()
 	long := wire.DirectConversationID("alice", "dave")
 	be.addMessages(long, []string{"dave", "alice"}, 300, fixtureNow.Add(-time.Hour), func(i int) string {
@@ -51,6 +57,7 @@ func BenchmarkLiveMessage(b *testing.B) {
 	tm, _ = tm.Update(openConversationMsg{entry: be.inbox[len(be.inbox)-1]})
 	p, _ := be.History(context.Background(), long, 0, 300)
 	tm, _ = tm.Update(historyMsg{conv: long, page: p, gen: tm.(Model).chat.windowGen})
+	tm = hold(tm.(Model))
 	seq := int64(300)
 	b.ResetTimer()
 	for b.Loop() {

@@ -293,6 +293,12 @@ func waitEvent(ch <-chan client.Event, hold time.Duration) tea.Cmd {
 // screens posted meanwhile, so that the next key finds the screen it changed
 // to. Nothing here does I/O.
 func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	return m.updateAll(msg)
+}
+
+// updateAll is Update returning the model as a value, so Live can keep it
+// without boxing it (live.go).
+func (m Model) updateAll(msg tea.Msg) (Model, tea.Cmd) {
 	m, cmd := m.update(msg)
 	if len(m.c.posted) == 0 {
 		return m, cmd

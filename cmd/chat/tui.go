@@ -76,9 +76,9 @@ func runTUI(ctx context.Context, cfg client.Config) error {
 		HighlightWords: highlight, AfterInbox: afterInbox(be, pacer, releaseGC, os.Stdout, environ, profile), Pacer: pacer})
 	opts := []tea.ProgramOption{tea.WithContext(ctx), tea.WithFPS(tuiFPS),
 		tea.WithEnvironment(startEnviron(environ)), tea.WithColorProfile(profile)}
-	var model tea.Model = m
+	var model tea.Model = tui.NewLive(m)
 	if trace != nil {
-		model = tracedModel{Model: m, t: trace}
+		model = tracedModel{Model: model, t: trace}
 		opts = append(opts, tea.WithOutput(tracedOutput{File: os.Stdout, t: trace}))
 	}
 	p := tea.NewProgram(model, opts...)

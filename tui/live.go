@@ -1,0 +1,32 @@
+package tui
+
+import tea "charm.land/bubbletea/v2"
+
+// Live is the Model as a running program should hold it. Model's methods take
+// it by value, the Elm way, and Update hands it back as a tea.Model; a value
+// that size (tens of kilobytes: every screen's state is in it) boxed into an
+// interface is a fresh heap object per message, so a burst of events, keys or
+// frames became megabytes a second of garbage. Live keeps the one Model and
+// writes each Update's result over it: the same state changes, no allocation.
+// Tests keep using Model's value semantics, which compare states before and
+// after.
+type Live struct{ m Model }
+
+// NewLive wraps the root model for tea.NewProgram.
+func NewLive(m Model) *Live { return &Live{m: m} }
+
+// Init starts what Model.Init starts.
+func (l *Live) Init() tea.Cmd { return l.m.Init() }
+
+// Update applies msg as Model.Update does and keeps the result in place.
+func (l *Live) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	next, cmd := l.m.updateAll(msg)
+	l.m = next
+	return l, cmd
+}
+
+// View draws the kept model.
+func (l *Live) View() tea.View { return l.m.View() }
+
+// Model returns a copy of the state, for tests and tools that inspect it.
+func (l *Live) Model() Model { return l.m }
