@@ -293,6 +293,10 @@ func waitEvent(ch <-chan client.Event, hold time.Duration) tea.Cmd {
 // screens posted meanwhile, so that the next key finds the screen it changed
 // to. Nothing here does I/O.
 func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	switch msg.(type) {
+	case tea.KeyPressMsg, tea.PasteMsg, tea.MouseWheelMsg:
+		m.c.pacer.keyed() // the user's input is drawn at the full frame rate
+	}
 	m, cmd := m.update(msg)
 	if len(m.c.posted) == 0 {
 		return m, cmd
