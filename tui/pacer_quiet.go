@@ -16,11 +16,10 @@ import "time"
 // before; the frames between come at streamFrame.
 const (
 	pacerStreamQuiet = 45 * time.Millisecond
-	// pacerDrawNow is the ticker's period for the frame drawn at a pause:
-	// short enough to be at once, and kept for pacerDrawSettle, after which
-	// the ticker goes back to its period, so a few empty ticks (no new View:
-	// the renderer compares and returns) are its whole cost.
-	pacerDrawNow    = time.Millisecond
+	// pacerDrawSettle is how long the ticker runs at soonFrame (pacer_start.go)
+	// for the frame drawn at a pause, after which it goes back to its period:
+	// a few empty ticks (no new View: the renderer compares and returns) are
+	// the pause's whole cost.
 	pacerDrawSettle = 4 * time.Millisecond
 )
 
@@ -43,7 +42,7 @@ func (f *FramePacer) streamPaused() {
 		return
 	}
 	f.pauses++
-	f.reset(pacerDrawNow)
+	f.reset(soonFrame)
 	if f.settle == nil {
 		f.settle = time.AfterFunc(pacerDrawSettle, f.settled)
 		return
@@ -56,7 +55,7 @@ func (f *FramePacer) streamPaused() {
 func (f *FramePacer) settled() {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.period != pacerDrawNow {
+	if f.period != soonFrame {
 		return // a View, a key or the idle check has set it since
 	}
 	switch {
