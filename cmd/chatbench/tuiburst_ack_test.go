@@ -70,6 +70,7 @@ func TestMembersAckLikeAClient(t *testing.T) {
 		got = append(got[:0], acks...)
 		return len(got) > 0 && got[len(got)-1] == messages
 	})
+	t.Logf("%d acks for %d messages: %v", len(got), messages, got)
 	// However slowly a loaded machine delivers them, at most one ack per
 	// delay, and far fewer than a message each.
 	if len(got) > messages/4 {
