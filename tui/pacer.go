@@ -32,17 +32,21 @@ import (
 // new frame, and drawing one (Bubble Tea's renderer parses the whole frame
 // into cells and diffs it, ~100 µs at 120×40) was a quarter of the TUI's CPU.
 // Once streamViews Views came in an idleAfter window, the ticker runs at
-// streamFrame until a window has fewer: 25 frames a second, each showing
-// what came since the last. 40 ms with the session's hold of a stream
-// (30 ms, client/hold.go) keeps a stream's last message within 70 ms of
-// the screen plus the work; at 50 ms a burst's last message came 94 ms
-// after it was stored once, and the CPU saved over 33 ms was within the
-// noise of a loaded machine (docs/tui.md). A View after a quiet spell still gets the next
-// frame at the full rate, and so does typing (a few keys per window).
+// streamFrame until a window has fewer: 10 frames a second, each showing
+// what came since the last, and a pause in the stream drawn at once
+// (pacer_quiet.go), so its last message is as soon on screen as at the full
+// rate. A View after a quiet spell still gets the next frame at the full
+// rate.
+//
+// Keys never slow frames: held down or arriving as a paste without bracketed
+// paste, they bring as many Views as a stream, and at streamFrame the last
+// of 2,000 typed characters reached the screen 189–377 ms after it was sent
+// against 131–161 at the full rate (scripts/tui-start.sh). A window in which
+// a key came is not a stream, and a key during one sets the full rate at once.
 const (
 	pacerIdleAfter   = 250 * time.Millisecond
 	pacerSleepFrame  = 2 * time.Second
-	pacerStreamFrame = 40 * time.Millisecond
+	pacerStreamFrame = 100 * time.Millisecond
 	pacerStreamViews = 8 // in idleAfter: 32 a second
 )
 
@@ -53,6 +57,7 @@ type FramePacer struct {
 	frame, sleep, idleAfter time.Duration
 	streamFrame             time.Duration // the ticker's period during a stream
 	streamViews             int           // Views in idleAfter that make a stream
+	streamQuiet             time.Duration // no View for this long: the stream paused
 
 	mu        sync.Mutex
 	field     **time.Ticker // the program's ticker field; nil: not attached
@@ -60,11 +65,15 @@ type FramePacer struct {
 	asleep    bool          // ticker at sleep, not frame
 	streaming bool          // ticker at streamFrame
 	views     int           // Views since the idle check was armed
+	keys      int           // keys since the idle check was armed
 	check     *time.Timer   // the idle check; armed while awake
 	armed     bool
 	period    time.Duration // what the ticker was last set to (tests)
 	sleeps    int           // times the ticker was slowed (tests)
 	streams   int           // times a stream slowed it to streamFrame (tests)
+	quiet     *time.Timer   // fires streamQuiet after a stream's last View
+	settle    *time.Timer   // ends the ticker's short period after a pause's frame
+	pauses    int           // frames drawn at once at a pause in a stream (tests)
 	// onSleep runs each time the ticker is slowed (pacer_sleep.go).
 	onSleep func()
 }
@@ -74,7 +83,7 @@ type FramePacer struct {
 func NewFramePacer(fps int) *FramePacer {
 	frame := time.Second / time.Duration(max(fps, 1))
 	return &FramePacer{frame: frame, sleep: pacerSleepFrame, idleAfter: pacerIdleAfter,
-		streamFrame: max(frame, pacerStreamFrame), streamViews: pacerStreamViews}
+		streamFrame: max(frame, pacerStreamFrame), streamViews: pacerStreamViews, streamQuiet: pacerStreamQuiet}
 }
 
 // errNoTicker is Attach's answer for a Bubble Tea whose Program has no
@@ -114,6 +123,9 @@ func (f *FramePacer) viewed() {
 		f.asleep = false
 		f.reset(f.frame)
 	}
+	if f.streaming {
+		f.streamViewed()
+	}
 	switch {
 	case f.check == nil:
 		f.check, f.armed = time.AfterFunc(f.idleAfter, f.idleCheck), true
@@ -129,8 +141,8 @@ func (f *FramePacer) viewed() {
 func (f *FramePacer) idleCheck() {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	views := f.views
-	f.views = 0
+	views, keys := f.views, f.keys
+	f.views, f.keys = 0, 0
 	if views == 0 {
 		f.armed, f.asleep, f.streaming = false, true, false
 		f.sleeps++
@@ -140,16 +152,33 @@ func (f *FramePacer) idleCheck() {
 		}
 		return
 	}
-	if stream := f.streamViews > 0 && views >= f.streamViews; stream != f.streaming {
+	if stream := f.streamViews > 0 && views >= f.streamViews && keys == 0; stream != f.streaming {
 		f.streaming = stream
 		if stream {
 			f.streams++
 			f.reset(f.streamFrame)
+			f.streamViewed() // the stream may have ended with the window
 		} else {
 			f.reset(f.frame)
 		}
 	}
 	f.check.Reset(f.idleAfter)
+}
+
+// keyed is called from Update for every key (or paste, or wheel turn) the
+// user gives, before its View: the window it falls in is typing, not a
+// stream, so frames go at the full rate.
+func (f *FramePacer) keyed() {
+	if f == nil {
+		return
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.keys++
+	if f.streaming {
+		f.streaming = false
+		f.reset(f.frame)
+	}
 }
 
 func (f *FramePacer) reset(period time.Duration) {

@@ -69,9 +69,15 @@ func eventually(t *testing.T, what string, cond func() bool) {
 // a buffer, until the test ends.
 func runPaced(t *testing.T, f *FramePacer) (*tea.Program, *lockedBuffer) {
 	t.Helper()
+	return runPacedModel(t, f, pacedModel{text: "frame zero", pacer: f})
+}
+
+// runPacedModel is runPaced with a model of the test's.
+func runPacedModel(t *testing.T, f *FramePacer, m tea.Model) (*tea.Program, *lockedBuffer) {
+	t.Helper()
 	out := &lockedBuffer{}
 	ctx, cancel := context.WithCancel(context.Background())
-	p := tea.NewProgram(pacedModel{text: "frame zero", pacer: f}, tea.WithContext(ctx), tea.WithInput(nil),
+	p := tea.NewProgram(m, tea.WithContext(ctx), tea.WithInput(nil),
 		tea.WithOutput(out), tea.WithoutSignals(), tea.WithWindowSize(40, 5), tea.WithFPS(30))
 	if err := f.Attach(p); err != nil {
 		t.Fatal(err)

@@ -299,6 +299,10 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 // updateAll is Update returning the model as a value, so Live can keep it
 // without boxing it (live.go).
 func (m Model) updateAll(msg tea.Msg) (Model, tea.Cmd) {
+	switch msg.(type) {
+	case tea.KeyPressMsg, tea.PasteMsg, tea.MouseWheelMsg:
+		m.c.pacer.keyed() // the user's input is drawn at the full frame rate
+	}
 	m, cmd := m.update(msg)
 	if len(m.c.posted) == 0 {
 		return m, cmd

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/chatterm/chat/client"
 	"github.com/chatterm/chat/wire"
 )
 
@@ -94,14 +95,15 @@ func (b *bench) tuiBurstOn(ctx context.Context, t *target, bin, tmux string) err
 	if err != nil {
 		return fmt.Errorf("create the group: %w", err)
 	}
-	// The group's other members, online and acking what they get, as clients do.
+	// The group's other members, online and acking what they get as the chat
+	// client does: cumulatively, once per client.DefaultAckDelay.
 	members, err := b.dial.dialAll(ctx, t.url, tokens[2:], 8)
 	if err != nil {
 		return err
 	}
 	defer closeAll(members)
 	for _, c := range members {
-		go ackAll(ctx, c)
+		go ackLikeAClient(ctx, c, client.DefaultAckDelay, c.write)
 	}
 	out, err := b.dial.dial(ctx, t.url, tokens[1])
 	if err != nil {
@@ -315,30 +317,6 @@ func (s *burstSender) send(ctx context.Context, conv string, n int, rate float64
 		}
 	}
 	return sendStats{took: last.Sub(start), lastStored: last}, nil
-}
-
-// ackAll reads a member's frames and acks what arrives, cumulatively per
-// conversation, when the frames read so far are handled.
-func ackAll(ctx context.Context, c *wsConn) {
-	high := map[string]int64{}
-	for {
-		f, err := c.read(ctx)
-		if err != nil {
-			return
-		}
-		if f.Type == wire.TypeMessage && f.Message != nil && f.Message.SeqNo > high[f.Message.ConversationID] {
-			high[f.Message.ConversationID] = f.Message.SeqNo
-		}
-		if c.buffered() {
-			continue
-		}
-		for conv, seq := range high {
-			if c.write(ctx, wire.Frame{Type: wire.TypeAck, ConversationID: conv, SeqNo: seq}) != nil {
-				return
-			}
-			delete(high, conv)
-		}
-	}
 }
 
 // pane is the scenario's tmux server and the pane being measured.
