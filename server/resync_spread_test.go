@@ -101,6 +101,7 @@ func TestResyncsAreSpreadAndAllSent(t *testing.T) {
 		count++
 		sent(total)
 	}
+	t.Logf("%d resyncs (%d devices, the first step's twice) in %d steps", total, devices, count)
 	if count < 10 {
 		t.Fatalf("%d devices resynced in %d steps, want them spread over 10 or more", devices, count)
 	}

@@ -70,14 +70,17 @@ func TestSweepsSpreadWhileRegistryDown(t *testing.T) {
 	}
 	for period := range 3 {
 		total := 0
+		var perTick []int
 		for range 4 {
 			now = now.Add(grace / 4)
 			n := tick()
+			perTick = append(perTick, n)
 			if n > devices/2 {
 				t.Fatalf("grace period %d: one tick swept %d of %d devices", period+1, n, devices)
 			}
 			total += n
 		}
+		t.Logf("grace period %d: %v of %d devices swept per tick", period+1, perTick, devices)
 		if total != devices {
 			t.Fatalf("grace period %d: %d sweeps for %d devices, want each once", period+1, total, devices)
 		}
