@@ -230,7 +230,7 @@ func (s *Store) IndexQueued(ctx context.Context, limit int) (left int, err error
 			WHERE m.content <> '' AND m.kind = ''`); err != nil {
 			return fmt.Errorf("index messages for search: %w", err)
 		}
-		if err := indexMembershipLines(ctx, tx, batch); err != nil {
+		if err := indexMembershipLines(ctx, tx); err != nil {
 			return err
 		}
 		if _, err := tx.ExecContext(ctx, `DELETE FROM search_queue WHERE docid IN (`+batch+`)`); err != nil {

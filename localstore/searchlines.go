@@ -19,16 +19,16 @@ func searchText(m wire.Message) string {
 	return m.Content
 }
 
-// indexMembershipLines adds the membership events among the queued docids
-// that batch selects to the index, each by its line. The line is composed
-// here, in Go, where wire.Message.MembershipLine writes it, rather than
-// again in SQL; these events are few beside the messages, which are
-// indexed by one INSERT ... SELECT.
-func indexMembershipLines(ctx context.Context, tx *sql.Tx, batch string) error {
-	rows, err := tx.QueryContext(ctx, `SELECT `+prefixed("m.", messageColumns)+`, q.docid FROM (`+batch+`) q
+// indexMembershipLines adds every membership line waiting in
+// search_line_queue to the index, and empties the queue. They are indexed
+// all at once, whatever step IndexQueued takes: one per change to a group,
+// they are few beside the messages. The line is composed here, where
+// wire.Message.MembershipLine writes it, rather than again in SQL.
+func indexMembershipLines(ctx context.Context, tx *sql.Tx) error {
+	rows, err := tx.QueryContext(ctx, `SELECT `+prefixed("m.", messageColumns)+`, q.docid FROM search_line_queue q
 		CROSS JOIN search_ids s ON s.docid = q.docid
 		CROSS JOIN messages m ON m.conversation_id = s.conversation_id AND m.seq_no = s.seq_no
-		WHERE m.kind <> ''`)
+		ORDER BY q.docid`) // in docid order, as the index takes its inserts best
 	if err != nil {
 		return fmt.Errorf("index membership lines for search: %w", err)
 	}
@@ -55,10 +55,20 @@ func indexMembershipLines(ctx context.Context, tx *sql.Tx, batch string) error {
 	if err != nil {
 		return fmt.Errorf("index membership lines for search: %w", err)
 	}
-	for _, l := range lines {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO message_search (docid, content) VALUES (?, ?)`, l.docid, l.text); err != nil {
-			return fmt.Errorf("index membership line %d for search: %w", l.docid, err)
+	if len(lines) > 0 {
+		ins, err := tx.PrepareContext(ctx, `INSERT INTO message_search (docid, content) VALUES (?, ?)`)
+		if err != nil {
+			return fmt.Errorf("index membership lines for search: %w", err)
 		}
+		defer ins.Close()
+		for _, l := range lines {
+			if _, err := ins.ExecContext(ctx, l.docid, l.text); err != nil {
+				return fmt.Errorf("index membership line %d for search: %w", l.docid, err)
+			}
+		}
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM search_line_queue`); err != nil {
+		return fmt.Errorf("index membership lines for search: %w", err)
 	}
 	return nil
 }

@@ -138,3 +138,27 @@ func TestSearchMembershipAfterMigrationTo12(t *testing.T) {
 		t.Fatalf("search_ids holds %d rows (%v), want the message and 9 lines", queued, err)
 	}
 }
+
+// A membership line dropped from the cache before it was indexed leaves
+// its queue too (chat tail's cache trims what it printed, and never
+// searches): nothing is indexed for it, and the rest still is.
+func TestTrimmedLinesLeaveTheQueue(t *testing.T) {
+	s := MustOpen(t)
+	const grp = "g:crew"
+	if _, err := s.PutMessages(ctx, append([]wire.Message{msg(grp, 1, "bob", "hello crew")}, membershipEvents(grp)...)...); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.TrimMessages(ctx, grp, 6); err != nil {
+		t.Fatal(err)
+	}
+	var queued int
+	if err := s.db.QueryRow(`SELECT count(*) FROM search_line_queue`).Scan(&queued); err != nil || queued != 5 {
+		t.Fatalf("%d lines queued after the trim (%v), want the 5 from seq_no 6", queued, err)
+	}
+	if got := hitSeqs(mustSearch(t, s, "carol added dave", grp)); len(got) != 0 {
+		t.Fatalf("a trimmed line found: %v", got)
+	}
+	if got := hitSeqs(mustSearch(t, s, "admin", grp)); !slices.Equal(got, []int64{10, 9}) {
+		t.Fatalf("admin: %v, want [10 9]", got)
+	}
+}
