@@ -28,8 +28,8 @@ const (
 	SnippetEnd   = "\x03"
 )
 
-// Search finds cached messages (not events, not deleted) with every word of
-// query, as a word or the start of one, case and accents ignored: "deploy
+// Search finds cached messages (not deleted) and membership lines (as
+// searchText writes them; not other events) with every word of query, as a word or the start of one, case and accents ignored: "deploy
 // fail" finds "Deployment failed". conversationID narrows it to one
 // conversation (empty: all). Newest first, at most limit: the first page of
 // SearchPage.
@@ -145,7 +145,7 @@ func (s *Store) SearchPage(ctx context.Context, sq SearchQuery) (hits []SearchHi
 		if h.Message, err = scanMessage(rows); err != nil {
 			return nil, next, fmt.Errorf("search: %w", err)
 		}
-		h.Snippet = snippet(h.Message.Content, terms)
+		h.Snippet = snippet(searchText(h.Message), terms)
 		hits = append(hits, h)
 	}
 	if err := rows.Err(); err != nil {
@@ -229,6 +229,9 @@ func (s *Store) IndexQueued(ctx context.Context, limit int) (left int, err error
 			CROSS JOIN messages m ON m.conversation_id = s.conversation_id AND m.seq_no = s.seq_no
 			WHERE m.content <> '' AND m.kind = ''`); err != nil {
 			return fmt.Errorf("index messages for search: %w", err)
+		}
+		if err := indexMembershipLines(ctx, tx); err != nil {
+			return err
 		}
 		if _, err := tx.ExecContext(ctx, `DELETE FROM search_queue WHERE docid IN (`+batch+`)`); err != nil {
 			return fmt.Errorf("index messages for search: %w", err)

@@ -167,9 +167,8 @@ type chatModel struct {
 const maxContentW = 100
 
 const (
-	tickColW   = 3 // " ✓✓"
-	timeColW   = 6 // "15:04 "
-	maxSenderW = 12
+	tickColW = 3 // " ✓✓"
+	timeColW = 6 // "15:04 "
 )
 
 func newChatModel(c *common) chatModel {

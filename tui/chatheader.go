@@ -22,6 +22,7 @@ type headerKey struct {
 	right               string
 	rightStyle          int // which style right is drawn in (headerRight*)
 	muted               bool
+	sender              string // the selected message's sender, cut in its column (sendercol.go)
 }
 
 const (
@@ -42,7 +43,7 @@ type headerShown struct {
 // headerKey gathers the header's texts; cheap, unlike drawing them.
 func (m chatModel) headerKey() headerKey {
 	k := headerKey{styles: m.c.styles, width: m.width, title: m.c.title(m.conv), kind: m.kindLabel(),
-		around: m.aroundText(m.c.now()), muted: m.c.muted[m.conv.ConversationID]}
+		around: m.aroundText(m.c.now()), muted: m.c.muted[m.conv.ConversationID], sender: m.cutSender()}
 	if n := len(m.participants); n > 0 && k.kind != "direct" {
 		k.kind = fmt.Sprintf("%s · %d members", k.kind, n)
 	}
@@ -84,6 +85,9 @@ func (m chatModel) headerLines() (header string, headerW int, rule string) {
 	}
 	if k.muted {
 		header += s.Subtle.Render("  muted")
+	}
+	if k.sender != "" {
+		header += s.Accent.Render("  ▶ " + k.sender)
 	}
 	header += strings.Repeat(" ", max(k.width-lipgloss.Width(header)-lipgloss.Width(right), 1)) + right
 	p.key, p.header, p.headerW, p.rule = k, header, lipgloss.Width(header), s.Faint.Render(strings.Repeat("─", k.width))

@@ -94,7 +94,7 @@ func (m *chatModel) senderWidth() int {
 	for _, p := range m.participants {
 		w = max(w, ansi.StringWidth(m.c.who(p.UserID)))
 	}
-	return min(w, maxSenderW, max(m.width/4, 3))
+	return min(w, senderBound(m.width)) // sendercol.go
 }
 
 // drawMessages appends the lines of msgs to out, each line's seq_no to seqs

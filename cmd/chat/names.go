@@ -46,6 +46,7 @@ type nameCache struct {
 	ctx         context.Context
 	api         *client.API
 	known       map[string]string // label by user id
+	stale       map[string]bool   // known, to be asked again (askAgain)
 	unreachable bool
 }
 
@@ -55,12 +56,17 @@ func newNameCache(ctx context.Context, api *client.API) *nameCache {
 
 // label is cachedNames' namer.
 func (c *nameCache) label(userID string) string {
-	if l, ok := c.known[userID]; ok {
+	l, ok := c.known[userID]
+	if ok && !c.stale[userID] {
 		return l
 	}
-	if c.unreachable {
-		return userID
+	if !ok {
+		l = userID
 	}
+	if c.unreachable {
+		return l
+	}
+	delete(c.stale, userID)
 	qctx, cancel := context.WithTimeout(c.ctx, nameWait)
 	p, err := c.api.User(qctx, userID)
 	cancel()
@@ -70,10 +76,11 @@ func (c *nameCache) label(userID string) string {
 	case wire.ErrorCode(err) == wire.CodeNotFound:
 		c.known[userID] = userID // no such user (any more): no name to show
 	default:
-		// Down, slow, rate limited or logged out: the rest of the run shows
-		// ids rather than wait on each sender in turn.
+		// Down, slow, rate limited or logged out: the rest of the run (until
+		// a reconnect, askAgain) shows what it knows, ids for the others,
+		// rather than wait on each sender in turn.
 		c.unreachable = true
-		return userID
+		return l
 	}
 	return c.known[userID]
 }

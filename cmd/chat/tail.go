@@ -92,6 +92,7 @@ func (a *app) runTail(ctx context.Context, args []string) error {
 		return nil
 	}
 	t.learnProfile = names.learn
+	t.reconnected = names.askAgain
 	defer t.out.Flush()
 	// A gap is passed by the session's cursor without a message to say so:
 	// held messages are looked at again on this tick, which runs only while
@@ -166,6 +167,11 @@ type tailer struct {
 	learnProfile func(wire.Profile)
 	lastNote     string
 	pending      []wire.Message // messages of the batch, in arrival order
+
+	// reconnected is told when the connection comes back after it was lost,
+	// the lines pending before printed (tailnames.go).
+	reconnected func()
+	status      client.ConnStatus
 }
 
 // tailBatchMax bounds a batch, so a stream that never lets the events
@@ -222,6 +228,9 @@ func (t *tailer) event(ctx context.Context, ev client.Event) error {
 			}
 			fmt.Fprintln(t.stderr, "chat tail: "+termtext.OneLine(note))
 			t.lastNote = note
+		}
+		if err := t.noteReconnect(ctx, ev.State.Status); err != nil {
+			return err
 		}
 	case client.RestoredEvent:
 		if err := t.printAndFlush(ctx); err != nil {

@@ -34,7 +34,13 @@ type Engine struct {
 
 	mu       sync.Mutex
 	sessions map[*Session]struct{}
-	bg       sync.WaitGroup // the sweep loop
+	bg       sync.WaitGroup // the sweep and resync loops
+
+	resync      resyncs // resync.go
+	resyncTicks func() (<-chan time.Time, func())
+	resyncStep  func(n int)
+	sweepTicks  func(every time.Duration) (<-chan time.Time, func()) // sweep.go
+	swept       func(n int)
 }
 
 // Session is one connection as the engine serves it: the runtime's Conn (its
@@ -68,14 +74,19 @@ func (c *Session) noteHeld(convID string, seq int64) {
 	}
 }
 
-// New makes the engine of svc's node and starts its sweeps; they end when
-// svc shuts down, and Close waits for them.
-func New(svc *server.Service) *Engine {
+// New makes the engine of svc's node and starts its sweeps and resyncs;
+// they end when svc shuts down, and Close waits for them.
+func New(svc *server.Service, opts ...Option) *Engine {
 	cfg := svc.Config()
 	e := &Engine{svc: svc, hub: svc.Hub(), log: cfg.Logger, metrics: svc.Metrics(), cfg: cfg,
-		workers: gopool.New(maxParkedWorkers), sessions: map[*Session]struct{}{}}
+		workers: gopool.New(maxParkedWorkers), sessions: map[*Session]struct{}{},
+		resync: resyncs{wake: make(chan struct{}, 1)}, resyncTicks: realResyncTicks, sweepTicks: realSweepTicks}
+	for _, o := range opts {
+		o(e)
+	}
 	svc.OnPublicationsLost(e.resyncAll)
 	e.bg.Go(e.runSweeps)
+	e.bg.Go(e.runResyncs)
 	return e
 }
 

@@ -1,7 +1,7 @@
 package protocol
 
 import (
-	"errors"
+	"math/rand/v2"
 	"slices"
 	"time"
 
@@ -18,16 +18,35 @@ const sweepEvery = 10
 // runSweeps checks the live connections' sweep times until the Service's
 // context ends.
 func (e *Engine) runSweeps() {
-	every := max(e.cfg.RedeliverAfter/4, 10*time.Millisecond)
-	t := time.NewTicker(every)
-	defer t.Stop()
+	ticks, stop := e.sweepTicks(max(e.cfg.RedeliverAfter/4, 10*time.Millisecond))
+	defer stop()
 	for {
 		select {
 		case <-e.svc.Context().Done():
 			return
-		case now := <-t.C:
-			e.sweepLocal(now)
+		case now := <-ticks:
+			n := e.sweepLocal(now)
+			if e.swept != nil {
+				e.swept(n)
+			}
 		}
+	}
+}
+
+// realSweepTicks is a ticker every d.
+func realSweepTicks(d time.Duration) (<-chan time.Time, func()) {
+	t := time.NewTicker(d)
+	return t.C, t.Stop
+}
+
+// WithSweepTicks runs the sweeps on ticks instead of a ticker a quarter of
+// a grace period apart (each tick's time is the sweep's now), and reports
+// how many connections each tick swept to swept: a test counts them per
+// tick, on a clock of its own.
+func WithSweepTicks(ticks <-chan time.Time, swept func(n int)) Option {
+	return func(e *Engine) {
+		e.sweepTicks = func(time.Duration) (<-chan time.Time, func()) { return ticks, func() {} }
+		e.swept = swept
 	}
 }
 
@@ -42,9 +61,10 @@ func (e *Engine) live() []*Session {
 	return out
 }
 
-// sweepLocal catches up the live connections whose sweep time has come. A new
-// connection's first sweep is a random time into the period (set in Connect),
-// so the reads spread evenly over it rather than come in bursts.
+// sweepLocal catches up the live connections whose sweep time has come, and
+// says how many it swept. A new connection's first sweep is a random time
+// into the period (set in Connect), so the reads spread evenly over it
+// rather than come in bursts.
 //
 // While the registry is down (Redis), the sweep is the only path by which
 // messages stored on other nodes reach this node's connections: the broker
@@ -55,10 +75,17 @@ func (e *Engine) live() []*Session {
 // half (45 s), for ten times the pending reads, only during the outage. One
 // registry read per tick tells: the registry's breaker answers it at once
 // while it is open.
-func (e *Engine) sweepLocal(now time.Time) {
+//
+// When the registry is found down, each connection's next sweep is moved to
+// a random time in the coming grace period, not to its end: moved to its
+// end, every connection came due in the same tick, and stayed in step for
+// the whole outage, a burst of every device's reads each grace period (the
+// reads the chaos run saw queue behind each other). Spread, a tick (a
+// quarter of a grace period) sweeps about a quarter of the connections.
+func (e *Engine) sweepLocal(now time.Time) (swept int) {
 	live := e.live()
 	if len(live) == 0 {
-		return
+		return 0
 	}
 	down := e.svc.RegistryDown(e.svc.Context(), live[0].UserID)
 	period := sweepEvery * e.cfg.RedeliverAfter
@@ -75,7 +102,7 @@ func (e *Engine) sweepLocal(now time.Time) {
 		if next <= now.UnixNano() {
 			due = append(due, c)
 		} else if down && next > soon {
-			c.nextSweep.Store(soon)
+			c.nextSweep.Store(now.UnixNano() + rand.Int64N(int64(period)))
 		}
 	}
 	cutoff := now.Add(-e.cfg.RedeliverAfter)
@@ -89,6 +116,7 @@ func (e *Engine) sweepLocal(now time.Time) {
 			c.sweepFails.Store(0)
 		}})
 	}
+	return len(due)
 }
 
 // sweepFailed brings c's next sweep forward after a sweep whose store read
@@ -178,29 +206,4 @@ func (e *Engine) sweepPending(c *Session, cutoff time.Time, registryDown bool) e
 		}
 	}
 	return failed
-}
-
-// resyncAll re-runs catch-up for every live connection of this node: called
-// when publications to it may have been lost (the broker's subscription came
-// back, the registry keeper restored this node's entries). Each connection
-// gets what is pending for its user, in seq order (what it had already, its
-// client drops as a duplicate), then a resync frame: pending rows are per
-// user, so a message another device of the user acked is in none, and only
-// the device's own sync from its cursors brings it.
-func (e *Engine) resyncAll() {
-	conns := e.live()
-	hint, _ := wire.EncodeFrame(wire.Frame{Type: wire.TypeResync})
-	for _, c := range conns {
-		queued := e.enqueue(c, request{run: func() {
-			if err := e.catchUpPending(c); err != nil && !errors.Is(err, errConnEnded) {
-				e.catchUpLater(c, 1)
-			}
-			c.TrySend(conn.Frame{Data: hint, Queued: time.Now()})
-		}})
-		if !queued && !e.svc.Closing() {
-			e.catchUpLater(c, 1) // the connection's queue is full: later
-			// The device's sync needs no turn of the worker: it may come first.
-			c.TrySend(conn.Frame{Data: hint, Queued: time.Now()})
-		}
-	}
 }
