@@ -67,7 +67,9 @@ func (a *app) runTail(ctx context.Context, args []string) error {
 		return err
 	}
 	defer store.Close()
-	cfg := client.SessionConfig{API: api, Store: store}
+	// A commit's messages in one event: one channel send and one pass of
+	// take for hundreds in a burst.
+	cfg := client.SessionConfig{API: api, Store: store, MessageBatches: true}
 	if conv != "" {
 		cfg.Filter = func(id string) bool { return id == conv }
 	}
@@ -214,6 +216,8 @@ func (t *tailer) event(ctx context.Context, ev client.Event) error {
 	switch ev := ev.(type) {
 	case client.MessageEvent:
 		t.pending = append(t.pending, ev.Message)
+	case client.MessagesEvent:
+		t.pending = append(t.pending, ev.Messages...)
 	case client.StateEvent:
 		note := ""
 		if ev.State.Status == client.Reconnecting {
