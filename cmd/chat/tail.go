@@ -61,8 +61,9 @@ func (a *app) runTail(ctx context.Context, args []string) error {
 		return err
 	}
 	// A private in-memory cache: tail is a device of its own, and what it has
-	// printed is what it dedupes against.
-	store, err := localstore.Open(ctx, ":memory:", localstore.Options{UserID: me})
+	// printed is what it dedupes against. Nothing searches it, so nothing is
+	// queued for a search index.
+	store, err := localstore.Open(ctx, ":memory:", localstore.Options{UserID: me, Unsearched: true})
 	if err != nil {
 		return err
 	}
