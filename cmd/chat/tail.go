@@ -177,8 +177,9 @@ type tailer struct {
 	status      client.ConnStatus
 }
 
-// tailBatchMax bounds a batch, so a stream that never lets the events
-// channel empty still prints as it goes.
+// tailBatchMax bounds a batch, in events and in messages (a
+// client.MessagesEvent brings a whole commit's), so a stream that never
+// lets the events channel empty still prints as it goes.
 const tailBatchMax = 512
 
 func newTailer(stdout, stderr io.Writer, order *tailOrder) *tailer {
@@ -191,7 +192,7 @@ func (t *tailer) take(ctx context.Context, ev client.Event, events <-chan client
 	if err := t.event(ctx, ev); err != nil {
 		return err
 	}
-	for n := 1; n < tailBatchMax; n++ {
+	for n := 1; n < tailBatchMax && len(t.pending) < tailBatchMax; n++ {
 		select {
 		case ev := <-events:
 			if err := t.event(ctx, ev); err != nil {

@@ -244,3 +244,28 @@ func TestTailerPrintsAMessagesEvent(t *testing.T) {
 		t.Fatalf("writes %q; want 61 and 62, the note, 63", writes)
 	}
 }
+
+// A batch stops taking events once it holds tailBatchMax messages, however
+// few events brought them: a commit's MessagesEvent holds hundreds, and a
+// backlog of them taken whole would print nothing until all were stored.
+func TestTailerBatchIsBoundedInMessages(t *testing.T) {
+	h := newTailHarness(t)
+	var writes []string
+	tl := newTailer(writeLog{"stdout", &writes}, writeLog{"stderr", &writes}, h.order)
+	printed := 0
+	tl.print = func(io.Writer, wire.Message) error { printed++; return nil }
+	var seqs []int64
+	for seq := int64(1); seq <= 900; seq++ {
+		seqs = append(seqs, seq)
+	}
+	msgs := h.storeAll(seqs...)
+	events := make(chan client.Event, 10)
+	events <- client.MessagesEvent{Messages: msgs[300:600]}
+	events <- client.MessagesEvent{Messages: msgs[600:]}
+	if err := tl.take(context.Background(), client.MessagesEvent{Messages: msgs[:300]}, events); err != nil {
+		t.Fatal(err)
+	}
+	if printed != 600 || len(events) != 1 {
+		t.Fatalf("one batch printed %d messages and left %d events, want 600 (two events, %d or more messages) and one left", printed, len(events), tailBatchMax)
+	}
+}
