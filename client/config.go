@@ -45,6 +45,9 @@ type Config struct {
 	// Events, when set, is where sessions Open makes report
 	// (SessionConfig.Events). Nil: each has a channel of its own.
 	Events chan Event
+	// MessageBatches: the sessions Open makes report each receive commit's
+	// messages in one MessagesEvent (SessionConfig.MessageBatches).
+	MessageBatches bool
 }
 
 // ConfigFromEnv reads CHAT_SERVER, CHAT_HOME, CHAT_TOKEN, CHAT_CA_FILE and

@@ -244,8 +244,8 @@ func (s *Session) handle(ctx context.Context, l *link, batch []wire.Frame) error
 		}
 		type key struct{ conv, user string }
 		senders := map[key]bool{}
+		s.emitAdded(ctx, added)
 		for _, m := range added {
-			s.emit(ctx, MessageEvent{Message: m})
 			if m.SenderID != s.self {
 				senders[key{m.ConversationID, m.SenderID}] = true
 			}

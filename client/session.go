@@ -53,6 +53,9 @@ type SessionConfig struct {
 	// MarkRead's reports wait as long, for the same reason (reads.go).
 	// Default 50ms; negative: every ack and read at once.
 	AckDelay time.Duration
+	// MessageBatches has the messages each receive commit stores reported
+	// as one MessagesEvent, not one MessageEvent each (batchevents.go).
+	MessageBatches bool
 }
 
 // DefaultAckDelay is SessionConfig.AckDelay's default: well under what a
@@ -173,7 +176,7 @@ func Open(ctx context.Context, cfg Config) (*Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := NewSession(SessionConfig{API: api, Store: store, Logger: cfg.logger(), Events: cfg.Events})
+	s := NewSession(SessionConfig{API: api, Store: store, Logger: cfg.logger(), Events: cfg.Events, MessageBatches: cfg.MessageBatches})
 	s.owns = true
 	return s, nil
 }

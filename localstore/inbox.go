@@ -47,12 +47,16 @@ func (s *Store) ApplyStatuses(ctx context.Context, updates ...StatusUpdate) (cha
 	// Not synced: boundaries the server pushed come again from it (a
 	// conversation opened asks for them, Session.RefreshStatus), see durability.go.
 	err = s.rebuildableTx(ctx, func(tx *sql.Tx) error {
+		rows := statementContext(ctx) // ctx is checked once a row (rowctx.go)
 		for i, u := range updates {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
 			if wire.ValidateConversationID(u.ConversationID) != nil || u.Status.UserID == "" ||
 				u.Status.LastDeliveredSeq < 0 || u.Status.LastReadSeq < 0 {
 				continue
 			}
-			c, err := s.applyStatus(ctx, tx, u.ConversationID, u.Status)
+			c, err := s.applyStatus(rows, tx, u.ConversationID, u.Status)
 			if err != nil {
 				return err
 			}

@@ -62,7 +62,12 @@ func (s *Store) putMessagesChecked(ctx context.Context, tx *sql.Tx, msgs []wire.
 	top := map[string]int64{}           // per conversation, the highest new seq_no
 	newest := map[string]wire.Message{} // per conversation, the newest new message (not event)
 	senders := map[senderKey]int64{}    // per sender, their newest new message
+	live := ctx
+	ctx = statementContext(ctx) // live is checked once a row (rowctx.go)
 	for _, m := range msgs {
+		if err := live.Err(); err != nil {
+			return nil, nil, err
+		}
 		// Through the connection's statement cache, compiled once (Open).
 		res, err := tx.ExecContext(ctx, insertMessage, m.ConversationID, m.SeqNo, m.MessageID, m.SenderID, cachedContent(m), m.Attachment, nanos(m.Timestamp),
 			m.Kind, m.TargetSeq, m.ReplyTo, m.Edited, m.Deleted, encodeReactions(m.Reactions), m.UpdatedSeq, encodeAttachmentInfo(m.AttachmentInfo),

@@ -40,6 +40,10 @@ type Options struct {
 	UserID string
 	// Now is the clock used for outbox times. Default time.Now.
 	Now func() time.Time
+	// Unsearched: nothing will search this cache, so stored messages are
+	// not queued for the search index (unsearched.go). Only for ":memory:"
+	// (chat tail's), whose schema lives as long as the process.
+	Unsearched bool
 }
 
 // Store is an open cache.
@@ -100,6 +104,12 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	if err := s.migrate(ctx); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("open cache %s: %w", path, err)
+	}
+	if opts.Unsearched {
+		if err := s.unsearched(ctx); err != nil {
+			db.Close()
+			return nil, fmt.Errorf("open cache %s: %w", path, err)
+		}
 	}
 	return s, nil
 }

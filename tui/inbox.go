@@ -33,6 +33,9 @@ type inboxModel struct {
 	// lastMine: by conversation, the message_id of our own message its
 	// preview shows, so a refusal of that message can say so there.
 	lastMine map[string]string
+	// sorts counts the whole list's sorts, for a test: a message moves its
+	// own entry instead (inboxplace.go).
+	sorts int
 }
 
 const inboxRowHeight = 2
@@ -132,6 +135,7 @@ func (m *inboxModel) mergeLoaded(fresh []wire.InboxEntry) []wire.InboxEntry {
 }
 
 func (m *inboxModel) sortEntries() {
+	m.sorts++
 	sort.SliceStable(m.entries, func(i, j int) bool {
 		return m.entries[i].LastMessageAt.After(m.entries[j].LastMessageAt)
 	})
@@ -225,10 +229,22 @@ func (m *inboxModel) upsert(e wire.InboxEntry) {
 }
 
 // applyMessage updates the preview, time and unread count for a new message,
-// moving its conversation to the top; events (reactions, edits, deletes)
-// change nothing. It returns false for an unknown conversation.
+// moving its conversation to its place (the top); events (reactions, edits,
+// deletes) change nothing. It returns false for an unknown conversation.
 func (m *inboxModel) applyMessage(msg wire.Message, seen bool) bool {
 	sel, _ := m.selected()
+	i, known := m.takeMessage(msg, seen)
+	if i >= 0 {
+		m.place(i)
+		m.selectID(sel.ConversationID)
+	}
+	return known
+}
+
+// takeMessage is applyMessage's update of the entry, without moving it: the
+// entry's index when its time may have moved, -1 when nothing that orders
+// it changed; known is false for an unknown conversation.
+func (m *inboxModel) takeMessage(msg wire.Message, seen bool) (moved int, known bool) {
 	for i := range m.entries {
 		e := &m.entries[i]
 		if e.ConversationID != msg.ConversationID {
@@ -238,10 +254,10 @@ func (m *inboxModel) applyMessage(msg wire.Message, seen bool) bool {
 			// A reaction, edit or delete is no message to preview: the
 			// preview stays on the newest message. When the event changes
 			// that message, the cache has the line as it now reads.
-			return true
+			return -1, true
 		}
 		if msg.SeqNo > 0 && msg.SeqNo < e.LastSeq {
-			return true // an old message (catch-up of history): nothing changes
+			return -1, true // an old message (catch-up of history): nothing changes
 		}
 		if msg.SeqNo > e.LastSeq {
 			e.LastSeq = msg.SeqNo
@@ -262,17 +278,16 @@ func (m *inboxModel) applyMessage(msg wire.Message, seen bool) bool {
 		} else {
 			delete(m.lastMine, msg.ConversationID)
 		}
-		if !msg.Timestamp.IsZero() {
-			e.LastMessageAt = msg.Timestamp
-		}
 		if seen {
 			e.Unread, e.Mentions = 0, 0
 		}
-		m.sortEntries()
-		m.selectID(sel.ConversationID)
-		return true
+		if msg.Timestamp.IsZero() || msg.Timestamp.Equal(e.LastMessageAt) {
+			return -1, true
+		}
+		e.LastMessageAt = msg.Timestamp
+		return i, true
 	}
-	return false
+	return -1, false
 }
 
 // notSent marks the preview of a conversation whose last message, ours, the

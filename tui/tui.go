@@ -816,6 +816,8 @@ func (m *Model) handleEvent(ev client.Event) tea.Cmd {
 			return tea.Batch(m.inbox.load(), m.chatEvent(ev), ring)
 		}
 		return tea.Batch(m.chatEvent(ev), ring)
+	case client.MessagesEvent:
+		return m.handleMessages(ev.Messages) // messagebatch.go
 	case client.ConversationEvent:
 		return tea.Batch(m.inbox.load(), m.chatEvent(ev))
 	case client.SentEvent, client.StatusEvent, client.TypingEvent, client.ChangedEvent:

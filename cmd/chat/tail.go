@@ -61,13 +61,16 @@ func (a *app) runTail(ctx context.Context, args []string) error {
 		return err
 	}
 	// A private in-memory cache: tail is a device of its own, and what it has
-	// printed is what it dedupes against.
-	store, err := localstore.Open(ctx, ":memory:", localstore.Options{UserID: me})
+	// printed is what it dedupes against. Nothing searches it, so nothing is
+	// queued for a search index.
+	store, err := localstore.Open(ctx, ":memory:", localstore.Options{UserID: me, Unsearched: true})
 	if err != nil {
 		return err
 	}
 	defer store.Close()
-	cfg := client.SessionConfig{API: api, Store: store}
+	// A commit's messages in one event: one channel send and one pass of
+	// take for hundreds in a burst.
+	cfg := client.SessionConfig{API: api, Store: store, MessageBatches: true}
 	if conv != "" {
 		cfg.Filter = func(id string) bool { return id == conv }
 	}
@@ -174,8 +177,9 @@ type tailer struct {
 	status      client.ConnStatus
 }
 
-// tailBatchMax bounds a batch, so a stream that never lets the events
-// channel empty still prints as it goes.
+// tailBatchMax bounds a batch, in events and in messages (a
+// client.MessagesEvent brings a whole commit's), so a stream that never
+// lets the events channel empty still prints as it goes.
 const tailBatchMax = 512
 
 func newTailer(stdout, stderr io.Writer, order *tailOrder) *tailer {
@@ -188,7 +192,7 @@ func (t *tailer) take(ctx context.Context, ev client.Event, events <-chan client
 	if err := t.event(ctx, ev); err != nil {
 		return err
 	}
-	for n := 1; n < tailBatchMax; n++ {
+	for n := 1; n < tailBatchMax && len(t.pending) < tailBatchMax; n++ {
 		select {
 		case ev := <-events:
 			if err := t.event(ctx, ev); err != nil {
@@ -214,6 +218,8 @@ func (t *tailer) event(ctx context.Context, ev client.Event) error {
 	switch ev := ev.(type) {
 	case client.MessageEvent:
 		t.pending = append(t.pending, ev.Message)
+	case client.MessagesEvent:
+		t.pending = append(t.pending, ev.Messages...)
 	case client.StateEvent:
 		note := ""
 		if ev.State.Status == client.Reconnecting {

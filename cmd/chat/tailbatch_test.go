@@ -200,3 +200,72 @@ func TestHeldTickerRunsOnlyWhileHolding(t *testing.T) {
 	}
 	h.stop() // twice is fine
 }
+
+// A session with MessageBatches reports a commit's messages in one
+// client.MessagesEvent: tail prints them as it prints the same messages
+// one MessageEvent each, in one write, and a note between two such events
+// comes between their lines.
+func TestTailerPrintsAMessagesEvent(t *testing.T) {
+	h := newTailHarness(t)
+	var writes []string
+	tl := newTailer(writeLog{"stdout", &writes}, writeLog{"stderr", &writes}, h.order)
+	format := textFormat{width: unwrapped}
+	tl.print = func(w io.Writer, m wire.Message) error {
+		printMessage(w, m, false, nil, nil, format)
+		return nil
+	}
+	var seqs []int64
+	for seq := int64(1); seq <= 60; seq++ {
+		seqs = append(seqs, seq)
+	}
+	msgs := h.storeAll(seqs...)
+	var want bytes.Buffer
+	for _, m := range msgs {
+		printMessage(&want, m, false, nil, nil, format)
+	}
+	events := make(chan client.Event, 10)
+	events <- client.MessagesEvent{Messages: msgs[40:]}
+	if err := tl.take(context.Background(), client.MessagesEvent{Messages: msgs[:40]}, events); err != nil {
+		t.Fatal(err)
+	}
+	if len(writes) != 1 || writes[0] != "stdout:"+want.String() {
+		t.Fatalf("%d writes, want 1 of the %d lines:\n%q", len(writes), len(msgs), writes)
+	}
+
+	writes = nil
+	more := h.storeAll(61, 62, 63)
+	events <- client.StateEvent{State: client.State{Status: client.Reconnecting, Err: "eof", RetryAt: time.Now()}}
+	events <- client.MessagesEvent{Messages: more[2:]}
+	if err := tl.take(context.Background(), client.MessagesEvent{Messages: more[:2]}, events); err != nil {
+		t.Fatal(err)
+	}
+	if len(writes) != 3 || !strings.Contains(writes[0], "message 61") || !strings.Contains(writes[0], "message 62") ||
+		!strings.HasPrefix(writes[1], "stderr:chat tail: connection lost") || !strings.Contains(writes[2], "message 63") {
+		t.Fatalf("writes %q; want 61 and 62, the note, 63", writes)
+	}
+}
+
+// A batch stops taking events once it holds tailBatchMax messages, however
+// few events brought them: a commit's MessagesEvent holds hundreds, and a
+// backlog of them taken whole would print nothing until all were stored.
+func TestTailerBatchIsBoundedInMessages(t *testing.T) {
+	h := newTailHarness(t)
+	var writes []string
+	tl := newTailer(writeLog{"stdout", &writes}, writeLog{"stderr", &writes}, h.order)
+	printed := 0
+	tl.print = func(io.Writer, wire.Message) error { printed++; return nil }
+	var seqs []int64
+	for seq := int64(1); seq <= 900; seq++ {
+		seqs = append(seqs, seq)
+	}
+	msgs := h.storeAll(seqs...)
+	events := make(chan client.Event, 10)
+	events <- client.MessagesEvent{Messages: msgs[300:600]}
+	events <- client.MessagesEvent{Messages: msgs[600:]}
+	if err := tl.take(context.Background(), client.MessagesEvent{Messages: msgs[:300]}, events); err != nil {
+		t.Fatal(err)
+	}
+	if printed != 600 || len(events) != 1 {
+		t.Fatalf("one batch printed %d messages and left %d events, want 600 (two events, %d or more messages) and one left", printed, len(events), tailBatchMax)
+	}
+}

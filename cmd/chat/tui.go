@@ -149,6 +149,7 @@ var _ tui.Backend = (*tuiBackend)(nil)
 func newTUIBackend(ctx context.Context, cfg client.Config, log *slog.Logger) *tuiBackend {
 	events := make(chan client.Event, 256)
 	cfg.Events = events
+	cfg.MessageBatches = true // a commit's messages in one event (tui/messagebatch.go)
 	return &tuiBackend{ctx: ctx, cfg: cfg, log: log, events: events, openSession: client.Open}
 }
 

@@ -627,17 +627,20 @@ func TestTUIBackendOneEventChannelAcrossLogins(t *testing.T) {
 		t.Fatal("the events channel changed with the login")
 	}
 	sendAs(carol, "bob", "for bob")
+	// The TUI's sessions report a commit's messages in one MessagesEvent.
 	ev := next("carol's message to bob", func(ev client.Event) bool {
-		if m, ok := ev.(client.MessageEvent); ok {
-			if m.Message.Content == "for alice only" {
-				t.Fatalf("bob's TUI got alice's message: %+v", m.Message)
+		if ms, ok := ev.(client.MessagesEvent); ok {
+			for _, m := range ms.Messages {
+				if m.Content == "for alice only" {
+					t.Fatalf("bob's TUI got alice's message: %+v", m)
+				}
 			}
 			return true
 		}
 		return false
 	})
-	if m := ev.(client.MessageEvent).Message; m.Content != "for bob" || m.ConversationID != wire.DirectConversationID("bob", "carol") {
-		t.Fatalf("bob got %+v", m)
+	if ms := ev.(client.MessagesEvent).Messages; len(ms) != 1 || ms[0].Content != "for bob" || ms[0].ConversationID != wire.DirectConversationID("bob", "carol") {
+		t.Fatalf("bob got %+v", ms)
 	}
 }
 

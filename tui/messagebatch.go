@@ -1,0 +1,65 @@
+package tui
+
+import (
+	"slices"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/chatterm/chat/client"
+	"github.com/chatterm/chat/wire"
+)
+
+// handleMessages applies the messages one receive commit stored
+// (client.MessagesEvent), in order, as handleEvent applies a MessageEvent
+// each, with what serves the whole batch done once: the inbox's selection
+// found again, a reload of the inbox, one lookup of the senders' names. The
+// chat takes the messages of its own conversation; the rest never reach it.
+func (m *Model) handleMessages(msgs []wire.Message) tea.Cmd {
+	var cmds []tea.Cmd
+	var names []string
+	reload := false
+	sel, _ := m.inbox.selected()
+	for _, msg := range msgs {
+		if !visible(msg) {
+			// A reaction, edit or delete: no bell, no unread; the cache has
+			// the inbox line as it now reads (an edited last message).
+			reload = true
+			names = appendNew(names, membershipNames([]wire.Message{msg})...)
+			cmds = append(cmds, m.chatMessage(msg))
+			continue
+		}
+		// Seen: on screen, at the bottom of the history, in a focused terminal.
+		open := m.chat.active && m.chat.offset == 0 && m.chat.conv.ConversationID == msg.ConversationID
+		names = appendNew(names, msg.SenderID)
+		if msg.SenderID != m.c.me && (!open || m.blurred) {
+			cmds = append(cmds, m.notify(msg))
+		}
+		if !m.inbox.takeBatched(msg, open || msg.SenderID == m.c.me) {
+			reload = true // a conversation we do not know yet: the cache has it by now
+		}
+		cmds = append(cmds, m.chatMessage(msg))
+	}
+	m.inbox.selectID(sel.ConversationID)
+	if reload {
+		cmds = append(cmds, m.inbox.load())
+	}
+	return tea.Batch(append(cmds, m.c.askNames(names...))...)
+}
+
+// chatMessage gives the chat a message of its conversation.
+func (m *Model) chatMessage(msg wire.Message) tea.Cmd {
+	if msg.ConversationID != m.chat.conv.ConversationID {
+		return nil
+	}
+	return m.chatEvent(client.MessageEvent{Message: msg})
+}
+
+// appendNew appends the ids not in list already.
+func appendNew(list []string, ids ...string) []string {
+	for _, id := range ids {
+		if !slices.Contains(list, id) {
+			list = append(list, id)
+		}
+	}
+	return list
+}
