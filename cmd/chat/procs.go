@@ -13,7 +13,9 @@ import (
 // the chain runs on a thread that is already awake. The cache's SQLite calls
 // still run beside it: a goroutine in a cgo call gives its processor up to the
 // others. Before the paint both processors are kept, for the start's parallel
-// work (the width table, the cache's open). docs/tui.md gives the figures.
+// work (the width table, the cache's open). `chat tail` is the same chain
+// (read, commit, event, print) and runs on one from its start. docs/tui.md
+// gives the figures.
 
 // oneProcessor sets GOMAXPROCS to 1 unless the user's environment chose a
 // value, and says whether it did.

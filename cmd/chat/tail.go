@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"time"
 
 	"github.com/chatterm/chat/client"
@@ -74,6 +75,9 @@ func (a *app) runTail(ctx context.Context, args []string) error {
 	if conv != "" {
 		cfg.Filter = func(id string) bool { return id == conv }
 	}
+	// One processor, as the TUI after its paint (procs.go): tail's work is
+	// the same chain of hand-offs, read, commit, event, print.
+	oneProcessor(os.Environ())
 	sess := client.NewSession(cfg)
 	done := make(chan error, 1)
 	go func() { done <- sess.Run(ctx) }()

@@ -65,6 +65,7 @@ func runTUI(ctx context.Context, cfg client.Config) error {
 		return err
 	}
 	environ := os.Environ()
+	settle := func() { releaseGC(); oneProcessor(environ) }
 	profile := startColorProfile(os.Stdout, environ)
 	pacer := tui.NewFramePacer(tuiFPS)
 	pacer.OnSleep(func() {
@@ -73,7 +74,7 @@ func runTUI(ctx context.Context, cfg client.Config) error {
 		}
 	})
 	m := tui.New(tui.Options{Backend: be, Logger: logger, Context: ctx, Dark: true, Started: started, Notify: notify,
-		HighlightWords: highlight, AfterInbox: afterInbox(be, pacer, releaseGC, os.Stdout, environ, profile), Pacer: pacer})
+		HighlightWords: highlight, AfterInbox: afterInbox(be, pacer, settle, os.Stdout, environ, profile), Pacer: pacer})
 	opts := []tea.ProgramOption{tea.WithContext(ctx), tea.WithFPS(tuiFPS),
 		tea.WithEnvironment(startEnviron(environ)), tea.WithColorProfile(profile)}
 	var model tea.Model = tui.NewLive(m)

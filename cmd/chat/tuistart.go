@@ -50,15 +50,15 @@ func laterColorProfile(out io.Writer, environ []string, start colorprofile.Profi
 // model: the renderer draws it at once rather than at its next tick
 // (FrameSoon), and a frame later (tuiFPS), when it is on the screen, the
 // renderer settles, the garbage collector held since the start runs again
-// (releaseGC, startgc.go), the TUI goes down to one processor (procs.go),
-// the session connects and the colour profile is completed.
-func afterInbox(be *tuiBackend, pacer *tui.FramePacer, releaseGC func(), out io.Writer, environ []string, start colorprofile.Profile) tea.Cmd {
+// and the TUI goes down to one processor (settle: releaseGC, startgc.go, and
+// oneProcessor, procs.go), the session connects and the colour profile is
+// completed.
+func afterInbox(be *tuiBackend, pacer *tui.FramePacer, settle func(), out io.Writer, environ []string, start colorprofile.Profile) tea.Cmd {
 	return func() tea.Msg {
 		pacer.FrameSoon()
 		time.Sleep(time.Second / tuiFPS)
 		pacer.Settle()
-		releaseGC()
-		oneProcessor(environ)
+		settle()
 		be.connect()
 		return laterColorProfile(out, environ, start)
 	}
