@@ -33,7 +33,11 @@ func (r *downRegistry) Nodes(ctx context.Context, userIDs []string) (map[string]
 // every device is swept once in each grace period. Moved to the end of the
 // grace period, every device came due in one tick, every grace period.
 func TestSweepsSpreadWhileRegistryDown(t *testing.T) {
-	const grace = time.Second
+	// Long beside the connects' real time (the devices' first sweeps are a
+	// grace period after each connect, on the real clock): the test's ticks
+	// start from after the last connect, before the first device's is due,
+	// however slow the machine.
+	const grace = 30 * time.Second
 	reg := &downRegistry{Registry: inmem.NewRegistry()}
 	svc, err := server.New(server.Config{Backends: server.Backends{Store: openStore(t), Sequencer: inmem.NewSequencer(),
 		Rate: inmem.NewRateLimiter(time.Now), Inbox: inmem.NewInboxIndex(100),

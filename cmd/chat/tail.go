@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"time"
 
 	"github.com/chatterm/chat/client"
@@ -77,7 +78,9 @@ func (a *app) runTail(ctx context.Context, args []string) error {
 	}
 	// One processor, as the TUI after its paint (procs.go): tail's work is
 	// the same chain of hand-offs, read, commit, event, print.
-	oneProcessor(os.Environ())
+	if prev := runtime.GOMAXPROCS(0); oneProcessor(os.Environ()) {
+		defer runtime.GOMAXPROCS(prev) // the process may go on (a test's)
+	}
 	sess := client.NewSession(cfg)
 	done := make(chan error, 1)
 	go func() { done <- sess.Run(ctx) }()

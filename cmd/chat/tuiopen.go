@@ -70,7 +70,7 @@ func (b *tuiBackend) waitOpen() error {
 }
 
 // pendingSession is the stored login's user and server while an open started
-// by openAsync is under way.
+// by openAsync is under way, or after it failed.
 func (b *tuiBackend) pendingSession() (user, server string, ok bool) {
 	b.mu.Lock()
 	p := b.pending
@@ -80,6 +80,11 @@ func (b *tuiBackend) pendingSession() (user, server string, ok bool) {
 	}
 	select {
 	case <-p.done:
+		if p.err != nil {
+			// A failed open is still the stored login's: the TUI must not
+			// show the first-run screen while quitOnOpenFailure ends it.
+			return p.user, p.server, true
+		}
 		return "", "", false
 	default:
 		return p.user, p.server, true

@@ -83,4 +83,9 @@ func TestTUIOpenFailureQuits(t *testing.T) {
 	if len(marks) != 1 || marks[0] != "session opened" {
 		t.Fatalf("trace marks %q, want the open's end", marks)
 	}
+	// The model built after a fast failure must still be the stored login's
+	// (the inbox, until the quit), never the first-run screen.
+	if user, _ := be.Session(); user != "alice" {
+		t.Fatalf("Session after a failed open = %q, want the stored login's alice (not the first-run screen)", user)
+	}
 }
