@@ -148,9 +148,11 @@ type chatModel struct {
 	tickAt map[int]int64
 	// shown: the chat is on screen (not the inbox in its place). Off screen
 	// render only marks it dirty, drawn when it shows. redraws counts the
-	// drawings of the whole history, for tests.
+	// drawings of the whole history, draws every drawing (whole or of what
+	// was added), for tests.
 	shown, dirty bool
 	redraws      int
+	draws        int
 	width        int
 	height       int
 

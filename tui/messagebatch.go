@@ -5,7 +5,6 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
-	"github.com/chatterm/chat/client"
 	"github.com/chatterm/chat/wire"
 )
 
@@ -17,6 +16,7 @@ import (
 func (m *Model) handleMessages(msgs []wire.Message) tea.Cmd {
 	var cmds []tea.Cmd
 	var names []string
+	var chatMsgs []wire.Message
 	reload := false
 	sel, _ := m.inbox.selected()
 	for _, msg := range msgs {
@@ -25,7 +25,7 @@ func (m *Model) handleMessages(msgs []wire.Message) tea.Cmd {
 			// the inbox line as it now reads (an edited last message).
 			reload = true
 			names = appendNew(names, membershipNames([]wire.Message{msg})...)
-			cmds = append(cmds, m.chatMessage(msg))
+			chatMsgs = m.forChat(chatMsgs, msg)
 			continue
 		}
 		// Seen: on screen, at the bottom of the history, in a focused terminal.
@@ -37,8 +37,12 @@ func (m *Model) handleMessages(msgs []wire.Message) tea.Cmd {
 		if !m.inbox.takeBatched(msg, open || msg.SenderID == m.c.me) {
 			reload = true // a conversation we do not know yet: the cache has it by now
 		}
-		cmds = append(cmds, m.chatMessage(msg))
+		chatMsgs = m.forChat(chatMsgs, msg)
 	}
+	// The chat's after the loop: nothing in it reads what they change (the
+	// chat's offset stays 0 at the bottom and above 0 above it), and the chat
+	// draws them once (chattake.go).
+	cmds = append(cmds, m.chat.takeMessages(chatMsgs))
 	m.inbox.selectID(sel.ConversationID)
 	if reload {
 		cmds = append(cmds, m.inbox.load())
@@ -46,12 +50,12 @@ func (m *Model) handleMessages(msgs []wire.Message) tea.Cmd {
 	return tea.Batch(append(cmds, m.c.askNames(names...))...)
 }
 
-// chatMessage gives the chat a message of its conversation.
-func (m *Model) chatMessage(msg wire.Message) tea.Cmd {
+// forChat appends msg to the chat's messages if it is of its conversation.
+func (m *Model) forChat(chatMsgs []wire.Message, msg wire.Message) []wire.Message {
 	if msg.ConversationID != m.chat.conv.ConversationID {
-		return nil
+		return chatMsgs
 	}
-	return m.chatEvent(client.MessageEvent{Message: msg})
+	return append(chatMsgs, msg)
 }
 
 // appendNew appends the ids not in list already.

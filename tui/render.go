@@ -46,6 +46,7 @@ func (m *chatModel) render() {
 		return
 	}
 	m.dirty = false
+	m.draws++
 	senderW := m.senderWidth()
 	d := drawnState{valid: true, width: m.width, senderW: senderW,
 		loaded: m.loaded, more: m.more, loadingOlder: m.loadingOlder, selected: m.selected, unreadFrom: m.unreadFrom,
