@@ -233,11 +233,8 @@ func (m *inboxModel) upsert(e wire.InboxEntry) {
 // deletes) change nothing. It returns false for an unknown conversation.
 func (m *inboxModel) applyMessage(msg wire.Message, seen bool) bool {
 	sel, _ := m.selected()
-	i, known := m.takeMessage(msg, seen)
-	if i >= 0 {
-		m.place(i)
-		m.selectID(sel.ConversationID)
-	}
+	known := m.takeBatched(msg, seen)
+	m.selectID(sel.ConversationID)
 	return known
 }
 

@@ -9,8 +9,8 @@ import (
 )
 
 // handleMessages applies the messages one receive commit stored
-// (client.MessagesEvent), in order, as handleEvent applies a MessageEvent
-// each, with what serves the whole batch done once: the inbox's selection
+// (client.MessagesEvent, or a MessageEvent as a commit of one), in order,
+// with what serves the whole batch done once: the inbox's selection
 // found again, a reload of the inbox, one lookup of the senders' names. The
 // chat takes the messages of its own conversation; the rest never reach it.
 func (m *Model) handleMessages(msgs []wire.Message) tea.Cmd {

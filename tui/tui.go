@@ -800,22 +800,8 @@ func (m *Model) handleEvent(ev client.Event) tea.Cmd {
 		}
 		return names
 	case client.MessageEvent:
-		if !visible(ev.Message) {
-			// A reaction, edit or delete: no bell, no unread; the cache has
-			// the inbox line as it now reads (an edited last message).
-			return tea.Batch(m.inbox.load(), m.chatEvent(ev), m.c.askNames(membershipNames([]wire.Message{ev.Message})...))
-		}
-		// Seen: on screen, at the bottom of the history, in a focused terminal.
-		open := m.chat.active && m.chat.offset == 0 && m.chat.conv.ConversationID == ev.Message.ConversationID
-		ring := m.c.askNames(ev.Message.SenderID)
-		if ev.Message.SenderID != m.c.me && (!open || m.blurred) {
-			ring = tea.Batch(ring, m.notify(ev.Message))
-		}
-		if !m.inbox.applyMessage(ev.Message, open || ev.Message.SenderID == m.c.me) {
-			// A conversation we do not know yet: the cache has it by now.
-			return tea.Batch(m.inbox.load(), m.chatEvent(ev), ring)
-		}
-		return tea.Batch(m.chatEvent(ev), ring)
+		// One message is a commit of one: the same path (messagebatch.go).
+		return m.handleMessages([]wire.Message{ev.Message})
 	case client.MessagesEvent:
 		return m.handleMessages(ev.Messages) // messagebatch.go
 	case client.ConversationEvent:
