@@ -74,6 +74,18 @@ type FramePacer struct {
 	quiet     *time.Timer   // fires streamQuiet after a stream's last View
 	settle    *time.Timer   // ends the ticker's short period after a pause's frame
 	pauses    int           // frames drawn at once at a pause in a stream (tests)
+
+	// What pacer_withhold.go keeps: Views not drawn during a stream.
+	prog      *tea.Program // where a frame is asked for (frameDueMsg)
+	stale     bool         // a View was withheld since the last one drawn
+	due       bool         // a frame is asked for: the next View is drawn
+	drawnAt   time.Time    // when the last View was drawn
+	frameNext *time.Timer  // asks for the stream's next frame
+	frameSet  bool         // frameNext is armed
+	withheld  int          // Views withheld (tests)
+	drawn     int          // Views drawn (tests)
+	stopped   bool         // the program has ended (pacer_stop.go)
+	resets    int          // times the ticker was reset (tests)
 	// onSleep runs each time the ticker is slowed (pacer_sleep.go).
 	onSleep func()
 }
@@ -99,6 +111,7 @@ func (f *FramePacer) Attach(p *tea.Program) error {
 	}
 	f.mu.Lock()
 	f.field = (**time.Ticker)(unsafe.Pointer(v.UnsafeAddr()))
+	f.prog = p
 	f.mu.Unlock()
 	return nil
 }
@@ -117,6 +130,15 @@ func (f *FramePacer) viewed() {
 			return
 		}
 		f.ticker = *f.field
+	}
+	if f.stopped {
+		return
+	}
+	asked := f.drawnView()
+	if asked {
+		// The frame the pacer asked for: not a change of its own, so it
+		// neither counts towards a stream nor delays the pause's frame.
+		return
 	}
 	f.views++
 	if f.asleep {
@@ -140,7 +162,17 @@ func (f *FramePacer) viewed() {
 // enough Views came to make a stream and at frame when fewer did.
 func (f *FramePacer) idleCheck() {
 	f.mu.Lock()
-	defer f.mu.Unlock()
+	ask := f.idleCheckLocked()
+	f.mu.Unlock()
+	ask()
+}
+
+// idleCheckLocked is idleCheck with f.mu held; what it returns asks for a
+// frame (once the lock is let go) when a stream ends with a View withheld.
+func (f *FramePacer) idleCheckLocked() (ask func()) {
+	if f.stopped {
+		return noFrame
+	}
 	views, keys := f.views, f.keys
 	f.views, f.keys = 0, 0
 	if views == 0 {
@@ -150,7 +182,7 @@ func (f *FramePacer) idleCheck() {
 		if f.onSleep != nil {
 			go f.onSleep()
 		}
-		return
+		return f.askFrame()
 	}
 	if stream := f.streamViews > 0 && views >= f.streamViews && keys == 0; stream != f.streaming {
 		f.streaming = stream
@@ -160,9 +192,14 @@ func (f *FramePacer) idleCheck() {
 			f.streamViewed() // the stream may have ended with the window
 		} else {
 			f.reset(f.frame)
+			ask = f.askFrame()
 		}
 	}
 	f.check.Reset(f.idleAfter)
+	if ask == nil {
+		ask = noFrame
+	}
+	return ask
 }
 
 // keyed is called from Update for every key (or paste, or wheel turn) the
@@ -182,6 +219,20 @@ func (f *FramePacer) keyed() {
 }
 
 func (f *FramePacer) reset(period time.Duration) {
+	if f.stopped {
+		return
+	}
 	f.period = period
+	f.tick(period)
+}
+
+// tick resets the ticker, with f.mu held; never once the program has ended
+// (pacer_stop.go): Bubble Tea has stopped its ticker, and a Reset would
+// start it again.
+func (f *FramePacer) tick(period time.Duration) {
+	if f.stopped {
+		return
+	}
+	f.resets++
 	f.ticker.Reset(period)
 }
