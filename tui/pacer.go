@@ -79,13 +79,15 @@ type FramePacer struct {
 	prog      *tea.Program // where a frame is asked for (frameDueMsg)
 	stale     bool         // a View was withheld since the last one drawn
 	due       bool         // a frame is asked for: the next View is drawn
-	drawnAt   time.Time    // when the last View was drawn
+	dueNow    bool         // and put on the screen at once
+	tickedAt  time.Time    // when the ticker was last reset: its phase
 	frameNext *time.Timer  // asks for the stream's next frame
 	frameSet  bool         // frameNext is armed
 	withheld  int          // Views withheld (tests)
 	drawn     int          // Views drawn (tests)
 	stopped   bool         // the program has ended (pacer_stop.go)
 	resets    int          // times the ticker was reset (tests)
+	soons     int          // frames drawn at once, off the ticker's period (tests)
 	// onSleep runs each time the ticker is slowed (pacer_sleep.go).
 	onSleep func()
 }
@@ -182,7 +184,7 @@ func (f *FramePacer) idleCheckLocked() (ask func()) {
 		if f.onSleep != nil {
 			go f.onSleep()
 		}
-		return f.askFrame()
+		return f.askFrame(true)
 	}
 	if stream := f.streamViews > 0 && views >= f.streamViews && keys == 0; stream != f.streaming {
 		f.streaming = stream
@@ -192,7 +194,7 @@ func (f *FramePacer) idleCheckLocked() (ask func()) {
 			f.streamViewed() // the stream may have ended with the window
 		} else {
 			f.reset(f.frame)
-			ask = f.askFrame()
+			ask = f.askFrame(true)
 		}
 	}
 	f.check.Reset(f.idleAfter)
@@ -234,5 +236,6 @@ func (f *FramePacer) tick(period time.Duration) {
 		return
 	}
 	f.resets++
+	f.tickedAt = time.Now()
 	f.ticker.Reset(period)
 }

@@ -45,7 +45,7 @@ func (f *FramePacer) streamPaused() {
 	}
 	f.pauses++
 	if f.stale {
-		ask := f.askFrame()
+		ask := f.askFrame(true)
 		f.mu.Unlock()
 		ask()
 		return
@@ -57,6 +57,7 @@ func (f *FramePacer) streamPaused() {
 // drawSoon has the renderer draw within soonFrame, then go back to its
 // period. Called with f.mu held.
 func (f *FramePacer) drawSoon() {
+	f.soons++
 	f.reset(soonFrame)
 	if f.settle == nil {
 		f.settle = time.AfterFunc(pacerDrawSettle, f.settled)

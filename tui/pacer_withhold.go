@@ -12,13 +12,20 @@ import (
 // built for nothing — the chat's lines fitted, the sidebar and the status
 // line joined, the title formatted. During a stream Live.View now hands the
 // renderer the View it drew last (equal to what the renderer holds, so its
-// tick compares and returns) and the pacer asks for a frame instead: at most
-// streamFrame after the last View drawn it sends the program a frameDueMsg,
-// whose View is drawn and put on the screen at once (drawSoon). So a frame
-// during a stream is as new as before, and a stream's end is drawn as
-// before: its pause (pacer_quiet.go) and its end at the idle check ask for
-// the withheld View too. Keys, pastes, wheel turns and resizes end a stream
+// tick compares and returns) and the pacer asks for a frame instead: it sends
+// the program a frameDueMsg frameLead before the renderer's next tick (the
+// pacer set the ticker, so it knows when that is), and the View after it is
+// drawn and flushed by that tick. So a frame during a stream is about as new
+// as before, for two more wake-ups a frame (the ask and the loop taking it);
+// a stream's end is drawn as before: its pause (pacer_quiet.go) and its end
+// at the idle check ask for the withheld View to be put on the screen at
+// once (drawSoon), not at the next tick. Keys, pastes, wheel turns and resizes end a stream
 // (keyed), so what the user does is drawn View by View at the full rate.
+
+// pacerFrameLead is how long before the renderer's tick the pacer asks for
+// the frame: time for the program's loop to take the ask and build the View
+// on a loaded machine. A View built after the tick is drawn at the one after.
+const pacerFrameLead = 10 * time.Millisecond
 
 // frameDueMsg asks the program for a View that will be drawn: sent by the
 // pacer when Views were withheld during a stream.
@@ -45,7 +52,7 @@ func (f *FramePacer) withhold() bool {
 	f.stale = true
 	f.streamViewed()
 	if !f.frameSet {
-		wait := max(f.streamFrame-time.Since(f.drawnAt), 0)
+		wait := f.untilAsk(time.Now())
 		if f.frameNext == nil {
 			f.frameNext = time.AfterFunc(wait, f.frameDue)
 		} else {
@@ -56,35 +63,56 @@ func (f *FramePacer) withhold() bool {
 	return true
 }
 
-// frameDue asks for the stream's next frame.
+// untilAsk is how long from now to ask for the frame the renderer's next
+// tick draws: frameLead before it, or before the one after if that is
+// already too close. Called with f.mu held.
+func (f *FramePacer) untilAsk(now time.Time) time.Duration {
+	period := f.period
+	if period <= 0 {
+		period = f.streamFrame
+	}
+	toTick := period - now.Sub(f.tickedAt)%period
+	wait := toTick - pacerFrameLead
+	for wait < 0 {
+		wait += period
+	}
+	return wait
+}
+
+// frameDue asks for the stream's next frame, for the renderer's tick; if the
+// stream has ended meanwhile, for the screen at once.
 func (f *FramePacer) frameDue() {
 	f.mu.Lock()
 	f.frameSet = false
-	ask := f.askFrame()
+	ask := f.askFrame(!f.streaming || f.asleep)
 	f.mu.Unlock()
 	ask()
 }
 
 // askFrame, with f.mu held, returns what sends the program a frameDueMsg if
 // a View was withheld; the caller runs it once the lock is let go (the
-// program's loop takes the lock in View, and Send waits for the loop).
-func (f *FramePacer) askFrame() func() {
-	if !f.stale || f.due || f.prog == nil || f.stopped {
+// program's loop takes the lock in View, and Send waits for the loop). now:
+// the View it brings is put on the screen at once, not at the next tick.
+func (f *FramePacer) askFrame(now bool) func() {
+	if !f.stale || f.prog == nil || f.stopped {
 		return noFrame
 	}
-	f.due = true
+	if f.due { // asked already: the View it brings serves this ask too
+		f.dueNow = f.dueNow || now
+		return noFrame
+	}
+	f.due, f.dueNow = true, now
 	p := f.prog
 	return func() { p.Send(frameDueMsg{}) }
 }
 
 // drawnView notes a View that is drawn, with f.mu held, and reports whether
-// it is the one the pacer asked for; that one goes to the screen at once.
+// it is the one the pacer asked for.
 func (f *FramePacer) drawnView() (asked bool) {
-	asked = f.due
-	f.due, f.stale = false, false
+	asked, now := f.due, f.dueNow
+	f.due, f.dueNow, f.stale = false, false, false
 	f.drawn++
-	f.drawnAt = time.Now()
-	if asked {
+	if now {
 		f.drawSoon()
 	}
 	return asked
