@@ -118,9 +118,11 @@ func (f *FramePacer) Attach(p *tea.Program) error {
 	return nil
 }
 
-// viewed is called from every View, on Bubble Tea's event loop (which is
-// where Run set the ticker, before the first View): a new frame may be
-// waiting, so the ticker runs at the frame rate until Views stop.
+// viewed is called from every View that is drawn (one withheld during a
+// stream calls withhold instead, pacer_withhold.go), on Bubble Tea's event
+// loop (which is where Run set the ticker, before the first View): a new
+// frame may be waiting, so the ticker runs at the frame rate until Views
+// stop.
 func (f *FramePacer) viewed() {
 	if f == nil {
 		return
