@@ -10,7 +10,11 @@ import tea "charm.land/bubbletea/v2"
 // writes each Update's result over it: the same state changes, no allocation.
 // Tests keep using Model's value semantics, which compare states before and
 // after.
-type Live struct{ m Model }
+type Live struct {
+	m     Model
+	last  tea.View // the View drawn last (pacer_withhold.go)
+	shown bool     // last holds a View
+}
 
 // NewLive wraps the root model for tea.NewProgram.
 func NewLive(m Model) *Live { return &Live{m: m} }
@@ -20,13 +24,13 @@ func (l *Live) Init() tea.Cmd { return l.m.Init() }
 
 // Update applies msg as Model.Update does and keeps the result in place.
 func (l *Live) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	if _, ok := msg.(frameDueMsg); ok {
+		return l, nil // nothing changes: the View after it is drawn
+	}
 	next, cmd := l.m.updateAll(msg)
 	l.m = next
 	return l, cmd
 }
-
-// View draws the kept model.
-func (l *Live) View() tea.View { return l.m.View() }
 
 // Model returns a copy of the state, for tests and tools that inspect it.
 func (l *Live) Model() Model { return l.m }

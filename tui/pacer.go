@@ -74,6 +74,20 @@ type FramePacer struct {
 	quiet     *time.Timer   // fires streamQuiet after a stream's last View
 	settle    *time.Timer   // ends the ticker's short period after a pause's frame
 	pauses    int           // frames drawn at once at a pause in a stream (tests)
+
+	// What pacer_withhold.go keeps: Views not drawn during a stream.
+	prog      *tea.Program // where a frame is asked for (frameDueMsg)
+	stale     bool         // a View was withheld since the last one drawn
+	due       bool         // a frame is asked for: the next View is drawn
+	dueNow    bool         // and put on the screen at once
+	tickedAt  time.Time    // when the ticker was last reset: its phase
+	frameNext *time.Timer  // asks for the stream's next frame
+	frameSet  bool         // frameNext is armed
+	withheld  int          // Views withheld (tests)
+	drawn     int          // Views drawn (tests)
+	stopped   bool         // the program has ended (pacer_stop.go)
+	resets    int          // times the ticker was reset (tests)
+	soons     int          // frames drawn at once, off the ticker's period (tests)
 	// onSleep runs each time the ticker is slowed (pacer_sleep.go).
 	onSleep func()
 }
@@ -99,13 +113,16 @@ func (f *FramePacer) Attach(p *tea.Program) error {
 	}
 	f.mu.Lock()
 	f.field = (**time.Ticker)(unsafe.Pointer(v.UnsafeAddr()))
+	f.prog = p
 	f.mu.Unlock()
 	return nil
 }
 
-// viewed is called from every View, on Bubble Tea's event loop (which is
-// where Run set the ticker, before the first View): a new frame may be
-// waiting, so the ticker runs at the frame rate until Views stop.
+// viewed is called from every View that is drawn (one withheld during a
+// stream calls withhold instead, pacer_withhold.go), on Bubble Tea's event
+// loop (which is where Run set the ticker, before the first View): a new
+// frame may be waiting, so the ticker runs at the frame rate until Views
+// stop.
 func (f *FramePacer) viewed() {
 	if f == nil {
 		return
@@ -117,6 +134,15 @@ func (f *FramePacer) viewed() {
 			return
 		}
 		f.ticker = *f.field
+	}
+	if f.stopped {
+		return
+	}
+	asked := f.drawnView()
+	if asked {
+		// The frame the pacer asked for: not a change of its own, so it
+		// neither counts towards a stream nor delays the pause's frame.
+		return
 	}
 	f.views++
 	if f.asleep {
@@ -140,7 +166,17 @@ func (f *FramePacer) viewed() {
 // enough Views came to make a stream and at frame when fewer did.
 func (f *FramePacer) idleCheck() {
 	f.mu.Lock()
-	defer f.mu.Unlock()
+	ask := f.idleCheckLocked()
+	f.mu.Unlock()
+	ask()
+}
+
+// idleCheckLocked is idleCheck with f.mu held; what it returns asks for a
+// frame (once the lock is let go) when a stream ends with a View withheld.
+func (f *FramePacer) idleCheckLocked() (ask func()) {
+	if f.stopped {
+		return noFrame
+	}
 	views, keys := f.views, f.keys
 	f.views, f.keys = 0, 0
 	if views == 0 {
@@ -150,7 +186,7 @@ func (f *FramePacer) idleCheck() {
 		if f.onSleep != nil {
 			go f.onSleep()
 		}
-		return
+		return f.askFrame(true)
 	}
 	if stream := f.streamViews > 0 && views >= f.streamViews && keys == 0; stream != f.streaming {
 		f.streaming = stream
@@ -160,9 +196,14 @@ func (f *FramePacer) idleCheck() {
 			f.streamViewed() // the stream may have ended with the window
 		} else {
 			f.reset(f.frame)
+			ask = f.askFrame(true)
 		}
 	}
 	f.check.Reset(f.idleAfter)
+	if ask == nil {
+		ask = noFrame
+	}
+	return ask
 }
 
 // keyed is called from Update for every key (or paste, or wheel turn) the
@@ -182,6 +223,21 @@ func (f *FramePacer) keyed() {
 }
 
 func (f *FramePacer) reset(period time.Duration) {
+	if f.stopped {
+		return
+	}
 	f.period = period
+	f.tick(period)
+}
+
+// tick resets the ticker, with f.mu held; never once the program has ended
+// (pacer_stop.go): Bubble Tea has stopped its ticker, and a Reset would
+// start it again.
+func (f *FramePacer) tick(period time.Duration) {
+	if f.stopped {
+		return
+	}
+	f.resets++
+	f.tickedAt = time.Now()
 	f.ticker.Reset(period)
 }

@@ -34,14 +34,30 @@ func (f *FramePacer) streamViewed() {
 	f.quiet.Reset(f.streamQuiet)
 }
 
-// streamPaused draws the stream's last frame at once.
+// streamPaused draws the stream's last frame at once: the View already
+// made if it was drawn, or a new one asked for if it was withheld
+// (pacer_withhold.go), which is drawn at once when it comes.
 func (f *FramePacer) streamPaused() {
 	f.mu.Lock()
-	defer f.mu.Unlock()
-	if !f.streaming || f.asleep {
+	if !f.streaming || f.asleep || f.stopped {
+		f.mu.Unlock()
 		return
 	}
 	f.pauses++
+	if f.stale {
+		ask := f.askFrame(true)
+		f.mu.Unlock()
+		ask()
+		return
+	}
+	f.drawSoon()
+	f.mu.Unlock()
+}
+
+// drawSoon has the renderer draw within soonFrame, then go back to its
+// period. Called with f.mu held.
+func (f *FramePacer) drawSoon() {
+	f.soons++
 	f.reset(soonFrame)
 	if f.settle == nil {
 		f.settle = time.AfterFunc(pacerDrawSettle, f.settled)

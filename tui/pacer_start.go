@@ -28,7 +28,7 @@ func (f *FramePacer) FrameSoon() {
 	if f.ticker == nil {
 		return
 	}
-	f.ticker.Reset(soonFrame)
+	f.tick(soonFrame)
 }
 
 // Settle puts the renderer's ticker back to the frame rate after
@@ -43,8 +43,8 @@ func (f *FramePacer) Settle() {
 		return
 	}
 	if f.asleep {
-		f.ticker.Reset(f.sleep)
+		f.tick(f.sleep)
 		return
 	}
-	f.ticker.Reset(f.frame)
+	f.tick(f.frame)
 }

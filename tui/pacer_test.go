@@ -75,10 +75,16 @@ func runPaced(t *testing.T, f *FramePacer) (*tea.Program, *lockedBuffer) {
 // runPacedModel is runPaced with a model of the test's.
 func runPacedModel(t *testing.T, f *FramePacer, m tea.Model) (*tea.Program, *lockedBuffer) {
 	t.Helper()
+	return runPacedModelSized(t, f, m, 40, 5)
+}
+
+// runPacedModelSized is runPacedModel in a terminal of w×h.
+func runPacedModelSized(t *testing.T, f *FramePacer, m tea.Model, w, h int) (*tea.Program, *lockedBuffer) {
+	t.Helper()
 	out := &lockedBuffer{}
 	ctx, cancel := context.WithCancel(context.Background())
 	p := tea.NewProgram(m, tea.WithContext(ctx), tea.WithInput(nil),
-		tea.WithOutput(out), tea.WithoutSignals(), tea.WithWindowSize(40, 5), tea.WithFPS(30))
+		tea.WithOutput(out), tea.WithoutSignals(), tea.WithWindowSize(w, h), tea.WithFPS(30))
 	if err := f.Attach(p); err != nil {
 		t.Fatal(err)
 	}

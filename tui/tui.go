@@ -300,7 +300,7 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 // without boxing it (live.go).
 func (m Model) updateAll(msg tea.Msg) (Model, tea.Cmd) {
 	switch msg.(type) {
-	case tea.KeyPressMsg, tea.PasteMsg, tea.MouseWheelMsg:
+	case tea.KeyPressMsg, tea.PasteMsg, tea.MouseWheelMsg, tea.MouseClickMsg, tea.WindowSizeMsg:
 		m.c.pacer.keyed() // the user's input is drawn at the full frame rate
 	}
 	m, cmd := m.update(msg)

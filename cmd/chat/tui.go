@@ -89,6 +89,7 @@ func runTUI(ctx context.Context, cfg client.Config) error {
 	go quitOnOpenFailure(be, p.Quit, trace.mark)
 	trace.mark("program Run")
 	_, err = p.Run()
+	pacer.Stop() // its timers would start the stopped renderer's ticker again
 	if err := be.waitOpen(); err != nil && ctx.Err() == nil {
 		return err
 	}
