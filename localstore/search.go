@@ -170,8 +170,8 @@ func (s *Store) searchQuery(ctx context.Context, match string, sq SearchQuery) (
 	if sq.ConversationID == "" {
 		q := `SELECT ` + prefixed("m.", messageColumns) + `
 		FROM message_search
-		CROSS JOIN search_ids s ON s.docid = message_search.docid
-		CROSS JOIN messages m ON m.conversation_id = s.conversation_id AND m.seq_no = s.seq_no
+		CROSS JOIN search_convs s ON s.num = message_search.docid >> 32
+		CROSS JOIN messages m ON m.conversation_id = s.conversation_id AND m.seq_no = (message_search.docid & 4294967295)
 		WHERE message_search MATCH ?`
 		args := []any{match}
 		if !sq.Before.IsZero() {
@@ -225,8 +225,8 @@ func (s *Store) IndexQueued(ctx context.Context, limit int) (left int, err error
 		}
 		if _, err := tx.ExecContext(ctx, `INSERT INTO message_search (docid, content)
 			SELECT q.docid, m.content FROM (`+batch+`) q
-			CROSS JOIN search_ids s ON s.docid = q.docid
-			CROSS JOIN messages m ON m.conversation_id = s.conversation_id AND m.seq_no = s.seq_no
+			CROSS JOIN search_convs s ON s.num = q.docid >> 32
+			CROSS JOIN messages m ON m.conversation_id = s.conversation_id AND m.seq_no = (q.docid & 4294967295)
 			WHERE m.content <> '' AND m.kind = ''`); err != nil {
 			return fmt.Errorf("index messages for search: %w", err)
 		}

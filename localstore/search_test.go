@@ -130,7 +130,7 @@ func TestSearchPlanDrivenByTheIndex(t *testing.T) {
 		}
 		for _, d := range plan {
 			if strings.Contains(d, " s ") && !strings.Contains(d, "INTEGER PRIMARY KEY") {
-				t.Errorf("conversation %q: search_ids read other than by docid (%s):\n%s", conv, d, strings.Join(plan, "\n"))
+				t.Errorf("conversation %q: search_convs read other than by its number (%s):\n%s", conv, d, strings.Join(plan, "\n"))
 			}
 		}
 	}

@@ -22,9 +22,6 @@ const maxSearchSeq = 1 << seqBits
 const (
 	queueSearchConvs = `INSERT OR IGNORE INTO search_convs (conversation_id)
 		SELECT DISTINCT j.value ->> 0 FROM json_each(?) j ORDER BY 1`
-	queueSearchIDs = `INSERT OR IGNORE INTO search_ids (docid, conversation_id, seq_no)
-		SELECT c.num << 32 | (j.value ->> 1), c.conversation_id, j.value ->> 1
-		FROM json_each(?) j CROSS JOIN search_convs c ON c.conversation_id = j.value ->> 0`
 	queueSearchTexts = `INSERT OR IGNORE INTO search_queue (docid)
 		SELECT c.num << 32 | (j.value ->> 1)
 		FROM json_each(?) j CROSS JOIN search_convs c ON c.conversation_id = j.value ->> 0
@@ -75,7 +72,7 @@ func (s *Store) queueForSearch(ctx context.Context, tx *sql.Tx, stored []wire.Me
 	}
 	list = append(list, ']')
 	arg := string(list)
-	stmts := []string{queueSearchConvs, queueSearchIDs, queueSearchTexts}
+	stmts := []string{queueSearchConvs, queueSearchTexts}
 	if lines {
 		stmts = append(stmts, queueSearchLines)
 	}

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/chatterm/chat/wire"
@@ -274,7 +275,51 @@ func TestSearchQueueAfterMigrationTo13(t *testing.T) {
 	wantFound(t, s, "hello", grp, 11, 1)
 	wantFound(t, s, "carol added dave", grp, 2)
 	wantFound(t, s, "admin", grp, 10, 9)
-	if n := countRows(t, s, "search_ids"); n != 11 {
-		t.Fatalf("search_ids holds %d rows, want 2 messages and 9 lines", n)
+	if n := countRows(t, s, "message_search"); n != 11 {
+		t.Fatalf("the index holds %d rows, want 2 messages and 9 lines", n)
+	}
+}
+
+// Without search_ids (migration 0013) a hit finds its message through its
+// conversation's number, looked up by the docid's high bits, never a walk
+// of search_convs for each hit.
+func TestSearchHitFindsItsConversationByNumber(t *testing.T) {
+	s := MustOpen(t)
+	var ms []wire.Message
+	for i := range 50 {
+		peer := fmt.Sprintf("u%02d", i)
+		for seq := int64(1); seq <= 4; seq++ {
+			ms = append(ms, msg(wire.DirectConversationID("me", peer), seq, peer, "seed text"))
+		}
+	}
+	if _, err := s.PutMessages(ctx, ms...); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.db.ExecContext(ctx, "ANALYZE"); err != nil {
+		t.Fatal(err)
+	}
+	q, args, err := s.searchQuery(ctx, `"seed*"`, SearchQuery{Limit: 50})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := s.db.QueryContext(ctx, "EXPLAIN QUERY PLAN "+q, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var plan []string
+	for rows.Next() {
+		var id, parent, notused int
+		var detail string
+		if err := rows.Scan(&id, &parent, &notused, &detail); err != nil {
+			t.Fatal(err)
+		}
+		plan = append(plan, detail)
+	}
+	if !slices.Contains(plan, "SEARCH s USING INTEGER PRIMARY KEY (rowid=?)") {
+		t.Fatalf("search_convs not looked up by number:\n%s", strings.Join(plan, "\n"))
+	}
+	if hits := mustSearch(t, s, "seed", ""); len(hits) != 10 {
+		t.Fatalf("%d hits across the conversations, want a page of 10", len(hits))
 	}
 }
