@@ -8,8 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode"
 
+	"github.com/chatterm/chat/internal/searchwords"
 	"github.com/chatterm/chat/wire"
 )
 
@@ -130,10 +130,7 @@ func (s *Store) SearchPage(ctx context.Context, sq SearchQuery) (hits []SearchHi
 		return nil, next, fmt.Errorf("search: %w", err)
 	}
 	defer rows.Close()
-	terms := queryWords(sq.Words)
-	for i, w := range terms {
-		terms[i] = fold(w)
-	}
+	terms := searchwords.Terms(sq.Words)
 	more := false
 	for rows.Next() {
 		if len(hits) == sq.Limit { // the one past the page: there is more
@@ -248,17 +245,12 @@ func (s *Store) IndexQueued(ctx context.Context, limit int) (left int, err error
 // syntax error: each word (letters and digits) a quoted prefix term, all of
 // them required.
 func matchExpr(query string) string {
-	words := queryWords(query)
+	words := searchwords.Query(query)
 	terms := make([]string, 0, len(words))
 	for _, w := range words {
 		terms = append(terms, `"`+w+`*"`)
 	}
 	return strings.Join(terms, " ")
-}
-
-// queryWords are the words of what a person typed: letters and digits.
-func queryWords(query string) []string {
-	return strings.FieldsFunc(query, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsNumber(r) })
 }
 
 // prefixed qualifies each column of a comma-separated list.
