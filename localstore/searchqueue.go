@@ -3,8 +3,10 @@ package localstore
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"strconv"
+	"sync"
 
 	"github.com/chatterm/chat/wire"
 )
@@ -14,72 +16,101 @@ import (
 const maxSearchSeq = 1 << seqBits
 
 // The statements that queue a commit's messages for the search index
-// (migration 0013 says why they are not triggers). Each reads the commit's
-// messages from one argument, a JSON array of [conversation_id, seq_no,
-// line] (line 1: a membership line, which waits in a queue of its own,
-// migration 0012), so that a commit of any size is the same few statements,
-// each compiled once into the connection's statement cache.
+// (migration 0013 says why they are not triggers). The docids, computed
+// here, come as one argument, a JSON array, so that a commit of any size is
+// one statement, compiled once into the connection's statement cache.
 const (
-	queueSearchConvs = `INSERT OR IGNORE INTO search_convs (conversation_id)
-		SELECT DISTINCT j.value ->> 0 FROM json_each(?) j ORDER BY 1`
-	queueSearchTexts = `INSERT OR IGNORE INTO search_queue (docid)
-		SELECT c.num << 32 | (j.value ->> 1)
-		FROM json_each(?) j CROSS JOIN search_convs c ON c.conversation_id = j.value ->> 0
-		WHERE j.value ->> 2 = 0`
-	queueSearchLines = `INSERT OR IGNORE INTO search_line_queue (docid)
-		SELECT c.num << 32 | (j.value ->> 1)
-		FROM json_each(?) j CROSS JOIN search_convs c ON c.conversation_id = j.value ->> 0
-		WHERE j.value ->> 2 = 1`
+	queueSearchTexts = `INSERT OR IGNORE INTO search_queue (docid) SELECT value FROM json_each(?)`
+	queueSearchLines = `INSERT OR IGNORE INTO search_line_queue (docid) SELECT value FROM json_each(?)`
 )
+
+// searchNums remembers the conversations' numbers in the index's docids
+// (search_convs): a number, once committed, never changes (the table's
+// rows are never updated or deleted), so it is looked up once a process.
+type searchNums struct {
+	mu   sync.Mutex
+	nums map[string]int64
+}
+
+// searchNum is the number of conv in the index's docids, numbering it in tx
+// if it has none yet. Only a number read as committed before tx is
+// remembered: one given in tx is gone if tx rolls back.
+func (s *Store) searchNum(ctx context.Context, tx *sql.Tx, conv string) (int64, error) {
+	s.searchNums.mu.Lock()
+	num, ok := s.searchNums.nums[conv]
+	s.searchNums.mu.Unlock()
+	if ok {
+		return num, nil
+	}
+	err := tx.QueryRowContext(ctx, `SELECT num FROM search_convs WHERE conversation_id = ?`, conv).Scan(&num)
+	if errors.Is(err, sql.ErrNoRows) {
+		err = tx.QueryRowContext(ctx, `INSERT INTO search_convs (conversation_id) VALUES (?) RETURNING num`, conv).Scan(&num)
+		return num, err
+	}
+	if err != nil {
+		return 0, err
+	}
+	s.searchNums.mu.Lock()
+	if s.searchNums.nums == nil {
+		s.searchNums.nums = map[string]int64{}
+	}
+	s.searchNums.nums[conv] = num
+	s.searchNums.mu.Unlock()
+	return num, nil
+}
 
 // queueForSearch queues the messages tx has just stored (every one new to
 // the cache) for the search index, in the transaction that stores them, so
 // that no stored message escapes the index and none is queued twice. A
-// message with text and a membership line are searchable; other events, and
-// messages stored without text (deleted), are not. An unsearched cache
-// (Options.Unsearched) queues nothing.
+// message with text and a membership line (in a queue of its own,
+// migration 0012) are searchable; other events, and messages stored
+// without text (deleted), are not. An unsearched cache (Options.Unsearched)
+// queues nothing.
 func (s *Store) queueForSearch(ctx context.Context, tx *sql.Tx, stored []wire.Message) error {
 	if s.unsearchedCache {
 		return nil
 	}
-	var list []byte
-	lines := false
+	var texts, lines []byte
+	conv, num := "", int64(0) // the last conversation's: a commit is mostly of one
 	for _, m := range stored {
 		line := wire.IsMembershipKind(m.Kind)
 		if m.SeqNo >= maxSearchSeq || !line && (m.Kind != "" || cachedContent(m) == "") {
 			continue
 		}
-		if list == nil {
-			list = append(make([]byte, 0, 64*len(stored)), '[')
-		} else {
-			list = append(list, ',')
+		if m.ConversationID != conv {
+			var err error
+			if num, err = s.searchNum(ctx, tx, m.ConversationID); err != nil {
+				return fmt.Errorf("queue messages for search: number %s: %w", m.ConversationID, err)
+			}
+			conv = m.ConversationID
 		}
-		// A conversation id is printable ASCII (wire.ValidateConversationID,
-		// checked before it was stored), which Go quotes as JSON does.
-		list = append(list, '[')
-		list = strconv.AppendQuote(list, m.ConversationID)
-		list = append(list, ',')
-		list = strconv.AppendInt(list, m.SeqNo, 10)
+		docid := num<<seqBits | m.SeqNo
 		if line {
-			list = append(list, ",1]"...)
-			lines = true
+			lines = appendDocid(lines, docid)
 		} else {
-			list = append(list, ",0]"...)
+			texts = appendDocid(texts, docid)
 		}
 	}
-	if list == nil {
-		return nil
-	}
-	list = append(list, ']')
-	arg := string(list)
-	stmts := []string{queueSearchConvs, queueSearchTexts}
-	if lines {
-		stmts = append(stmts, queueSearchLines)
-	}
-	for _, q := range stmts {
-		if _, err := tx.ExecContext(ctx, q, arg); err != nil {
+	for _, q := range []struct {
+		stmt string
+		list []byte
+	}{{queueSearchTexts, texts}, {queueSearchLines, lines}} {
+		if q.list == nil {
+			continue
+		}
+		if _, err := tx.ExecContext(ctx, q.stmt, string(append(q.list, ']'))); err != nil {
 			return fmt.Errorf("queue messages for search: %w", err)
 		}
 	}
 	return nil
+}
+
+// appendDocid adds docid to a JSON array being written (nil: not begun).
+func appendDocid(list []byte, docid int64) []byte {
+	if list == nil {
+		list = append(make([]byte, 0, 256), '[')
+	} else {
+		list = append(list, ',')
+	}
+	return strconv.AppendInt(list, docid, 10)
 }

@@ -1,6 +1,7 @@
 package localstore
 
 import (
+	"context"
 	"database/sql"
 	"fmt"
 	"io/fs"
@@ -321,5 +322,35 @@ func TestSearchHitFindsItsConversationByNumber(t *testing.T) {
 	}
 	if hits := mustSearch(t, s, "seed", ""); len(hits) != 10 {
 		t.Fatalf("%d hits across the conversations, want a page of 10", len(hits))
+	}
+}
+
+// A conversation numbered for the index in a commit that fails is not
+// remembered under that number: the number goes with the commit, and
+// another conversation may take it.
+func TestSearchNumberOfAFailedCommitIsNotKept(t *testing.T) {
+	s, err := Open(ctx, filepath.Join(t.TempDir(), "cache.db"), Options{UserID: "me"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	failing, cancel := context.WithCancel(ctx)
+	s.beforeCommit = func(*sql.Tx) { cancel() }
+	if _, err := s.PutMessages(failing, msg(dm, 1, "bob", "lost apple")); err == nil {
+		t.Fatal("a commit whose context ended stored its messages")
+	}
+	s.beforeCommit = nil
+	carol := wire.DirectConversationID("me", "carol")
+	if _, err := s.PutMessages(ctx, msg(carol, 1, "carol", "carol apple")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.PutMessages(ctx, msg(dm, 1, "bob", "bob apple")); err != nil {
+		t.Fatal(err)
+	}
+	for conv, want := range map[string]string{dm: "bob apple", carol: "carol apple"} {
+		hits := mustSearch(t, s, "apple", conv)
+		if len(hits) != 1 || hits[0].Message.Content != want {
+			t.Fatalf("apple in %s: %v, want %q alone", conv, hits, want)
+		}
 	}
 }

@@ -55,6 +55,7 @@ type Store struct {
 	// unsearchedCache: stored messages are not queued for the search index
 	// (Options.Unsearched).
 	unsearchedCache bool
+	searchNums      searchNums // searchqueue.go
 
 	// beforeCommit, when set (by tests), runs inside each transaction just
 	// before its commit.
