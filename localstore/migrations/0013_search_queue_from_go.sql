@@ -1,5 +1,5 @@
 -- A stored message is queued for the search index by the transaction that
--- stores it (searchqueue.go), in a few statements a commit, not by a trigger
+-- stores it (searchqueue.go), in one statement a commit, not by a trigger
 -- firing three inserts for each message: those were a quarter to a third of
 -- what storing a burst cost the TUI (docs/tui.md).
 --
