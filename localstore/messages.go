@@ -102,6 +102,9 @@ func (s *Store) putMessagesChecked(ctx context.Context, tx *sql.Tx, msgs []wire.
 		k := senderKey{m.ConversationID, m.SenderID}
 		senders[k] = max(senders[k], m.SeqNo)
 	}
+	if err := s.queueForSearch(ctx, tx, added); err != nil {
+		return nil, nil, err
+	}
 	// The rest is per conversation, not per message: one preview (the newest),
 	// one boundary per sender (the highest), one cursor walk.
 	// What the inbox row covered before: an event at or below its last_seq is

@@ -8,8 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode"
 
+	"github.com/chatterm/chat/internal/searchwords"
 	"github.com/chatterm/chat/wire"
 )
 
@@ -130,10 +130,7 @@ func (s *Store) SearchPage(ctx context.Context, sq SearchQuery) (hits []SearchHi
 		return nil, next, fmt.Errorf("search: %w", err)
 	}
 	defer rows.Close()
-	terms := queryWords(sq.Words)
-	for i, w := range terms {
-		terms[i] = fold(w)
-	}
+	terms := searchwords.Terms(sq.Words)
 	more := false
 	for rows.Next() {
 		if len(hits) == sq.Limit { // the one past the page: there is more
@@ -170,8 +167,8 @@ func (s *Store) searchQuery(ctx context.Context, match string, sq SearchQuery) (
 	if sq.ConversationID == "" {
 		q := `SELECT ` + prefixed("m.", messageColumns) + `
 		FROM message_search
-		CROSS JOIN search_ids s ON s.docid = message_search.docid
-		CROSS JOIN messages m ON m.conversation_id = s.conversation_id AND m.seq_no = s.seq_no
+		CROSS JOIN search_convs s ON s.num = message_search.docid >> 32
+		CROSS JOIN messages m ON m.conversation_id = s.conversation_id AND m.seq_no = (message_search.docid & 4294967295)
 		WHERE message_search MATCH ?`
 		args := []any{match}
 		if !sq.Before.IsZero() {
@@ -225,8 +222,8 @@ func (s *Store) IndexQueued(ctx context.Context, limit int) (left int, err error
 		}
 		if _, err := tx.ExecContext(ctx, `INSERT INTO message_search (docid, content)
 			SELECT q.docid, m.content FROM (`+batch+`) q
-			CROSS JOIN search_ids s ON s.docid = q.docid
-			CROSS JOIN messages m ON m.conversation_id = s.conversation_id AND m.seq_no = s.seq_no
+			CROSS JOIN search_convs s ON s.num = q.docid >> 32
+			CROSS JOIN messages m ON m.conversation_id = s.conversation_id AND m.seq_no = (q.docid & 4294967295)
 			WHERE m.content <> '' AND m.kind = ''`); err != nil {
 			return fmt.Errorf("index messages for search: %w", err)
 		}
@@ -248,17 +245,12 @@ func (s *Store) IndexQueued(ctx context.Context, limit int) (left int, err error
 // syntax error: each word (letters and digits) a quoted prefix term, all of
 // them required.
 func matchExpr(query string) string {
-	words := queryWords(query)
+	words := searchwords.Query(query)
 	terms := make([]string, 0, len(words))
 	for _, w := range words {
 		terms = append(terms, `"`+w+`*"`)
 	}
 	return strings.Join(terms, " ")
-}
-
-// queryWords are the words of what a person typed: letters and digits.
-func queryWords(query string) []string {
-	return strings.FieldsFunc(query, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsNumber(r) })
 }
 
 // prefixed qualifies each column of a comma-separated list.

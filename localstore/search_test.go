@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/chatterm/chat/internal/searchwords"
 	"github.com/chatterm/chat/wire"
 )
 
@@ -130,7 +131,7 @@ func TestSearchPlanDrivenByTheIndex(t *testing.T) {
 		}
 		for _, d := range plan {
 			if strings.Contains(d, " s ") && !strings.Contains(d, "INTEGER PRIMARY KEY") {
-				t.Errorf("conversation %q: search_ids read other than by docid (%s):\n%s", conv, d, strings.Join(plan, "\n"))
+				t.Errorf("conversation %q: search_convs read other than by its number (%s):\n%s", conv, d, strings.Join(plan, "\n"))
 			}
 		}
 	}
@@ -146,10 +147,7 @@ func TestSnippet(t *testing.T) {
 			"[deploy] one two three four five six seven eight nine ten eleven…"},
 		{"", "x", ""},
 	} {
-		terms := queryWords(c.query)
-		for i := range terms {
-			terms[i] = fold(terms[i])
-		}
+		terms := searchwords.Terms(c.query)
 		got := strings.NewReplacer(SnippetStart, "[", SnippetEnd, "]").Replace(snippet(c.text, terms))
 		if got != c.want {
 			t.Errorf("snippet(%q, %q) = %q, want %q", c.text, c.query, got, c.want)

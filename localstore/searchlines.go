@@ -26,8 +26,8 @@ func searchText(m wire.Message) string {
 // wire.Message.MembershipLine writes it, rather than again in SQL.
 func indexMembershipLines(ctx context.Context, tx *sql.Tx) error {
 	rows, err := tx.QueryContext(ctx, `SELECT `+prefixed("m.", messageColumns)+`, q.docid FROM search_line_queue q
-		CROSS JOIN search_ids s ON s.docid = q.docid
-		CROSS JOIN messages m ON m.conversation_id = s.conversation_id AND m.seq_no = s.seq_no
+		CROSS JOIN search_convs s ON s.num = q.docid >> 32
+		CROSS JOIN messages m ON m.conversation_id = s.conversation_id AND m.seq_no = (q.docid & 4294967295)
 		ORDER BY q.docid`) // in docid order, as the index takes its inserts best
 	if err != nil {
 		return fmt.Errorf("index membership lines for search: %w", err)

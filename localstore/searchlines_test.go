@@ -134,8 +134,8 @@ func TestSearchMembershipAfterMigrationTo12(t *testing.T) {
 		}
 	}
 	var queued int
-	if err := s.db.QueryRow(`SELECT count(*) FROM search_ids`).Scan(&queued); err != nil || queued != 10 {
-		t.Fatalf("search_ids holds %d rows (%v), want the message and 9 lines", queued, err)
+	if err := s.db.QueryRow(`SELECT count(*) FROM message_search`).Scan(&queued); err != nil || queued != 10 {
+		t.Fatalf("the index holds %d rows (%v), want the message and 9 lines", queued, err)
 	}
 }
 

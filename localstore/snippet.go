@@ -2,9 +2,8 @@ package localstore
 
 import (
 	"strings"
-	"unicode"
 
-	"golang.org/x/text/unicode/norm"
+	"github.com/chatterm/chat/internal/searchwords"
 )
 
 // snippetTokens is how many words a snippet shows, as SQLite's snippet()
@@ -22,28 +21,8 @@ func snippet(text string, terms []string) string {
 		match      bool
 	}
 	var words []span
-	inWord := false
-	for i, r := range text {
-		w := unicode.IsLetter(r) || unicode.IsNumber(r) || unicode.Is(unicode.Mn, r) && inWord
-		switch {
-		case w && !inWord:
-			words = append(words, span{start: i})
-		case !w && inWord:
-			words[len(words)-1].end = i
-		}
-		inWord = w
-	}
-	if inWord {
-		words[len(words)-1].end = len(text)
-	}
-	for i := range words {
-		f := fold(text[words[i].start:words[i].end])
-		for _, t := range terms {
-			if strings.HasPrefix(f, t) {
-				words[i].match = true
-				break
-			}
-		}
+	for _, w := range searchwords.Words(text) {
+		words = append(words, span{start: w.Start, end: w.End, match: searchwords.Match(text[w.Start:w.End], terms)})
 	}
 	// The window with the most matched words, the first such.
 	from, best := 0, -1
@@ -81,18 +60,6 @@ func snippet(text string, terms []string) string {
 		b.WriteString("…")
 	} else {
 		b.WriteString(text[pos:])
-	}
-	return b.String()
-}
-
-// fold is a word as the index keeps it (unicode61, remove_diacritics=2):
-// lower case, accents dropped.
-func fold(s string) string {
-	var b strings.Builder
-	for _, r := range norm.NFD.String(s) {
-		if !unicode.Is(unicode.Mn, r) {
-			b.WriteRune(unicode.ToLower(r))
-		}
 	}
 	return b.String()
 }

@@ -52,6 +52,10 @@ type Store struct {
 	self   string
 	now    func() time.Time
 	memory bool // ":memory:": nothing reaches a disk, so no write is synced
+	// unsearchedCache: stored messages are not queued for the search index
+	// (Options.Unsearched).
+	unsearchedCache bool
+	searchNums      searchNums // searchqueue.go
 
 	// beforeCommit, when set (by tests), runs inside each transaction just
 	// before its commit.
@@ -110,6 +114,7 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 			db.Close()
 			return nil, fmt.Errorf("open cache %s: %w", path, err)
 		}
+		s.unsearchedCache = true
 	}
 	return s, nil
 }

@@ -6,11 +6,13 @@ import (
 	"fmt"
 )
 
-// unsearched drops the triggers that queue each stored message for the
-// search index (migrations/0010): three inserts per message, about a third
-// of what storing a burst cost a cache nothing ever searches (chat tail's;
-// docs/tui.md). Only an in-memory cache may drop them: a file keeps its
-// schema, and the next migration and every later search expect them.
+// unsearched drops the triggers that keep the search index in step with
+// edits and deletes (migrations 0010, 0012, 0013); with Store.unsearchedCache
+// set, stored messages are not queued either (searchqueue.go). Queueing
+// was about a third of what storing a burst cost a cache nothing ever
+// searches (chat tail's; docs/tui.md). Only an in-memory cache may drop
+// them: a file keeps its schema, and the next migration and every later
+// search expect them.
 func (s *Store) unsearched(ctx context.Context) error {
 	if !s.memory {
 		return errors.New("only an in-memory cache can be left unsearched")

@@ -20,6 +20,10 @@ func (m *chatModel) takeMessages(msgs []wire.Message) tea.Cmd {
 	if len(msgs) == 0 {
 		return nil
 	}
+	if !m.shown {
+		m.takeHidden(msgs) // chathidden.go
+		return nil
+	}
 	if !m.appendsAtBottom(msgs) {
 		cmds := make([]tea.Cmd, 0, len(msgs))
 		for _, msg := range msgs {

@@ -190,12 +190,16 @@ func (f *fakeBackend) Search(_ context.Context, query, conv string, after *wire.
 			continue
 		}
 		for _, m := range ms {
-			i := strings.Index(strings.ToLower(m.Content), strings.ToLower(query))
-			if m.Kind != "" || i < 0 {
+			text := m.Content // a membership line with user ids, as the cache indexes it
+			if wire.IsMembershipKind(m.Kind) {
+				text = m.MembershipLine(nil)
+			}
+			i := strings.Index(strings.ToLower(text), strings.ToLower(query))
+			if m.Kind != "" && !wire.IsMembershipKind(m.Kind) || i < 0 {
 				continue
 			}
 			hits = append(hits, SearchHit{Message: m,
-				Snippet: m.Content[:i] + SnippetStart + m.Content[i:i+len(query)] + SnippetEnd + m.Content[i+len(query):]})
+				Snippet: text[:i] + SnippetStart + text[i:i+len(query)] + SnippetEnd + text[i+len(query):]})
 		}
 	}
 	order := func(a, b wire.Message) int {

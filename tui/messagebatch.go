@@ -2,6 +2,7 @@ package tui
 
 import (
 	"slices"
+	"time"
 
 	tea "charm.land/bubbletea/v2"
 
@@ -19,6 +20,7 @@ func (m *Model) handleMessages(msgs []wire.Message) tea.Cmd {
 	var chatMsgs []wire.Message
 	reload := false
 	sel, _ := m.inbox.selected()
+	var now time.Time // read once, by the first message to notify of
 	for _, msg := range msgs {
 		if !visible(msg) {
 			// A reaction, edit or delete: no bell, no unread; the cache has
@@ -32,7 +34,10 @@ func (m *Model) handleMessages(msgs []wire.Message) tea.Cmd {
 		open := m.chat.active && m.chat.offset == 0 && m.chat.conv.ConversationID == msg.ConversationID
 		names = appendNew(names, msg.SenderID)
 		if msg.SenderID != m.c.me && (!open || m.blurred) {
-			cmds = append(cmds, m.notify(msg))
+			if now.IsZero() {
+				now = m.c.now()
+			}
+			cmds = append(cmds, m.notify(msg, now))
 		}
 		if !m.inbox.takeBatched(msg, open || msg.SenderID == m.c.me) {
 			reload = true // a conversation we do not know yet: the cache has it by now

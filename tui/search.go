@@ -113,11 +113,11 @@ func (m searchModel) Update(msg tea.Msg) (searchModel, tea.Cmd) {
 				return m, nil
 			}
 			m.hits, m.more = append(m.hits, msg.hits...), msg.more
-			return m, nil
+			return m, m.c.askNames(hitNames(msg.hits)...) // searchnames.go
 		}
 		m.hits, m.err, m.cursor, m.asked, m.indexing = msg.hits, msg.err, 0, "", 0
 		m.more, m.loadingMore = msg.more, false
-		return m, nil
+		return m, m.c.askNames(hitNames(msg.hits)...)
 	case tea.KeyPressMsg:
 		switch {
 		case matches(msg, k.FinderClose):
@@ -218,7 +218,7 @@ func (m searchModel) View() string {
 		} else {
 			head = s.Subtle.Render(ansi.Truncate(head, w-2, "…"))
 		}
-		lines = append(lines, bar+head, "  "+m.snippet(h.Snippet, w-2))
+		lines = append(lines, bar+head, "  "+m.snippet(m.hitText(h), w-2))
 	}
 	switch {
 	case m.err != nil:
