@@ -26,9 +26,19 @@ func TestHeldStreamReadInFewReads(t *testing.T) {
 		t.Fatal("no batch was held: the test tests nothing")
 	}
 	reads := after - before
-	t.Logf("%d messages in %d socket reads, %d commits, %d batches held", n, reads, len(commits), held)
-	// One WebSocket message a frame: read one at a time, it takes n reads.
-	if reads > n/2 {
-		t.Fatalf("%d messages 2 ms apart took %d socket reads, want at most %d", n, reads, n/2)
+	log.mu.Lock()
+	batches := len(log.batches)
+	log.mu.Unlock()
+	t.Logf("%d messages in %d socket reads, %d commits, %d batches, %d held", n, reads, len(commits), batches, held)
+	// Read one at a time, the stream takes a read a frame (one WebSocket
+	// message each): n. Paused, a held batch takes its first frame's read
+	// and one for what came during the hold, sometimes one more for a frame
+	// that came while that was read; a batch not held, one.
+	most := 2*held + held/2 + (batches - held)
+	if most >= n {
+		t.Skipf("%d batches for %d messages: too few frames a batch to tell one read a frame from fewer", batches, n)
+	}
+	if reads > most {
+		t.Fatalf("%d messages 2 ms apart in %d batches (%d held) took %d socket reads, want at most %d", n, batches, held, reads, most)
 	}
 }
