@@ -17,7 +17,8 @@ import (
 // few ms lets the next messages of the stream join it; the longer a stream
 // lasts, the longer it is held, since a stream that has gone on for a while
 // is likely to go on (docs/tui.md, "A steady stream shares its receive
-// transactions").
+// transactions"). While a batch is held its reader leaves the socket alone
+// too, so the stream's frames are read a hold at a time (readgate.go).
 
 const (
 	// receiveHold is how long the first batches of a stream wait for more to
