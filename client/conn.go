@@ -26,11 +26,20 @@ type Conn struct {
 	// protocol is the version the server's hello said (0: none said).
 	protocol int
 	storeID  string // the server's store identity, from hello ("" from older servers)
+	// gate, when the socket could be wrapped, lets a hold pause the reads
+	// (readgate.go); nil otherwise.
+	gate *readGate
 }
 
 // Dial opens the WebSocket at <server>/v1/ws with the token and waits for the
 // server's hello. A refused token is a *wire.Error with CodeUnauthorized.
 func Dial(ctx context.Context, server, token string, hc *http.Client) (*Conn, error) {
+	return dial(ctx, server, token, hc, false)
+}
+
+// dial is Dial; gated wraps the socket so that a hold can pause its reads
+// (readgate.go), when hc's transport allows.
+func dial(ctx context.Context, server, token string, hc *http.Client, gated bool) (*Conn, error) {
 	u := strings.TrimRight(server, "/") + "/v1/ws"
 	switch {
 	case strings.HasPrefix(u, "https://"):
@@ -40,6 +49,15 @@ func Dial(ctx context.Context, server, token string, hc *http.Client) (*Conn, er
 	}
 	if hc == nil {
 		hc = defaultHTTPClient
+	}
+	var gate *readGate
+	if gated {
+		gate = &readGate{}
+		if gc := gatedClient(hc, gate); gc != nil {
+			hc = gc
+		} else {
+			gate = nil
+		}
 	}
 	ws, resp, err := websocket.Dial(ctx, u, &websocket.DialOptions{
 		HTTPClient:      hc,
@@ -59,7 +77,10 @@ func Dial(ctx context.Context, server, token string, hc *http.Client) (*Conn, er
 		return nil, &NetError{Server: server, Err: err}
 	}
 	ws.SetReadLimit(wire.MaxFrameBytes)
-	c := &Conn{ws: ws}
+	if gate != nil && !gate.isArmed() {
+		gate = nil
+	}
+	c := &Conn{ws: ws, gate: gate}
 	f, err := c.Read(ctx)
 	if err != nil {
 		ws.CloseNow()

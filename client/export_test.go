@@ -12,3 +12,18 @@ func SetReceiveHooks(s *Session, held func(hold time.Duration, queued int), stor
 // SetHistoryHook runs f inside History between its read of the outbox and its
 // read of the messages, where a sent answer's commit can fall.
 func SetHistoryHook(s *Session, f func()) { s.historyHook = f }
+
+// SocketReads is how many reads of the live connection's socket returned
+// data, and whether the socket is wrapped to count them (readgate.go).
+func SocketReads(s *Session) (reads int, gated bool) {
+	s.mu.Lock()
+	l := s.link
+	s.mu.Unlock()
+	if l == nil || l.conn.gate == nil {
+		return 0, false
+	}
+	g := l.conn.gate
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.reads, true
+}

@@ -17,7 +17,8 @@ import (
 // few ms lets the next messages of the stream join it; the longer a stream
 // lasts, the longer it is held, since a stream that has gone on for a while
 // is likely to go on (docs/tui.md, "A steady stream shares its receive
-// transactions").
+// transactions"). While a batch is held its reader leaves the socket alone
+// too, so the stream's frames are read a hold at a time (readgate.go).
 
 const (
 	// receiveHold is how long the first batches of a stream wait for more to
@@ -79,8 +80,13 @@ func (p *receivePace) hold(now time.Time) time.Duration {
 // meanwhile; done (the connection's end) cuts the wait short. The wait does
 // not wake for each frame that comes: what the hold saves is wake-ups, and a
 // stream fast enough to fill the reader's queue in the hold only waits on
-// the socket for as long.
-func (s *Session) gather(frames <-chan wire.Frame, first wire.Frame, pace *receivePace, done <-chan struct{}) []wire.Frame {
+// the socket for as long. With a gate the reader does not read the socket
+// during the hold either, and the batch ends once it has read what came
+// (readgate.go).
+func (s *Session) gather(frames <-chan wire.Frame, first wire.Frame, pace *receivePace, gate *readGate, done <-chan struct{}) []wire.Frame {
+	if gate != nil {
+		defer gate.decided()
+	}
 	batch := drainFrames(frames, []wire.Frame{first})
 	var hold time.Duration
 	switch {
@@ -97,11 +103,27 @@ func (s *Session) gather(frames <-chan wire.Frame, first wire.Frame, pace *recei
 	if hold <= 0 {
 		return batch
 	}
+	if gate != nil {
+		gate.pause(time.Now().Add(hold))
+	}
 	t := time.NewTimer(hold)
 	defer t.Stop()
 	select {
 	case <-t.C:
 	case <-done:
+		return drainFrames(frames, batch)
+	}
+	if gate != nil {
+		// The reader left the socket alone meanwhile: what came is in it,
+		// and is in the batch once the reader has read it all. A reader
+		// that never catches up (a stream faster than it reads) is not
+		// waited for longer than one more hold.
+		t.Reset(hold)
+		select {
+		case <-gate.caughtUp():
+		case <-t.C:
+		case <-done:
+		}
 	}
 	return drainFrames(frames, batch)
 }

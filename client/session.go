@@ -255,7 +255,7 @@ func (s *Session) Run(ctx context.Context) error {
 	attempt := 0
 	s.setState(func(st *State) { st.Status, st.LoggedOut, st.Disabled = Connecting, false, false })
 	for {
-		conn, err := Dial(ctx, s.api.Server(), s.api.Token(), s.api.hc)
+		conn, err := dial(ctx, s.api.Server(), s.api.Token(), s.api.hc, true)
 		if err == nil {
 			up := time.Now()
 			err = s.serve(ctx, conn)
@@ -462,10 +462,11 @@ func (s *Session) serve(ctx context.Context, conn *Conn) error {
 			if s.log.Enabled(lctx, slog.LevelDebug) {
 				s.log.Debug("frame in", "type", f.Type, "id", f.ID, "seq", f.SeqNo, "err", f.Error)
 			}
-			select {
-			case frames <- f:
-			case <-lctx.Done():
+			if !handOver(lctx, frames, f, conn.gate) {
 				return
+			}
+			if conn.gate != nil {
+				conn.gate.waitPause(lctx) // a held batch: what comes waits in the socket
 			}
 		}
 	}()
@@ -529,7 +530,7 @@ func (s *Session) serve(ctx context.Context, conn *Conn) error {
 				return context.Cause(lctx)
 			}
 			lastHeard = time.Now()
-			batch := s.gather(frames, f, &l.pace, lctx.Done())
+			batch := s.gather(frames, f, &l.pace, conn.gate, lctx.Done())
 			if err := s.handle(ctx, l, batch); err != nil {
 				return err
 			}

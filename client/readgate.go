@@ -1,0 +1,256 @@
+package client
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/chatterm/chat/wire"
+)
+
+// Reading the socket once a hold, not once a frame.
+//
+// A steady stream arrives as one WebSocket message a frame, a few ms apart.
+// The hold (hold.go) makes them share a commit, but the reader still woke for
+// each: the poller's wake-up, a read syscall, a hand-off. While a batch is
+// held the reader stops reading the socket instead; the frames wait in the
+// kernel's buffer and, when the hold ends, come out of it in one read. The
+// hold then ends when the reader has read everything that came, which it
+// knows when a read of the socket would block: the connection under the
+// WebSocket is wrapped (gatedConn) to try each read without waiting first.
+// A connection that cannot be wrapped (a RoundTripper other than
+// *http.Transport, a platform without non-blocking reads here) is held on a
+// timer alone, as before.
+
+// readGate is what the serve loop and its reader share about the socket:
+// until when the reader leaves it alone, and whether it is waiting on a
+// socket with nothing to read (or on a full queue: either way it has handed
+// over all it can).
+type readGate struct {
+	mu    sync.Mutex
+	until time.Time
+	idle  bool
+	// wake is closed at the reader's next idle; nil while nobody waits.
+	wake chan struct{}
+	// served is closed at the serve loop's next decision (servedSignal).
+	served chan struct{}
+	// catchingUp: the reader is reading what came during a pause; it is
+	// over when the socket is empty.
+	catchingUp bool
+	// reads counts the socket reads that returned data, for a test.
+	reads int
+	// armed: the WebSocket's socket was wrapped; a gate that is not is
+	// dropped (dial), and the hold waits on its timer alone.
+	armed bool
+}
+
+func (g *readGate) isArmed() bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.armed
+}
+
+// pause has the reader leave the socket alone until the time given: what
+// comes meanwhile is read at once after it.
+func (g *readGate) pause(until time.Time) {
+	g.mu.Lock()
+	g.until = until
+	g.mu.Unlock()
+	g.decided()
+}
+
+// caughtUp is closed once the reader is idle: at once if it is now.
+func (g *readGate) caughtUp() <-chan struct{} {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.wake == nil {
+		g.wake = make(chan struct{})
+	}
+	ch := g.wake
+	if g.idle {
+		close(ch)
+		g.wake = nil
+	}
+	return ch
+}
+
+// setIdle says whether the reader is waiting with nothing more to hand over.
+func (g *readGate) setIdle(idle bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.idle = idle
+	if idle {
+		g.catchingUp = false
+	}
+	if idle && g.wake != nil {
+		close(g.wake)
+		g.wake = nil
+	}
+}
+
+// waitPause is the reader's side of pause: it returns when the pause is over
+// or ctx ends.
+func (g *readGate) waitPause(ctx context.Context) {
+	g.mu.Lock()
+	until := g.until
+	g.until = time.Time{}
+	g.mu.Unlock()
+	d := time.Until(until)
+	if d <= 0 {
+		return
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+	}
+	g.mu.Lock()
+	g.catchingUp = true
+	g.mu.Unlock()
+}
+
+func (g *readGate) read() {
+	g.mu.Lock()
+	g.reads++
+	g.mu.Unlock()
+}
+
+// handOver queues a frame for the serve loop; false when ctx ended first.
+// A frame that finds the queue empty likely starts a batch, which the serve
+// loop may hold: the reader then waits for its decision (a pause, or the
+// batch taken) before it reads on, so the stream's next frame waits in the
+// socket too. A reader waiting here, or on a full queue, has handed over all
+// it read: it counts as idle, so a hold waiting for it to catch up does not
+// wait on itself.
+func handOver(ctx context.Context, frames chan<- wire.Frame, f wire.Frame, g *readGate) bool {
+	var served <-chan struct{}
+	if g != nil && len(frames) == 0 {
+		served = g.servedSignal() // nil while catching up after a pause
+	}
+	select {
+	case frames <- f:
+	default:
+		if g != nil {
+			g.setIdle(true)
+		}
+		select {
+		case frames <- f:
+		case <-ctx.Done():
+			return false
+		}
+		if g != nil {
+			g.setIdle(false)
+		}
+	}
+	if served == nil || g.paused() {
+		return true
+	}
+	g.setIdle(true)
+	defer g.setIdle(false)
+	select {
+	case <-served:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// servedSignal is closed when the serve loop next decides about a batch:
+// pauses the reader, or ends gathering it.
+func (g *readGate) servedSignal() <-chan struct{} {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.catchingUp {
+		return nil // the frames after it are in the socket already
+	}
+	if g.served == nil {
+		g.served = make(chan struct{})
+	}
+	return g.served
+}
+
+// decided is the serve loop's side of servedSignal.
+func (g *readGate) decided() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.served != nil {
+		close(g.served)
+		g.served = nil
+	}
+}
+
+// paused reports whether a pause is on now.
+func (g *readGate) paused() bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return time.Now().Before(g.until)
+}
+
+// gatedClient is hc with the connection it dials wrapped for g, or nil when
+// hc's transport cannot be (then the hold is on a timer alone).
+func gatedClient(hc *http.Client, g *readGate) *http.Client {
+	tr, ok := hc.Transport.(*http.Transport)
+	if hc.Transport == nil {
+		tr, ok = http.DefaultTransport.(*http.Transport)
+	}
+	if !ok || !nonBlockingReads {
+		return nil
+	}
+	tr = tr.Clone()
+	dial := tr.DialContext
+	if dial == nil {
+		dial = (&net.Dialer{}).DialContext
+	}
+	tr.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := dial(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		sc, ok := c.(syscall.Conn)
+		if !ok {
+			return c, nil
+		}
+		raw, err := sc.SyscallConn()
+		if err != nil {
+			return c, nil
+		}
+		g.mu.Lock()
+		g.armed = true
+		g.mu.Unlock()
+		return &gatedConn{Conn: c, raw: raw, gate: g}, nil
+	}
+	// The WebSocket's connection is taken over by the upgrade; nothing of
+	// this transport is kept idle.
+	tr.DisableKeepAlives = true
+	c := *hc
+	c.Transport = tr
+	return &c
+}
+
+// gatedConn is the socket under one WebSocket: each read is tried without
+// waiting, and the reader is idle while it waits.
+type gatedConn struct {
+	net.Conn
+	raw  syscall.RawConn
+	gate *readGate
+}
+
+func (c *gatedConn) Read(p []byte) (int, error) {
+	if n, done, err := tryRead(c.raw, p); done {
+		if n > 0 {
+			c.gate.read()
+		}
+		return n, err
+	}
+	c.gate.setIdle(true)
+	defer c.gate.setIdle(false)
+	n, err := c.Conn.Read(p)
+	if n > 0 {
+		c.gate.read()
+	}
+	return n, err
+}
