@@ -51,11 +51,18 @@ func ForTUI(args []string) bool { return len(args) == 1 }
 // called; later calls do nothing.
 func Start() {
 	once.Do(func() {
-		go func() {
-			runewidth.RuneWidth('…') // U+2026: past U+02FF, so the whole table
-			close(built)
-		}()
+		go build()
 	})
+}
+
+// build is the goroutine Start starts. The table's pages are asked for
+// first, in one call (internal/prefault), rather than taken one page fault
+// at a time as the build writes them. Where they cannot be (not Linux, a
+// kernel before 5.14) the build faults them in as before.
+func build() {
+	_ = populateTable()
+	runewidth.RuneWidth('…') // U+2026: past U+02FF, so the whole table
+	close(built)
 }
 
 // Built is closed once the table is built.
