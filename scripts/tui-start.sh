@@ -14,7 +14,8 @@
 # CHAT_STARTTRACE (cmd/chat/starttrace.go), also main to the inbox in the
 # model and to its frame written to the terminal, the new pane to main, and
 # the CPU the process used and its minor page faults before main and to that
-# frame.
+# frame (getrusage's: a page populated ahead by madvise counts as a fault
+# there too; scripts/tui-start-perf.sh counts the faults taken as traps).
 # Then typing, TYPING_RUNS times (default 3): bob's chat opened, 2,000
 # characters sent as keystrokes (send-keys -l, 200 at a time: a paste without
 # bracketed paste), timed from the last send until the last five are on
