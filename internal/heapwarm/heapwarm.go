@@ -6,8 +6,8 @@
 // initialisers' maps, goroutine stacks, the cache's first reads): about
 // 1,100 page faults, each a trap that costs 15–150 µs on a virtual machine
 // (docs/tui.md "Time to a painted inbox"). internal/prefault's HeapAhead
-// makes those pages present in one system call, on a goroutine of its own
-// while the initialisers go on. The commands (chat send, chat tail, ...)
+// makes those pages present in one system call, as far as the runtime has
+// mapped its heap, on a goroutine of its own while the initialisers go on. The commands (chat send, chat tail, ...)
 // allocate little before their work and are left alone.
 //
 // This package imports only internal/prefault and the standard library, so

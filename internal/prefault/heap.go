@@ -17,9 +17,13 @@ var heapMark *[64 << 10]byte
 // HeapAhead populates up to n bytes of the Go heap past its newest
 // allocation, as far as the runtime has mapped it (read from
 // /proc/self/maps): the memory the next allocations will be carved from,
-// since the runtime hands out the lowest free pages first. Pages the
-// program never comes to use cost their zeroing and stay in its resident
-// set until the runtime gives them back.
+// since the runtime hands out the lowest free pages first. The runtime maps
+// its heap 4 MiB or more at a time, as it grows, so how much that is depends
+// on where the newest allocation lies in its mapping: anything from nothing
+// to n. (Allocating and freeing n bytes first would make the runtime map
+// them, at the cost of a collection; on the TUI's start it left more faults
+// than this, docs/tui.md.) Pages the program never comes to use cost their
+// zeroing and stay in its resident set until the runtime gives them back.
 func HeapAhead(n int) error {
 	heapMark = new([64 << 10]byte)
 	at := uintptr(unsafe.Pointer(heapMark))
@@ -28,6 +32,17 @@ func HeapAhead(n int) error {
 		return err
 	}
 	return populateRange(at, min(end, at+uintptr(n)))
+}
+
+// MappedAfter is how many bytes of writable mapping lie past p, in the
+// mapping that holds it: for a heap object, as far as HeapAhead can
+// populate. The runtime extends the heap's mapping 4 MiB or more at a time.
+func MappedAfter(p unsafe.Pointer) (uintptr, error) {
+	end, err := mappingEnd(uintptr(p))
+	if err != nil {
+		return 0, err
+	}
+	return end - uintptr(p), nil
 }
 
 // mappingEnd is the end of the writable mapping that holds the address at.

@@ -25,9 +25,12 @@ type Counter struct{ fd int }
 
 // NewCounter opens a counter on the calling thread, or skips the test when
 // the kernel does not allow one (perf_event_paranoid above 2, a seccomp
-// filter).
+// filter) or the race detector is on.
 func NewCounter(t testing.TB) *Counter {
 	t.Helper()
+	if raceDetector {
+		t.Skip("under the race detector every page written faults its shadow memory in too")
+	}
 	runtime.LockOSThread()
 	t.Cleanup(runtime.UnlockOSThread)
 	attr := unix.PerfEventAttr{
