@@ -8,7 +8,9 @@
 // Writing the table is 550 first touches of a 4 KiB page: about 11 ms of
 // CPU a start (CHAT_CPUPROFILE over 15 starts) and 40–120 ms of wall clock
 // with the machine loaded (CHAT_STARTTRACE; docs/tui.md "Time to a painted
-// inbox"). Started from
+// inbox"). The goroutine asks for the table's pages in one call first
+// (internal/prefault), so the build writes pages that are already there.
+// Started from
 // runTUI it was still being built when the first window size came, in three
 // starts of five, and the first frame waited for it.
 //
