@@ -10,9 +10,8 @@
 // with the machine loaded (CHAT_STARTTRACE; docs/tui.md "Time to a painted
 // inbox"). The goroutine asks for the table's pages in one call first
 // (internal/prefault), so the build writes pages that are already there.
-// Started from
-// runTUI it was still being built when the first window size came, in three
-// starts of five, and the first frame waited for it.
+// Started from runTUI it was still being built when the first window size
+// came, in three starts of five, and the first frame waited for it.
 //
 // Started here, it is built on the other core while the rest of the
 // package initialisers run (about 10 ms) and main opens the cache, instead
