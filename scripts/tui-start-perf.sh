@@ -4,8 +4,9 @@
 # for several chat binaries alternated start by start, against a live
 # chatserver on loopback (the same setting as scripts/tui-start.sh: alice's
 # cache holds bob's message, a new tmux pane at 120×40 per start). Each start
-# runs until bob's message is on screen and 0.3 s more, then gets SIGTERM; the
-# first start (which syncs the cache) is not counted.
+# runs until bob's message is on screen and 0.3 s more, then gets SIGTERM.
+# Each binary has a home of its own, logged in and synced by its first start
+# (not counted): an older build refuses a cache a newer one has migrated.
 #
 # Trap faults are what the start's fresh memory costs on a virtual machine
 # (15–150 µs each here). getrusage's minor faults, which CHAT_STARTTRACE and
@@ -36,10 +37,9 @@ code=$(CHAT_SERVER=$SERVER CHAT_HOME=$TMP/live "$TMP/bin/chat" invite)
 echo bob-password-12 | CHAT_SERVER=$SERVER CHAT_HOME=$TMP/bob "$TMP/bin/chat" register bob --invite "$code" --password-stdin >/dev/null
 echo "hello from bob" | CHAT_SERVER=$SERVER CHAT_HOME=$TMP/bob "$TMP/bin/chat" send --to alice >/dev/null
 
-python3 -u - "$TMP" "$RUNS" "$@" <<'PY'
+python3 -u - "$TMP" "$RUNS" "$SERVER" "$@" <<'PY'
 import os, statistics, subprocess, sys, time
-tmp, runs, cases = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
-home = os.path.join(tmp, "live")
+tmp, runs, server, cases = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4:]
 out = os.path.join(tmp, "perf.out")
 starts = 0
 
@@ -51,7 +51,8 @@ def pane(cmd):
     subprocess.run(T + ["new-session", "-d", "-x", "120", "-y", "40", "-s", "m", cmd], check=True)
     return T
 
-def start(binary, env):
+def start(label, binary, env):
+    home = os.path.join(tmp, "home-" + label)
     if os.path.exists(out):
         os.remove(out)
     T = pane(f"exec env TERM=xterm-256color CHAT_HOME={home} {env} "
@@ -81,11 +82,14 @@ for c in cases:
     label, spec = c.split("=", 1)
     binary, _, env = spec.partition(":")
     parsed.append((label, binary, env))
-start(parsed[0][1], parsed[0][2])  # syncs bob's message into the cache
+for label, binary, env in parsed:
+    subprocess.run([binary, "login", "alice", "--password-stdin"], input="alice-password-1\n", text=True, check=True,
+                   capture_output=True, env=dict(os.environ, CHAT_SERVER=server, CHAT_HOME=os.path.join(tmp, "home-" + label)))
+    start(label, binary, env)  # syncs bob's message into this binary's cache
 res = {label: [] for label, _, _ in parsed}
 for _ in range(runs):
     for label, binary, env in parsed:
-        res[label].append(start(binary, env))
+        res[label].append(start(label, binary, env))
 for label, _, _ in parsed:
     # A start whose perf ended without its counts (killed with the pane) is
     # left out, and said.
