@@ -28,3 +28,18 @@ func TestStartDoesNotInitialiseGoldmarkExtensions(t *testing.T) {
 		}
 	}
 }
+
+// The TUI's start populates the heap's next pages from an initialiser
+// (internal/heapwarm): the package is linked and initialised in chat. Run
+// as the TUI without a terminal, chat ends with its error after the
+// initialisers.
+func TestTUIStartInitialisesHeapwarm(t *testing.T) {
+	c := exec.Command(chatBin)
+	c.Env = append(os.Environ(), "GODEBUG=inittrace=1", "CHAT_HOME="+t.TempDir())
+	out, _ := c.CombinedOutput() // no terminal: an error, which is not what is tested
+	for _, pkg := range []string{"github.com/chatterm/chat/internal/heapwarm", "github.com/chatterm/chat/internal/widthwarm"} {
+		if !strings.Contains(string(out), "init "+pkg+" @") {
+			t.Errorf("chat does not initialise %s: %q", pkg, out)
+		}
+	}
+}

@@ -21,7 +21,9 @@ import (
 // loaded machine changes less than the wall clock, and its minor page
 // faults so far (each first touch of a page of the binary, the heap or a
 // table: on a virtual machine a fault can cost tens of µs, and the start
-// takes hundreds of them). It is how the start-up is taken apart from
+// takes hundreds of them; a page populated ahead by internal/prefault counts
+// here too, though it takes no trap: scripts/tui-start-perf.sh counts the
+// traps). It is how the start-up is taken apart from
 // inside (docs/tui.md "Time to a painted inbox"); scripts/tui-start.sh sets
 // it. It stops after traceSpan, so a long session's file stays small.
 type startTrace struct {

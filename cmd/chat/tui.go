@@ -15,6 +15,7 @@ import (
 	"github.com/charmbracelet/x/term"
 
 	"github.com/chatterm/chat/client"
+	"github.com/chatterm/chat/internal/heapwarm"
 	"github.com/chatterm/chat/internal/widthwarm"
 	"github.com/chatterm/chat/localstore"
 	"github.com/chatterm/chat/tui"
@@ -31,9 +32,11 @@ func runTUI(ctx context.Context, cfg client.Config) error {
 	trace.mark("runTUI")
 	releaseGC := holdGC()
 	defer releaseGC()
-	// go-runewidth's width table, which the first frame needs: started by
-	// internal/widthwarm's initialiser when chat runs alone; with flags, here.
+	// go-runewidth's width table, which the first frame needs, and the
+	// heap's next pages: started by internal/widthwarm's and
+	// internal/heapwarm's initialisers when chat runs alone; with flags, here.
 	widthwarm.Start()
+	heapwarm.Start()
 	if !term.IsTerminal(os.Stdout.Fd()) {
 		return errors.New("the full-screen UI needs a terminal, and standard output is not one; " +
 			"for scripts use the commands (chat --help)")

@@ -8,9 +8,10 @@
 // Writing the table is 550 first touches of a 4 KiB page: about 11 ms of
 // CPU a start (CHAT_CPUPROFILE over 15 starts) and 40–120 ms of wall clock
 // with the machine loaded (CHAT_STARTTRACE; docs/tui.md "Time to a painted
-// inbox"). Started from
-// runTUI it was still being built when the first window size came, in three
-// starts of five, and the first frame waited for it.
+// inbox"). The goroutine asks for the table's pages in one call first
+// (internal/prefault), so the build writes pages that are already there.
+// Started from runTUI it was still being built when the first window size
+// came, in three starts of five, and the first frame waited for it.
 //
 // Started here, it is built on the other core while the rest of the
 // package initialisers run (about 10 ms) and main opens the cache, instead
@@ -51,11 +52,18 @@ func ForTUI(args []string) bool { return len(args) == 1 }
 // called; later calls do nothing.
 func Start() {
 	once.Do(func() {
-		go func() {
-			runewidth.RuneWidth('…') // U+2026: past U+02FF, so the whole table
-			close(built)
-		}()
+		go build()
 	})
+}
+
+// build is the goroutine Start starts. The table's pages are asked for
+// first, in one call (internal/prefault), rather than taken one page fault
+// at a time as the build writes them. Where they cannot be (not Linux, a
+// kernel before 5.14) the build faults them in as before.
+func build() {
+	_ = populateTable()
+	runewidth.RuneWidth('…') // U+2026: past U+02FF, so the whole table
+	close(built)
 }
 
 // Built is closed once the table is built.
