@@ -34,8 +34,15 @@ type searchNums struct {
 
 // searchNum is the number of conv in the index's docids, numbering it in tx
 // if it has none yet. Only a number read as committed before tx is
-// remembered: one given in tx is gone if tx rolls back.
-func (s *Store) searchNum(ctx context.Context, tx *sql.Tx, conv string) (int64, error) {
+// remembered for the process: one given in tx is gone if tx rolls back. A
+// number given in tx is kept in fresh (the transaction's own) instead: the
+// SELECT inside tx sees it too, and caching what it read would keep a number
+// that a rollback hands to the next new conversation. The cache has one
+// connection, so a row the SELECT finds that tx did not insert is committed.
+func (s *Store) searchNum(ctx context.Context, tx *sql.Tx, conv string, fresh map[string]int64) (int64, error) {
+	if num, ok := fresh[conv]; ok {
+		return num, nil
+	}
 	s.searchNums.mu.Lock()
 	num, ok := s.searchNums.nums[conv]
 	s.searchNums.mu.Unlock()
@@ -44,8 +51,11 @@ func (s *Store) searchNum(ctx context.Context, tx *sql.Tx, conv string) (int64, 
 	}
 	err := tx.QueryRowContext(ctx, `SELECT num FROM search_convs WHERE conversation_id = ?`, conv).Scan(&num)
 	if errors.Is(err, sql.ErrNoRows) {
-		err = tx.QueryRowContext(ctx, `INSERT INTO search_convs (conversation_id) VALUES (?) RETURNING num`, conv).Scan(&num)
-		return num, err
+		if err = tx.QueryRowContext(ctx, `INSERT INTO search_convs (conversation_id) VALUES (?) RETURNING num`, conv).Scan(&num); err != nil {
+			return 0, err
+		}
+		fresh[conv] = num
+		return num, nil
 	}
 	if err != nil {
 		return 0, err
@@ -71,7 +81,8 @@ func (s *Store) queueForSearch(ctx context.Context, tx *sql.Tx, stored []wire.Me
 		return nil
 	}
 	var texts, lines []byte
-	conv, num := "", int64(0) // the last conversation's: a commit is mostly of one
+	conv, num := "", int64(0)   // the last conversation's: a commit is mostly of one
+	fresh := map[string]int64{} // numbered in tx (searchNum)
 	for _, m := range stored {
 		line := wire.IsMembershipKind(m.Kind)
 		if m.SeqNo >= maxSearchSeq || !line && (m.Kind != "" || cachedContent(m) == "") {
@@ -79,7 +90,7 @@ func (s *Store) queueForSearch(ctx context.Context, tx *sql.Tx, stored []wire.Me
 		}
 		if m.ConversationID != conv {
 			var err error
-			if num, err = s.searchNum(ctx, tx, m.ConversationID); err != nil {
+			if num, err = s.searchNum(ctx, tx, m.ConversationID, fresh); err != nil {
 				return fmt.Errorf("queue messages for search: number %s: %w", m.ConversationID, err)
 			}
 			conv = m.ConversationID

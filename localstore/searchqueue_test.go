@@ -354,3 +354,35 @@ func TestSearchNumberOfAFailedCommitIsNotKept(t *testing.T) {
 		}
 	}
 }
+
+// A conversation numbered in a commit that rolls back, and looked up again
+// in that commit after another conversation's message (A, B, A), must not
+// keep its number: the next new conversation takes it, and the two would
+// share docids.
+func TestSearchNumberSeenTwiceInAFailedCommitIsNotKept(t *testing.T) {
+	s, err := Open(ctx, filepath.Join(t.TempDir(), "cache.db"), Options{UserID: "me"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	carol := wire.DirectConversationID("me", "carol")
+	dave := wire.DirectConversationID("me", "dave")
+	failing, cancel := context.WithCancel(ctx)
+	s.beforeCommit = func(*sql.Tx) { cancel() }
+	if _, err := s.PutMessages(failing, msg(dm, 1, "bob", "lost apple"), msg(carol, 1, "carol", "lost pear"), msg(dm, 2, "bob", "lost plum")); err == nil {
+		t.Fatal("a commit whose context ended stored its messages")
+	}
+	s.beforeCommit = nil
+	if _, err := s.PutMessages(ctx, msg(dave, 1, "dave", "dave apple")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.PutMessages(ctx, msg(dm, 1, "bob", "bob apple")); err != nil {
+		t.Fatal(err)
+	}
+	for conv, want := range map[string]string{dm: "bob apple", dave: "dave apple"} {
+		hits := mustSearch(t, s, "apple", conv)
+		if len(hits) != 1 || hits[0].Message.Content != want {
+			t.Fatalf("apple in %s: %v, want %q alone", conv, hits, want)
+		}
+	}
+}
