@@ -137,6 +137,14 @@ func (c *Conn) Read(ctx context.Context) (wire.Frame, error) {
 	}
 }
 
+// Buffered reports whether frames of the last message are still to be
+// returned by Read: they are read from the socket already, so a reader that
+// waits before handing them over (readgate.go) would only delay them.
+func (c *Conn) Buffered() bool {
+	_, _, ok := wire.CutFrame(c.rest)
+	return ok
+}
+
 // Write sends one frame.
 func (c *Conn) Write(ctx context.Context, f wire.Frame) error {
 	data, err := wire.EncodeFrame(f)

@@ -78,11 +78,12 @@ func (p *receivePace) hold(now time.Time) time.Duration {
 // frames were waiting, and the previous receive commit was recent), it
 // waits out the hold, then takes what queued
 // meanwhile; done (the connection's end) cuts the wait short. The wait does
-// not wake for each frame that comes: what the hold saves is wake-ups, and a
-// stream fast enough to fill the reader's queue in the hold only waits on
-// the socket for as long. With a gate the reader does not read the socket
-// during the hold either, and the batch ends once it has read what came
-// (readgate.go).
+// not wake for each frame that comes: what the hold saves is wake-ups.
+// Without a gate, a stream fast enough to fill the reader's queue in the
+// hold only waits on the socket for as long; with one the reader leaves the
+// socket alone during the hold (frames of a WebSocket message it has read
+// already still come into the queue) and the batch ends once it has read
+// what came (readgate.go).
 func (s *Session) gather(frames <-chan wire.Frame, first wire.Frame, pace *receivePace, gate *readGate, done <-chan struct{}) []wire.Frame {
 	if gate != nil {
 		defer gate.decided()

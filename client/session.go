@@ -462,10 +462,11 @@ func (s *Session) serve(ctx context.Context, conn *Conn) error {
 			if s.log.Enabled(lctx, slog.LevelDebug) {
 				s.log.Debug("frame in", "type", f.Type, "id", f.ID, "seq", f.SeqNo, "err", f.Error)
 			}
-			if !handOver(lctx, frames, f, conn.gate) {
+			behind := conn.Buffered()
+			if !handOver(lctx, frames, f, conn.gate, behind) {
 				return
 			}
-			if conn.gate != nil {
+			if conn.gate != nil && !behind {
 				conn.gate.waitPause(lctx) // a held batch: what comes waits in the socket
 			}
 		}
