@@ -10,7 +10,8 @@
 // mapped its heap, on a goroutine of its own while the initialisers go on. The commands (chat send, chat tail, ...)
 // allocate little before their work and are left alone.
 //
-// This package imports only internal/prefault and the standard library, so
+// This package imports only internal/prefault (which keeps to the standard
+// library) and the standard library, so
 // it is initialised early: the heap it populates is the heap the rest of
 // the initialisers and main grow into.
 package heapwarm

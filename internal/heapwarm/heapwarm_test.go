@@ -31,6 +31,8 @@ func TestForTUI(t *testing.T) {
 // the TUI's start holds it.
 func TestStartPopulatesTheHeap(t *testing.T) {
 	if os.Getenv("HEAPWARM_FRESH") == "1" {
+		faulttest.RequirePopulate(t)
+		faulttest.SkipUnderHugePages(t)
 		// Start populates only what the runtime has mapped of the heap.
 		faulttest.GrowHeap(t, 2<<20)
 		Start()

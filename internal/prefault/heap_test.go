@@ -15,6 +15,7 @@ import (
 // off, so that the heap only grows, as it does during the TUI's start.
 func TestHeapAheadPopulatesTheNextAllocations(t *testing.T) {
 	if os.Getenv("PREFAULT_FRESH") == "1" {
+		faulttest.SkipUnderHugePages(t)
 		// HeapAhead populates only what the runtime has mapped.
 		faulttest.GrowHeap(t, 2<<20)
 		c := faulttest.NewCounter(t)

@@ -38,6 +38,7 @@ func TestTableIsGoRunewidths(t *testing.T) {
 // that no other test has built the table yet.
 func TestBuildTakesNoPageFaults(t *testing.T) {
 	if os.Getenv("WIDTHWARM_FRESH") == "1" {
+		faulttest.RequirePopulate(t)
 		c := faulttest.NewCounter(t)
 		build()
 		if n := c.Faults(t); n > 50 {

@@ -20,7 +20,8 @@
 // for nothing, and `chat --home DIR` (flags, no command) starts it from
 // runTUI as before.
 //
-// This package imports only go-runewidth and the standard library, so the
+// This package imports only go-runewidth, internal/prefault and the standard
+// library (prefault keeps to the standard library), so the
 // Go specification's order of initialisation (each package as soon as its
 // imports are, in the order of their paths) runs it as soon as go-runewidth
 // is initialised.
