@@ -24,4 +24,9 @@ func (f *FramePacer) Stop() {
 		}
 	}
 	f.armed, f.frameSet = false, false
+	// A timer that fired between the renderer's end and this call may have
+	// started the ticker again: stop it too (Bubble Tea is done with it).
+	if f.ticker != nil {
+		f.ticker.Stop()
+	}
 }
