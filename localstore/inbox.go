@@ -237,7 +237,7 @@ func (s *Store) PutConversation(ctx context.Context, c wire.Conversation) error 
 // RemoveMember forgets a member's boundaries (they left the group), so they no
 // longer hold back its ticks.
 func (s *Store) RemoveMember(ctx context.Context, conversationID, userID string) error {
-	_, err := s.db.ExecContext(ctx, `DELETE FROM member_status WHERE conversation_id = ? AND user_id = ?`, conversationID, userID)
+	_, err := s.exec(ctx, `DELETE FROM member_status WHERE conversation_id = ? AND user_id = ?`, conversationID, userID)
 	if err != nil {
 		return fmt.Errorf("remove %s from %s: %w", userID, conversationID, err)
 	}
