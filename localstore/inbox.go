@@ -3,7 +3,6 @@ package localstore
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 
 	"github.com/chatterm/chat/wire"
@@ -81,9 +80,6 @@ const upsertStatus = `INSERT INTO member_status (conversation_id, user_id, last_
 		   OR excluded.last_read_seq > member_status.last_read_seq`
 
 func (s *Store) applyStatus(ctx context.Context, tx *sql.Tx, conv string, st wire.MemberStatus) (bool, error) {
-	// An Exec, not a query: in a transaction under a context that can end,
-	// database/sql watches every query's rows from a goroutine of its own,
-	// and a burst's boundaries come one a row (burstctx_test.go).
 	res, err := tx.ExecContext(ctx, upsertStatus, conv, st.UserID, max(st.LastDeliveredSeq, st.LastReadSeq), st.LastReadSeq)
 	if err != nil {
 		return false, err
@@ -95,27 +91,6 @@ func (s *Store) applyStatus(ctx context.Context, tx *sql.Tx, conv string, st wir
 		}
 	}
 	return n > 0, nil
-}
-
-// applyStatusReturning is applyStatus that also fills now with the
-// boundaries as they stand after it, when it moved them: for a few rows a
-// batch (its senders), not for a burst of boundaries.
-func (s *Store) applyStatusReturning(ctx context.Context, tx *sql.Tx, conv string, st wire.MemberStatus, now *wire.MemberStatus) (bool, error) {
-	err := tx.QueryRowContext(ctx, upsertStatus+` RETURNING last_delivered_seq, last_read_seq`,
-		conv, st.UserID, max(st.LastDeliveredSeq, st.LastReadSeq), st.LastReadSeq).Scan(&now.LastDeliveredSeq, &now.LastReadSeq)
-	if errors.Is(err, sql.ErrNoRows) {
-		return false, nil // nothing moved
-	}
-	if err != nil {
-		return false, err
-	}
-	now.UserID = st.UserID
-	if st.UserID == s.self {
-		if err := moveOwnBoundaries(ctx, tx, conv, st); err != nil {
-			return false, err
-		}
-	}
-	return true, nil
 }
 
 // moveOwnBoundaries carries the user's own boundaries, once moved, to the inbox row.
