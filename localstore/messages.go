@@ -134,13 +134,10 @@ func (s *Store) putBatch(ctx context.Context, tx *sql.Tx, msgs []wire.Message) (
 			return Batch{}, err
 		}
 	}
-	senderStatuses := make([]SenderStatus, 0, len(senders))
 	for k, seq := range senders {
-		st, err := s.applySenderStatus(ctx, tx, k.conv, k.user, seq)
-		if err != nil {
+		if _, err := s.applyStatus(ctx, tx, k.conv, wire.MemberStatus{UserID: k.user, LastDeliveredSeq: seq, LastReadSeq: seq}); err != nil {
 			return Batch{}, err
 		}
-		senderStatuses = append(senderStatuses, SenderStatus{ConversationID: k.conv, Status: st})
 	}
 	// After the senders' boundaries: one who left is no member any more.
 	for _, ev := range events {
@@ -160,6 +157,18 @@ func (s *Store) putBatch(ctx context.Context, tx *sql.Tx, msgs []wire.Message) (
 		if _, err := tx.ExecContext(ctx, `UPDATE inbox SET gaps = gaps + 1 WHERE conversation_id = ? AND last_read_seq < ?`,
 			ev.ConversationID, ev.SeqNo); err != nil {
 			return Batch{}, err
+		}
+	}
+	// The senders' boundaries as they now stand, after the membership events
+	// (one who left has none).
+	senderStatuses := make([]SenderStatus, 0, len(senders))
+	for k := range senders {
+		st, ok, err := memberStatus(ctx, tx, k.conv, k.user)
+		if err != nil {
+			return Batch{}, err
+		}
+		if ok {
+			senderStatuses = append(senderStatuses, SenderStatus{ConversationID: k.conv, Status: st})
 		}
 	}
 	cursors := make(map[string]int64, len(held))

@@ -135,3 +135,22 @@ func TestPutBatchSenderAheadOfTheirMessage(t *testing.T) {
 		t.Fatalf("status of a stranger: %v, want ErrNotFound", err)
 	}
 }
+
+// A member whose own leave event is in the batch has no boundaries after
+// it, and is not reported (MemberStatus: ErrNotFound).
+func TestPutBatchSenderWhoLeft(t *testing.T) {
+	s := MustOpen(t)
+	const g = "g:crew"
+	left := wire.Message{ConversationID: g, SeqNo: 2, MessageID: "m2", SenderID: "dave", Kind: wire.KindLeft, Timestamp: t0}
+	b, err := s.PutBatch(ctx, msg(g, 1, "carol", "hi"), left)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []SenderStatus{{ConversationID: g, Status: wire.MemberStatus{UserID: "carol", LastDeliveredSeq: 1, LastReadSeq: 1}}}
+	if !slices.Equal(b.Senders, want) {
+		t.Fatalf("senders %+v, want %+v", b.Senders, want)
+	}
+	if _, err := s.MemberStatus(ctx, g, "dave"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("dave's status after he left: %v, want ErrNotFound", err)
+	}
+}
