@@ -29,3 +29,13 @@ func BenchmarkReceiveCommit(b *testing.B) {
 		}
 	}
 }
+
+// receiveCommit is what the session does with a batch: since session 21
+// everything it needs comes from the put (before, it read the cursor and the
+// sender's boundaries after the commit).
+func receiveCommit(b *testing.B, s *Store, ms []wire.Message) {
+	put, err := s.PutBatch(ctx, ms...)
+	if err != nil || len(put.Senders) != 1 || put.Cursors[dm] != ms[len(ms)-1].SeqNo {
+		b.Fatalf("put: %+v, %v", put, err)
+	}
+}
