@@ -223,11 +223,14 @@ func (s *Session) handle(ctx context.Context, l *link, batch []wire.Frame) error
 	touched := map[string]int64{} // conversation -> highest seq_no received
 	var conflicted []string       // conversations where a seq_no came with another message_id
 	replaced := 0                 // cached messages a sent answer replaced
+	// The cursors the last put left, to ack without reading them again;
+	// dropped by any other write of the batch that may move one.
+	cursors := ackCursors{}
 	flushMsgs := func() error {
 		if len(msgs) == 0 {
 			return nil
 		}
-		added, conflicts, err := s.store.PutMessagesChecked(ctx, msgs...)
+		put, err := s.store.PutBatch(ctx, msgs...)
 		if err != nil {
 			// Not acked, so the server sends them again after the reconnect.
 			return fmt.Errorf("store incoming messages: %w", err)
@@ -236,35 +239,25 @@ func (s *Session) handle(ctx context.Context, l *link, batch []wire.Frame) error
 		if s.storedHook != nil {
 			s.storedHook(len(msgs))
 		}
+		cursors.learn(msgs, put.Cursors)
 		msgs = msgs[:0]
-		for _, m := range conflicts {
+		for _, m := range put.Conflicts {
 			if !slices.Contains(conflicted, m.ConversationID) {
 				conflicted = append(conflicted, m.ConversationID)
 			}
 		}
-		type key struct{ conv, user string }
-		senders := map[key]bool{}
-		s.emitAdded(ctx, added)
-		for _, m := range added {
-			if m.SenderID != s.self {
-				senders[key{m.ConversationID, m.SenderID}] = true
-			}
-		}
-		if err := s.emitChanged(ctx, added); err != nil {
+		s.emitAdded(ctx, put.Added)
+		if err := s.emitChanged(ctx, put.Added); err != nil {
 			return err
 		}
 		// A message implies its sender read everything before it;
 		// the server sends no status frame for that, so the ticks of our own
-		// messages move here. The event carries the boundaries as cached.
-		for k := range senders {
-			st, err := s.store.MemberStatus(ctx, k.conv, k.user)
-			if errors.Is(err, localstore.ErrNotFound) {
-				continue
+		// messages move here. The event carries the boundaries as cached
+		// (by the put itself, in its transaction).
+		for _, st := range put.Senders {
+			if st.Status.UserID != s.self {
+				s.emit(ctx, StatusEvent{ConversationID: st.ConversationID, Status: st.Status})
 			}
-			if err != nil {
-				return err
-			}
-			s.emit(ctx, StatusEvent{ConversationID: k.conv, Status: st})
 		}
 		return nil
 	}
@@ -272,6 +265,7 @@ func (s *Session) handle(ctx context.Context, l *link, batch []wire.Frame) error
 		if len(sents) == 0 {
 			return nil
 		}
+		cursors.forget() // our own messages stored may move a cursor
 		done, err := s.store.CompleteSends(ctx, sents...)
 		if err != nil {
 			return err
@@ -380,6 +374,7 @@ func (s *Session) handle(ctx context.Context, l *link, batch []wire.Frame) error
 			if err := flush(f.Type); err != nil {
 				return err
 			}
+			cursors.forget() // a page of history, a sync's end: may move one
 			if err := s.handleOther(ctx, l, f); err != nil {
 				return err
 			}
@@ -389,6 +384,7 @@ func (s *Session) handle(ctx context.Context, l *link, batch []wire.Frame) error
 		return err
 	}
 	if len(conflicted) > 0 {
+		cursors.forget() // a rollback moves cursors back
 		if err := s.reconcileLive(ctx, l, conflicted, replaced); err != nil {
 			return err
 		}
@@ -396,9 +392,12 @@ func (s *Session) handle(ctx context.Context, l *link, batch []wire.Frame) error
 	// Ack each touched conversation up to its cursor, duplicates included: a
 	// redelivery means the server missed our earlier ack.
 	for conv, top := range touched {
-		cur, ok, err := s.store.Cursor(ctx, conv)
-		if err != nil {
-			return err
+		cur, ok, known := cursors.of(conv)
+		if !known {
+			var err error
+			if cur, ok, err = s.store.Cursor(ctx, conv); err != nil {
+				return err
+			}
 		}
 		if !ok {
 			continue

@@ -9,9 +9,9 @@ import (
 
 // What each write needs to survive.
 //
-// The cache is opened with synchronous=FULL: in WAL mode every commit syncs
-// the log before it returns, so an outbox entry (Enqueue) outlives a power
-// cut once the user has been told it is queued. That sync is most of what a
+// The user's own writes commit with synchronous=FULL: in WAL mode such a
+// commit syncs the log before it returns, so an outbox entry (Enqueue)
+// outlives a power cut once the user has been told it is queued. That sync is most of what a
 // commit costs, and a received message does not need it: the message is on
 // the server, and the sync cursor that says how far this device holds the
 // conversation lives in the same database and commits in the same
@@ -33,9 +33,16 @@ import (
 // is kept, no later write outlives an earlier one.
 //
 // synchronous is a setting of the connection and cannot change inside a
-// transaction, so rebuildableTx sets it around its own on the store's one
-// connection (Open allows one, and an in-memory cache exists only on it), and
-// sets it back before the connection goes to anyone else.
+// transaction. The connection is opened at NORMAL, what the receive path
+// needs, so the commits of a burst run without touching it; tx, through
+// which every other write goes, raises it to FULL around its own transaction
+// on the store's one connection (Open allows one, and an in-memory cache
+// exists only on it) and lowers it again before the connection goes to
+// anyone else. Switching per relaxed commit cost two statements and taking
+// the connection out of the pool, ~20 µs of every incoming batch (docs/tui.md,
+// "Session 21: the receive commit"); the writes that need FULL are the
+// user's own and rare. No write may bypass tx or rebuildableTx (a bare
+// s.db.ExecContext would commit at NORMAL): TestWriteDurability pins each.
 
 const (
 	syncRelaxed = "PRAGMA synchronous = NORMAL"
@@ -44,33 +51,60 @@ const (
 
 // rebuildableTx runs fn in a transaction whose commit is not synced to disk:
 // for writes the server can send again after a power cut (see above). The
-// connection is back at synchronous=FULL when it returns; if that cannot be
-// made so, the connection is closed, and the next one opens at FULL.
-func (s *Store) rebuildableTx(ctx context.Context, fn func(*sql.Tx) error) (err error) {
+// connection is at NORMAL already.
+func (s *Store) rebuildableTx(ctx context.Context, fn func(*sql.Tx) error) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	return s.finish(tx, fn)
+}
+
+// tx runs fn in a transaction whose commit is synced before it returns
+// (synchronous=FULL): for what exists only on this device (the outbox,
+// drafts, the cursor a caller moves by hand) and everything not shown to be
+// rebuildable. If the connection cannot be raised to FULL, nothing is
+// written; if it cannot be lowered again, the connection is closed and the
+// next one opens at NORMAL.
+func (s *Store) tx(ctx context.Context, fn func(*sql.Tx) error) error {
 	if s.memory {
-		return s.tx(ctx, fn) // nothing is synced anyway
+		tx, err := s.db.BeginTx(ctx, nil) // nothing is synced anyway
+		if err != nil {
+			return err
+		}
+		return s.finish(tx, fn)
 	}
 	conn, err := s.db.Conn(ctx)
 	if err != nil {
 		return err
 	}
 	defer conn.Close()
-	if _, err := conn.ExecContext(ctx, syncRelaxed); err != nil {
-		return fmt.Errorf("relax synchronous: %w", err)
+	if err := s.setSync(ctx, conn, syncFull); err != nil {
+		return fmt.Errorf("raise synchronous to FULL: %w", err)
 	}
 	defer func() {
-		// Even when ctx has ended: Enqueue must never run on a relaxed connection.
-		if _, rerr := conn.ExecContext(context.WithoutCancel(ctx), syncFull); rerr != nil {
-			conn.Raw(func(any) error { return driver.ErrBadConn }) // closes it
-			if err == nil {
-				err = fmt.Errorf("restore synchronous=FULL: %w", rerr)
-			}
+		// Even when ctx has ended: left at FULL, every incoming batch would sync.
+		if err := s.setSync(context.WithoutCancel(ctx), conn, syncRelaxed); err != nil {
+			conn.Raw(func(any) error { return driver.ErrBadConn }) // closes it: the next opens at NORMAL
 		}
 	}()
 	tx, err := conn.BeginTx(ctx, nil)
 	if err != nil {
 		return err
 	}
+	return s.finish(tx, fn)
+}
+
+func (s *Store) setSync(ctx context.Context, conn *sql.Conn, stmt string) error {
+	if s.syncSet != nil {
+		s.syncSet(stmt)
+	}
+	_, err := conn.ExecContext(ctx, stmt)
+	return err
+}
+
+// finish runs fn in tx and commits, or rolls back if fn fails.
+func (s *Store) finish(tx *sql.Tx, fn func(*sql.Tx) error) error {
 	if err := fn(tx); err != nil {
 		tx.Rollback()
 		return err
@@ -79,4 +113,16 @@ func (s *Store) rebuildableTx(ctx context.Context, fn func(*sql.Tx) error) (err 
 		s.beforeCommit(tx)
 	}
 	return tx.Commit()
+}
+
+// exec runs one statement through tx, at FULL: a bare s.db.ExecContext
+// would commit at the connection's NORMAL.
+func (s *Store) exec(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	var res sql.Result
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		var err error
+		res, err = tx.ExecContext(ctx, query, args...)
+		return err
+	})
+	return res, err
 }

@@ -70,32 +70,39 @@ func (s *Store) ApplyStatuses(ctx context.Context, updates ...StatusUpdate) (cha
 	return changed, nil
 }
 
-func (s *Store) applyStatus(ctx context.Context, tx *sql.Tx, conv string, st wire.MemberStatus) (bool, error) {
-	delivered := max(st.LastDeliveredSeq, st.LastReadSeq)
-	res, err := tx.ExecContext(ctx, `INSERT INTO member_status (conversation_id, user_id, last_delivered_seq, last_read_seq)
+// upsertStatus moves a member's boundaries forward only, read implying delivered.
+const upsertStatus = `INSERT INTO member_status (conversation_id, user_id, last_delivered_seq, last_read_seq)
 		VALUES (?, ?, ?, ?)
 		ON CONFLICT (conversation_id, user_id) DO UPDATE SET
 			last_delivered_seq = max(member_status.last_delivered_seq, excluded.last_delivered_seq),
 			last_read_seq = max(member_status.last_read_seq, excluded.last_read_seq)
 		WHERE excluded.last_delivered_seq > member_status.last_delivered_seq
-		   OR excluded.last_read_seq > member_status.last_read_seq`,
-		conv, st.UserID, delivered, st.LastReadSeq)
+		   OR excluded.last_read_seq > member_status.last_read_seq`
+
+func (s *Store) applyStatus(ctx context.Context, tx *sql.Tx, conv string, st wire.MemberStatus) (bool, error) {
+	res, err := tx.ExecContext(ctx, upsertStatus, conv, st.UserID, max(st.LastDeliveredSeq, st.LastReadSeq), st.LastReadSeq)
 	if err != nil {
 		return false, err
 	}
 	n, _ := res.RowsAffected()
 	if n > 0 && st.UserID == s.self {
-		// Read to the end, no gap is left ahead of the boundary. (Read part of the
-		// way, the gaps are kept: unread may then count a little low until the
-		// next inbox sync, never high.)
-		if _, err := tx.ExecContext(ctx, `UPDATE inbox SET
-			last_delivered_seq = max(last_delivered_seq, ?), last_read_seq = max(last_read_seq, ?),
-			gaps = CASE WHEN max(last_read_seq, ?) >= last_seq THEN 0 ELSE gaps END
-			WHERE conversation_id = ?`, delivered, st.LastReadSeq, st.LastReadSeq, conv); err != nil {
+		if err := moveOwnBoundaries(ctx, tx, conv, st); err != nil {
 			return false, err
 		}
 	}
 	return n > 0, nil
+}
+
+// moveOwnBoundaries carries the user's own boundaries, once moved, to the inbox row.
+func moveOwnBoundaries(ctx context.Context, tx *sql.Tx, conv string, st wire.MemberStatus) error {
+	// Read to the end, no gap is left ahead of the boundary. (Read part of the
+	// way, the gaps are kept: unread may then count a little low until the
+	// next inbox sync, never high.)
+	_, err := tx.ExecContext(ctx, `UPDATE inbox SET
+		last_delivered_seq = max(last_delivered_seq, ?), last_read_seq = max(last_read_seq, ?),
+		gaps = CASE WHEN max(last_read_seq, ?) >= last_seq THEN 0 ELSE gaps END
+		WHERE conversation_id = ?`, max(st.LastDeliveredSeq, st.LastReadSeq), st.LastReadSeq, st.LastReadSeq, conv)
+	return err
 }
 
 // Statuses returns every known member's boundaries in a conversation, by user.
@@ -237,7 +244,7 @@ func (s *Store) PutConversation(ctx context.Context, c wire.Conversation) error 
 // RemoveMember forgets a member's boundaries (they left the group), so they no
 // longer hold back its ticks.
 func (s *Store) RemoveMember(ctx context.Context, conversationID, userID string) error {
-	_, err := s.db.ExecContext(ctx, `DELETE FROM member_status WHERE conversation_id = ? AND user_id = ?`, conversationID, userID)
+	_, err := s.exec(ctx, `DELETE FROM member_status WHERE conversation_id = ? AND user_id = ?`, conversationID, userID)
 	if err != nil {
 		return fmt.Errorf("remove %s from %s: %w", userID, conversationID, err)
 	}

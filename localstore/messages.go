@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/chatterm/chat/wire"
@@ -28,26 +29,13 @@ func (s *Store) PutMessages(ctx context.Context, msgs ...wire.Message) ([]wire.M
 // means the server's store was rolled back under this cache: the caller
 // reconciles the conversation (ApplyRollback) and fetches it again.
 func (s *Store) PutMessagesChecked(ctx context.Context, msgs ...wire.Message) (added, conflicts []wire.Message, err error) {
-	for _, m := range msgs {
-		if err := validMessage(m); err != nil {
-			return nil, nil, fmt.Errorf("put messages: %w", err)
-		}
-	}
-	// Not synced: the server sends again what a power cut loses (durability.go).
-	err = s.rebuildableTx(ctx, func(tx *sql.Tx) error {
-		var err error
-		added, conflicts, err = s.putMessagesChecked(ctx, tx, msgs)
-		return err
-	})
-	if err != nil {
-		return nil, nil, fmt.Errorf("put messages: %w", err)
-	}
-	return added, conflicts, nil
+	b, err := s.PutBatch(ctx, msgs...)
+	return b.Added, b.Conflicts, err
 }
 
 func (s *Store) putMessages(ctx context.Context, tx *sql.Tx, msgs []wire.Message) ([]wire.Message, error) {
-	added, _, err := s.putMessagesChecked(ctx, tx, msgs)
-	return added, err
+	b, err := s.putBatch(ctx, tx, msgs)
+	return b.Added, err
 }
 
 const insertMessage = `INSERT OR IGNORE INTO messages
@@ -55,9 +43,10 @@ const insertMessage = `INSERT OR IGNORE INTO messages
 	kind, target_seq, reply_to, edited, deleted, reactions, updated_seq, attachment_info, mentions, mentions_me)
 	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
-func (s *Store) putMessagesChecked(ctx context.Context, tx *sql.Tx, msgs []wire.Message) (_, conflicts []wire.Message, _ error) {
+func (s *Store) putBatch(ctx context.Context, tx *sql.Tx, msgs []wire.Message) (Batch, error) {
 	type senderKey struct{ conv, user string }
-	var added, events []wire.Message
+	var added, conflicts, events []wire.Message
+	held := map[string][]int64{}        // per conversation, the seq_nos of the batch: each has a row now
 	lowest := map[string]int64{}        // per conversation, the lowest new seq_no
 	top := map[string]int64{}           // per conversation, the highest new seq_no
 	newest := map[string]wire.Message{} // per conversation, the newest new message (not event)
@@ -66,20 +55,21 @@ func (s *Store) putMessagesChecked(ctx context.Context, tx *sql.Tx, msgs []wire.
 	ctx = statementContext(ctx) // live is checked once a row (rowctx.go)
 	for _, m := range msgs {
 		if err := live.Err(); err != nil {
-			return nil, nil, err
+			return Batch{}, err
 		}
+		held[m.ConversationID] = append(held[m.ConversationID], m.SeqNo)
 		// Through the connection's statement cache, compiled once (Open).
 		res, err := tx.ExecContext(ctx, insertMessage, m.ConversationID, m.SeqNo, m.MessageID, m.SenderID, cachedContent(m), m.Attachment, nanos(m.Timestamp),
 			m.Kind, m.TargetSeq, m.ReplyTo, m.Edited, m.Deleted, encodeReactions(m.Reactions), m.UpdatedSeq, encodeAttachmentInfo(m.AttachmentInfo),
 			strings.Join(m.Mentions, ","), wire.MentionsUser(m.Mentions, m.SenderID, s.self))
 		if err != nil {
-			return nil, nil, err
+			return Batch{}, err
 		}
 		if n, _ := res.RowsAffected(); n == 0 {
 			var cachedID string
 			if err := tx.QueryRowContext(ctx, `SELECT message_id FROM messages WHERE conversation_id = ? AND seq_no = ?`,
 				m.ConversationID, m.SeqNo).Scan(&cachedID); err != nil {
-				return nil, nil, err
+				return Batch{}, err
 			}
 			if cachedID != m.MessageID {
 				conflicts = append(conflicts, m)
@@ -87,7 +77,7 @@ func (s *Store) putMessagesChecked(ctx context.Context, tx *sql.Tx, msgs []wire.
 			}
 			// Cached already: a page fetched later may show it as later events left it.
 			if err := refreshState(ctx, tx, m); err != nil {
-				return nil, nil, err
+				return Batch{}, err
 			}
 			continue
 		}
@@ -103,7 +93,7 @@ func (s *Store) putMessagesChecked(ctx context.Context, tx *sql.Tx, msgs []wire.
 		senders[k] = max(senders[k], m.SeqNo)
 	}
 	if err := s.queueForSearch(ctx, tx, added); err != nil {
-		return nil, nil, err
+		return Batch{}, err
 	}
 	// The rest is per conversation, not per message: one preview (the newest),
 	// one boundary per sender (the highest), one cursor walk.
@@ -118,7 +108,7 @@ func (s *Store) putMessagesChecked(ctx context.Context, tx *sql.Tx, msgs []wire.
 		var last int64
 		err := tx.QueryRowContext(ctx, `SELECT last_seq FROM inbox WHERE conversation_id = ?`, ev.ConversationID).Scan(&last)
 		if err != nil && !errors.Is(err, sql.ErrNoRows) {
-			return nil, nil, err
+			return Batch{}, err
 		}
 		covered[ev.ConversationID] = last
 	}
@@ -129,31 +119,31 @@ func (s *Store) putMessagesChecked(ctx context.Context, tx *sql.Tx, msgs []wire.
 		if _, err := tx.ExecContext(ctx, `INSERT INTO inbox (conversation_id, type, peer, last_seq) VALUES (?, ?, ?, ?)
 			ON CONFLICT (conversation_id) DO UPDATE SET last_seq = excluded.last_seq, left_seq = 0 WHERE excluded.last_seq > inbox.last_seq`,
 			conv, typ, peer, seq); err != nil {
-			return nil, nil, err
+			return Batch{}, err
 		}
 	}
 	for conv, m := range newest {
 		if _, err := tx.ExecContext(ctx, `UPDATE inbox SET last_message_seq = ?, last_message_body = ?,
 			last_message_sender = ?, last_message_at = ? WHERE conversation_id = ? AND last_message_seq < ?`,
 			m.SeqNo, m.Preview(), m.SenderID, nanos(m.Timestamp), conv, m.SeqNo); err != nil {
-			return nil, nil, err
+			return Batch{}, err
 		}
 	}
 	for _, ev := range events {
 		if err := applyEvent(ctx, tx, ev); err != nil {
-			return nil, nil, err
+			return Batch{}, err
 		}
 	}
 	for k, seq := range senders {
 		if _, err := s.applyStatus(ctx, tx, k.conv, wire.MemberStatus{UserID: k.user, LastDeliveredSeq: seq, LastReadSeq: seq}); err != nil {
-			return nil, nil, err
+			return Batch{}, err
 		}
 	}
 	// After the senders' boundaries: one who left is no member any more.
 	for _, ev := range events {
 		if wire.IsMembershipKind(ev.Kind) && ev.SeqNo > covered[ev.ConversationID] {
 			if err := applyMembership(ctx, tx, s.self, ev); err != nil {
-				return nil, nil, err
+				return Batch{}, err
 			}
 		}
 	}
@@ -166,27 +156,68 @@ func (s *Store) putMessagesChecked(ctx context.Context, tx *sql.Tx, msgs []wire.
 		}
 		if _, err := tx.ExecContext(ctx, `UPDATE inbox SET gaps = gaps + 1 WHERE conversation_id = ? AND last_read_seq < ?`,
 			ev.ConversationID, ev.SeqNo); err != nil {
-			return nil, nil, err
+			return Batch{}, err
 		}
 	}
+	// The senders' boundaries as they now stand, after the membership events
+	// (one who left has none).
+	senderStatuses := make([]SenderStatus, 0, len(senders))
+	for k := range senders {
+		st, ok, err := memberStatus(ctx, tx, k.conv, k.user)
+		if err != nil {
+			return Batch{}, err
+		}
+		if ok {
+			senderStatuses = append(senderStatuses, SenderStatus{ConversationID: k.conv, Status: st})
+		}
+	}
+	cursors := make(map[string]int64, len(held))
 	for conv, low := range lowest {
-		if err := advanceCursor(ctx, tx, conv, low-1); err != nil {
-			return nil, nil, err
+		slices.Sort(held[conv])
+		cur, err := advanceCursor(ctx, tx, conv, low-1, held[conv])
+		if err != nil {
+			return Batch{}, err
 		}
+		cursors[conv] = cur
 	}
-	return added, conflicts, nil
+	// Nothing new in them: their cursor as it stands, read here rather than
+	// after the commit on a connection taken again.
+	for conv := range held {
+		if _, ok := cursors[conv]; ok {
+			continue
+		}
+		var cur int64
+		err := tx.QueryRowContext(ctx, `SELECT seq_no FROM cursors WHERE conversation_id = ?`, conv).Scan(&cur)
+		if errors.Is(err, sql.ErrNoRows) {
+			continue
+		}
+		if err != nil {
+			return Batch{}, err
+		}
+		cursors[conv] = cur
+	}
+	return Batch{Added: added, Conflicts: conflicts, Cursors: cursors, Senders: senderStatuses}, nil
 }
 
 // advanceCursor moves the conversation's cursor over every contiguous cached
-// message after it. A conversation without a cursor starts at floor: the device
-// holds messages from the first one it saw, and older ones are history.
-func advanceCursor(ctx context.Context, tx *sql.Tx, conv string, floor int64) error {
+// message after it, and returns where it stands. A conversation without a
+// cursor starts at floor: the device holds messages from the first one it
+// saw, and older ones are history. held (sorted) are seq_nos known to have a
+// row: the run through them is walked here rather than row by row in SQL, so
+// a batch that continues the cursor costs a probe past its end, not a scan of
+// itself.
+func advanceCursor(ctx context.Context, tx *sql.Tx, conv string, floor int64, held []int64) (int64, error) {
 	var cur int64
 	err := tx.QueryRowContext(ctx, `SELECT seq_no FROM cursors WHERE conversation_id = ?`, conv).Scan(&cur)
 	if errors.Is(err, sql.ErrNoRows) {
 		cur = floor
 	} else if err != nil {
-		return err
+		return 0, err
+	}
+	if i, ok := slices.BinarySearch(held, cur+1); ok {
+		for ; i < len(held) && held[i] <= cur+1; i++ {
+			cur = held[i] // a seq_no twice in the batch leaves cur where it is
+		}
 	}
 	var next int64
 	err = tx.QueryRowContext(ctx, `SELECT 1 FROM messages WHERE conversation_id = ? AND seq_no = ?`, conv, cur+1).Scan(&next)
@@ -194,7 +225,7 @@ func advanceCursor(ctx context.Context, tx *sql.Tx, conv string, floor int64) er
 	case errors.Is(err, sql.ErrNoRows):
 		// Nothing contiguous to move over.
 	case err != nil:
-		return err
+		return 0, err
 	default:
 		// The end of the run starting at cur+1 is the first message after cur
 		// whose successor is missing; ORDER BY ... LIMIT 1 stops the scan there.
@@ -203,12 +234,12 @@ func advanceCursor(ctx context.Context, tx *sql.Tx, conv string, floor int64) er
 			AND NOT EXISTS (SELECT 1 FROM messages n WHERE n.conversation_id = ?1 AND n.seq_no = m.seq_no + 1)
 			ORDER BY m.seq_no LIMIT 1`, conv, cur).Scan(&cur)
 		if err != nil {
-			return err
+			return 0, err
 		}
 	}
 	_, err = tx.ExecContext(ctx, `INSERT INTO cursors (conversation_id, seq_no) VALUES (?, ?)
 		ON CONFLICT (conversation_id) DO UPDATE SET seq_no = excluded.seq_no WHERE excluded.seq_no > cursors.seq_no`, conv, cur)
-	return err
+	return cur, err
 }
 
 const messageColumns = `conversation_id, seq_no, message_id, sender_id, content, attachment, timestamp,
@@ -361,7 +392,8 @@ func (s *Store) AdvanceCursor(ctx context.Context, conversationID string, seqNo 
 			conversationID, seqNo); err != nil {
 			return err
 		}
-		return advanceCursor(ctx, tx, conversationID, seqNo)
+		_, err := advanceCursor(ctx, tx, conversationID, seqNo, nil)
+		return err
 	})
 	if err != nil {
 		return fmt.Errorf("advance cursor of %s: %w", conversationID, err)

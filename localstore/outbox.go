@@ -157,7 +157,7 @@ func (s *Store) Unsent(ctx context.Context) (int, error) {
 
 // NoteAttempt counts one more send of an entry.
 func (s *Store) NoteAttempt(ctx context.Context, messageID string) error {
-	if _, err := s.db.ExecContext(ctx, `UPDATE outbox SET attempts = attempts + 1 WHERE message_id = ?`, messageID); err != nil {
+	if _, err := s.exec(ctx, `UPDATE outbox SET attempts = attempts + 1 WHERE message_id = ?`, messageID); err != nil {
 		return fmt.Errorf("note attempt of %s: %w", messageID, err)
 	}
 	return nil
@@ -269,7 +269,7 @@ func (s *Store) FailSend(ctx context.Context, messageID string, e *wire.Error) e
 	if e == nil || e.Code == "" {
 		return fmt.Errorf("fail send %s: %w", messageID, wire.Errorf(wire.CodeInvalid, "an error code is required"))
 	}
-	res, err := s.db.ExecContext(ctx, `UPDATE outbox SET error_code = ?, error_message = ? WHERE message_id = ?`,
+	res, err := s.exec(ctx, `UPDATE outbox SET error_code = ?, error_message = ? WHERE message_id = ?`,
 		string(e.Code), e.Message, messageID)
 	if err != nil {
 		return fmt.Errorf("fail send %s: %w", messageID, err)
@@ -282,7 +282,7 @@ func (s *Store) FailSend(ctx context.Context, messageID string, e *wire.Error) e
 
 // Discard removes an outbox entry without sending it (the user gave up on it).
 func (s *Store) Discard(ctx context.Context, messageID string) error {
-	res, err := s.db.ExecContext(ctx, `DELETE FROM outbox WHERE message_id = ?`, messageID)
+	res, err := s.exec(ctx, `DELETE FROM outbox WHERE message_id = ?`, messageID)
 	if err != nil {
 		return fmt.Errorf("discard %s: %w", messageID, err)
 	}

@@ -34,7 +34,7 @@ func (s *Store) StoreID(ctx context.Context) (string, error) {
 
 // SetStoreID records the server store identity the cache is now in step with.
 func (s *Store) SetStoreID(ctx context.Context, id string) error {
-	_, err := s.db.ExecContext(ctx, `INSERT INTO meta (key, value) VALUES ('store_id', ?)
+	_, err := s.exec(ctx, `INSERT INTO meta (key, value) VALUES ('store_id', ?)
 		ON CONFLICT (key) DO UPDATE SET value = excluded.value`, id)
 	if err != nil {
 		return fmt.Errorf("record the store id: %w", err)

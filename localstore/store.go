@@ -58,8 +58,9 @@ type Store struct {
 	searchNums      searchNums // searchqueue.go
 
 	// beforeCommit, when set (by tests), runs inside each transaction just
-	// before its commit.
+	// before its commit; syncSet, before each PRAGMA synchronous it issues.
 	beforeCommit func(*sql.Tx)
+	syncSet      func(stmt string)
 }
 
 // stmtCacheSize is how many prepared statements the connection keeps: more
@@ -88,13 +89,14 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	}
 	// _txlock=immediate takes the write lock at BEGIN, so two processes never
 	// deadlock upgrading read transactions; busy_timeout makes the loser wait.
-	// synchronous=FULL because the outbox must survive a crash once Enqueue
-	// returns; what the server can send again is written with less
-	// (rebuildableTx). _stmt_cache_size keeps the driver's prepared
+	// synchronous=NORMAL for what the server can send again (rebuildableTx,
+	// every incoming batch); the outbox must survive a crash once Enqueue
+	// returns, so tx raises it to FULL around every other write
+	// (durability.go). _stmt_cache_size keeps the driver's prepared
 	// statements: without it every query is compiled anew, a quarter of what
 	// an incoming message cost chat tail (docs/tui.md, "What a message costs
 	// the session").
-	dsn := "file:" + escapePath(path) + "?_journal_mode=WAL&_busy_timeout=5000&_synchronous=FULL&_txlock=immediate&_foreign_keys=on&_stmt_cache_size=" + strconv.Itoa(stmtCacheSize)
+	dsn := "file:" + escapePath(path) + "?_journal_mode=WAL&_busy_timeout=5000&_synchronous=NORMAL&_txlock=immediate&_foreign_keys=on&_stmt_cache_size=" + strconv.Itoa(stmtCacheSize)
 	db, err := sql.Open("sqlite3", dsn)
 	if err != nil {
 		return nil, fmt.Errorf("open cache %s: %w", path, err)
@@ -162,21 +164,6 @@ func (s *Store) Close() error { return s.db.Close() }
 
 // UserID is the account the cache belongs to.
 func (s *Store) UserID() string { return s.self }
-
-func (s *Store) tx(ctx context.Context, fn func(*sql.Tx) error) error {
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	if err := fn(tx); err != nil {
-		tx.Rollback()
-		return err
-	}
-	if s.beforeCommit != nil {
-		s.beforeCommit(tx)
-	}
-	return tx.Commit()
-}
 
 func nanos(t time.Time) int64 {
 	if t.IsZero() {

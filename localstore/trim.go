@@ -10,7 +10,7 @@ import (
 // stay, so syncing and acking go on from where they were; for a cache that
 // must stay bounded (chat tail's, which never reads old messages back).
 func (s *Store) TrimMessages(ctx context.Context, conversationID string, belowSeq int64) (int64, error) {
-	res, err := s.db.ExecContext(ctx, `DELETE FROM messages WHERE conversation_id = ? AND seq_no < ?`, conversationID, belowSeq)
+	res, err := s.exec(ctx, `DELETE FROM messages WHERE conversation_id = ? AND seq_no < ?`, conversationID, belowSeq)
 	if err != nil {
 		return 0, fmt.Errorf("trim messages of %s: %w", conversationID, err)
 	}

@@ -36,7 +36,7 @@ func (s *Store) unsearched(ctx context.Context) error {
 		return fmt.Errorf("find the search triggers: %w", err)
 	}
 	for _, name := range names {
-		if _, err := s.db.ExecContext(ctx, `DROP TRIGGER "`+name+`"`); err != nil {
+		if _, err := s.exec(ctx, `DROP TRIGGER "`+name+`"`); err != nil {
 			return fmt.Errorf("drop trigger %s: %w", name, err)
 		}
 	}
