@@ -53,7 +53,7 @@ func dial(ctx context.Context, server, token string, hc *http.Client, gated bool
 	var gate *readGate
 	if gated {
 		gate = &readGate{}
-		if gc := gatedClient(hc, gate); gc != nil {
+		if gc := gatedClient(ctx, hc, gate); gc != nil {
 			hc = gc
 		} else {
 			gate = nil
@@ -64,6 +64,9 @@ func dial(ctx context.Context, server, token string, hc *http.Client, gated bool
 		HTTPHeader:      http.Header{"Authorization": {"Bearer " + token}},
 		CompressionMode: websocket.CompressionDisabled,
 	})
+	if gate != nil {
+		gate.endDials() // a dial still running would outlive the session
+	}
 	if err != nil {
 		if resp != nil && resp.StatusCode >= 300 {
 			// The server answers a refused upgrade with its usual error body.

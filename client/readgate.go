@@ -45,6 +45,53 @@ type readGate struct {
 	// armed: the WebSocket's socket was wrapped; a gate that is not is
 	// dropped (dial), and the hold waits on its timer alone.
 	armed bool
+	// The transport's dials running in gatedClient's wrapper (net/http dials
+	// on a goroutine of its own that outlives a cancelled request): dial
+	// ends them once it has its answer and waits for them, so that a
+	// session's Run leaves nothing of its own behind. dialsEnded refuses a
+	// dial that starts after that.
+	dialing     int
+	dialsEnded  bool
+	dialsIdle   chan struct{} // closed when dialing drops to 0 after the end
+	cancelDials context.CancelFunc
+}
+
+// enterDial counts a dial in; false once the dials were ended.
+func (g *readGate) enterDial() bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.dialsEnded {
+		return false
+	}
+	g.dialing++
+	return true
+}
+
+func (g *readGate) leaveDial() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.dialing--
+	if g.dialing == 0 && g.dialsIdle != nil {
+		close(g.dialsIdle)
+		g.dialsIdle = nil
+	}
+}
+
+// endDials cancels the dials still running and waits for them to return.
+func (g *readGate) endDials() {
+	g.mu.Lock()
+	g.dialsEnded = true
+	if g.cancelDials != nil {
+		g.cancelDials()
+	}
+	if g.dialing == 0 {
+		g.mu.Unlock()
+		return
+	}
+	idle := make(chan struct{})
+	g.dialsIdle = idle
+	g.mu.Unlock()
+	<-idle
 }
 
 func (g *readGate) isArmed() bool {
@@ -194,8 +241,9 @@ func (g *readGate) paused() bool {
 }
 
 // gatedClient is hc with the connection it dials wrapped for g, or nil when
-// hc's transport cannot be (then the hold is on a timer alone).
-func gatedClient(hc *http.Client, g *readGate) *http.Client {
+// hc's transport cannot be (then the hold is on a timer alone). Its dials
+// end with ctx, or when g.endDials is called.
+func gatedClient(ctx context.Context, hc *http.Client, g *readGate) *http.Client {
 	tr, ok := hc.Transport.(*http.Transport)
 	if hc.Transport == nil {
 		tr, ok = http.DefaultTransport.(*http.Transport)
@@ -208,8 +256,19 @@ func gatedClient(hc *http.Client, g *readGate) *http.Client {
 	if dial == nil {
 		dial = (&net.Dialer{}).DialContext
 	}
-	tr.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
-		c, err := dial(ctx, network, addr)
+	dialsCtx, cancel := context.WithCancel(ctx)
+	g.mu.Lock()
+	g.cancelDials = cancel
+	g.mu.Unlock()
+	tr.DialContext = func(tctx context.Context, network, addr string) (net.Conn, error) {
+		if !g.enterDial() {
+			return nil, net.ErrClosed
+		}
+		defer g.leaveDial()
+		dctx, stop := context.WithCancel(tctx)
+		defer stop()
+		defer context.AfterFunc(dialsCtx, stop)()
+		c, err := dial(dctx, network, addr)
 		if err != nil {
 			return nil, err
 		}
