@@ -27,3 +27,18 @@ func SocketReads(s *Session) (reads int, gated bool) {
 	defer g.mu.Unlock()
 	return g.reads, true
 }
+
+// LowWaterPauses is how many of the live connection's pauses raised its
+// socket's receive low-water mark (readgate_lowat_linux.go).
+func LowWaterPauses(s *Session) int {
+	s.mu.Lock()
+	l := s.link
+	s.mu.Unlock()
+	if l == nil || l.conn.gate == nil {
+		return 0
+	}
+	g := l.conn.gate
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.lowWaterPauses
+}

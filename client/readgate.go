@@ -42,6 +42,11 @@ type readGate struct {
 	catchingUp bool
 	// reads counts the socket reads that returned data, for a test.
 	reads int
+	// lowWater raises the socket's receive low-water mark during a pause
+	// and lowers it after (readgate_lowat_linux.go); nil where it cannot.
+	// lowWaterPauses counts the pauses it was raised for, for a test.
+	lowWater       func(held bool) error
+	lowWaterPauses int
 	// armed: the WebSocket's socket was wrapped; a gate that is not is
 	// dropped (dial), and the hold waits on its timer alone.
 	armed bool
@@ -144,10 +149,19 @@ func (g *readGate) waitPause(ctx context.Context) {
 	g.mu.Lock()
 	until := g.until
 	g.until = time.Time{}
+	lowWater := g.lowWater
 	g.mu.Unlock()
 	d := time.Until(until)
 	if d <= 0 {
 		return
+	}
+	if lowWater != nil && lowWater(true) == nil {
+		g.mu.Lock()
+		g.lowWaterPauses++
+		g.mu.Unlock()
+		// Lowered again before the reader reads on. A socket that refuses
+		// it is closing: its read says so.
+		defer func() { _ = lowWater(false) }()
 	}
 	t := time.NewTimer(d)
 	defer t.Stop()
@@ -282,6 +296,7 @@ func gatedClient(ctx context.Context, hc *http.Client, g *readGate) *http.Client
 		}
 		g.mu.Lock()
 		g.armed = true
+		g.lowWater = lowWaterSetter(raw)
 		g.mu.Unlock()
 		return &gatedConn{Conn: c, raw: raw, gate: g}, nil
 	}

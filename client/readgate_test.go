@@ -1,6 +1,7 @@
 package client_test
 
 import (
+	"runtime"
 	"testing"
 	"time"
 
@@ -75,4 +76,26 @@ func TestStreamCutDuringHoldsLosesNothing(t *testing.T) {
 	bob.waitFor("every message", func() bool { return len(bob.cached(conv)) == len(ids) })
 	checkOnceInOrder(t, bob, conv, ids)
 	bob.waitFor("the stream acked", func() bool { return deliveredTo(t, aliceAPI, conv, "bob") == int64(len(ids)) })
+}
+
+// The pauses of a held stream raise the socket's low-water mark, and lower
+// it again: a message after the stream, alone and far below the mark, still
+// comes at once.
+func TestHeldStreamRaisesTheLowWaterMarkAndLowersIt(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the low-water mark is raised on Linux only")
+	}
+	alice, bob, conv, log := holdSetup(t, client.DefaultAckDelay, true)
+	ids := stream(t, alice, conv, 40, 2*time.Millisecond)
+	bob.waitFor("the whole stream", func() bool { return len(bob.cached(conv)) == len(ids) })
+	if held, _ := log.reset(); held == 0 {
+		t.Skip("no batch was held (a slow machine): the test would test nothing")
+	}
+	if client.LowWaterPauses(bob.sess) == 0 {
+		t.Fatal("batches were held, but no pause raised the socket's low-water mark")
+	}
+	time.Sleep(200 * time.Millisecond) // every hold over
+	ids = append(ids, stream(t, alice, conv, 1, 0)...)
+	bob.waitFor("the message after the stream", func() bool { return len(bob.cached(conv)) == len(ids) })
+	checkOnceInOrder(t, bob, conv, ids)
 }
