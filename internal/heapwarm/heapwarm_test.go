@@ -10,22 +10,6 @@ import (
 	"github.com/chatterm/chat/internal/prefault/faulttest"
 )
 
-func TestForTUI(t *testing.T) {
-	for _, tc := range []struct {
-		args []string
-		tui  bool
-	}{
-		{[]string{"chat"}, true},
-		{[]string{"chat", "send", "--to", "bob"}, false},
-		{[]string{"chat", "--help"}, false},
-		{[]string{"chat", "--home", "/tmp/x"}, false}, // runTUI starts it
-	} {
-		if got := ForTUI(tc.args); got != tc.tui {
-			t.Errorf("ForTUI(%q) = %v, want %v", tc.args, got, tc.tui)
-		}
-	}
-}
-
 // Once Start has run, the start's next MB of heap objects is written
 // without a page fault a page. In a process of its own, the collector off, as
 // the TUI's start holds it.
