@@ -271,20 +271,7 @@ func TestSearchHitFindsItsConversationByNumber(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rows, err := s.db.QueryContext(ctx, "EXPLAIN QUERY PLAN "+q, args...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	var plan []string
-	for rows.Next() {
-		var id, parent, notused int
-		var detail string
-		if err := rows.Scan(&id, &parent, &notused, &detail); err != nil {
-			t.Fatal(err)
-		}
-		plan = append(plan, detail)
-	}
+	plan := queryPlanSteps(t, s, q, args...)
 	if !slices.Contains(plan, "SEARCH s USING INTEGER PRIMARY KEY (rowid=?)") {
 		t.Fatalf("search_convs not looked up by number:\n%s", strings.Join(plan, "\n"))
 	}
