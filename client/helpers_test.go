@@ -56,6 +56,21 @@ func direct(t *testing.T, api *client.API, peer string) string {
 	return c.ConversationID
 }
 
+// serverMember is user's status in conv as the server reports it to api's
+// user; false when it could not be read or user is no member.
+func serverMember(api *client.API, conv, user string) (wire.MemberStatus, bool) {
+	st, err := api.Status(context.Background(), conv)
+	if err != nil {
+		return wire.MemberStatus{}, false
+	}
+	for _, m := range st.Members {
+		if m.UserID == user {
+			return m, true
+		}
+	}
+	return wire.MemberStatus{}, false
+}
+
 // fastBackoff keeps reconnects quick in tests.
 var fastBackoff = client.Backoff{Base: 10 * time.Millisecond, Cap: 200 * time.Millisecond, Stable: time.Second}
 

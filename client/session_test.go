@@ -286,16 +286,8 @@ func TestSessionRecoversALostFrame(t *testing.T) {
 	}
 	// The acks caught up too: the server counts all three as delivered.
 	bob.waitFor("delivered on the server", func() bool {
-		st, err := aliceAPI.Status(bg, conv)
-		if err != nil {
-			return false
-		}
-		for _, m := range st.Members {
-			if m.UserID == "bob" {
-				return m.LastDeliveredSeq == last.SeqNo
-			}
-		}
-		return false
+		m, ok := serverMember(aliceAPI, conv, "bob")
+		return ok && m.LastDeliveredSeq == last.SeqNo
 	})
 }
 
@@ -710,16 +702,8 @@ func TestSessionOfflineReadReportedOnReconnect(t *testing.T) {
 	}
 	px.set(true)
 	bob.waitFor("the read on the server", func() bool {
-		st, err := aliceAPI.Status(bg, conv)
-		if err != nil {
-			return false
-		}
-		for _, m := range st.Members {
-			if m.UserID == "bob" {
-				return m.LastReadSeq == resp.SeqNo
-			}
-		}
-		return false
+		m, ok := serverMember(aliceAPI, conv, "bob")
+		return ok && m.LastReadSeq == resp.SeqNo
 	})
 }
 

@@ -8,6 +8,12 @@ import (
 // queryPlan is SQLite's EXPLAIN QUERY PLAN for q, its steps joined by "; ".
 func queryPlan(t *testing.T, s *Store, q string, args ...any) string {
 	t.Helper()
+	return strings.Join(queryPlanSteps(t, s, q, args...), "; ")
+}
+
+// queryPlanSteps is SQLite's EXPLAIN QUERY PLAN for q, a step each.
+func queryPlanSteps(t *testing.T, s *Store, q string, args ...any) []string {
+	t.Helper()
 	rows, err := s.db.Query("EXPLAIN QUERY PLAN "+q, args...)
 	if err != nil {
 		t.Fatal(err)
@@ -25,7 +31,7 @@ func queryPlan(t *testing.T, s *Store, q string, args ...any) string {
 	if err := rows.Err(); err != nil {
 		t.Fatal(err)
 	}
-	return strings.Join(plan, "; ")
+	return plan
 }
 
 // Opening a chat at its first unread costs a page, however many are unread:

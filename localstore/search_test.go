@@ -92,20 +92,7 @@ func TestSearchPlanDrivenByTheIndex(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		rows, err := s.db.QueryContext(ctx, "EXPLAIN QUERY PLAN "+q, args...)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var plan []string
-		for rows.Next() {
-			var id, parent, notused int
-			var detail string
-			if err := rows.Scan(&id, &parent, &notused, &detail); err != nil {
-				t.Fatal(err)
-			}
-			plan = append(plan, detail)
-		}
-		rows.Close()
+		plan := queryPlanSteps(t, s, q, args...)
 		t.Logf("conversation %q:\n%s", conv, strings.Join(plan, "\n"))
 		var first string
 		for _, d := range plan {

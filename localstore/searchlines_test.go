@@ -1,9 +1,6 @@
 package localstore
 
 import (
-	"database/sql"
-	"io/fs"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -85,41 +82,10 @@ func mustSearch(t *testing.T, s *Store, q, conv string) []SearchHit {
 // A cache made before migration 0012 had its membership events out of the
 // index; the migration queues them, and the next search finds them.
 func TestSearchMembershipAfterMigrationTo12(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "cache.db")
-	raw, err := sql.Open("sqlite3", "file:"+path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	names, err := fs.Glob(migrations, "migrations/*.sql")
-	if err != nil {
-		t.Fatal(err)
-	}
-	slices.Sort(names)
-	for _, name := range names[:11] {
-		body, err := migrations.ReadFile(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := raw.Exec(string(body)); err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-	}
-	if _, err := raw.Exec(`PRAGMA user_version = 11`); err != nil {
-		t.Fatal(err)
-	}
+	path, raw := oldCache(t, 11)
 	const grp = "g:crew"
-	for _, m := range append([]wire.Message{msg(grp, 1, "bob", "hello crew")}, membershipEvents(grp)...) {
-		if _, err := raw.Exec(`INSERT INTO messages (conversation_id, seq_no, message_id, sender_id, content, timestamp, kind)
-			VALUES (?, ?, ?, ?, ?, ?, ?)`, m.ConversationID, m.SeqNo, m.MessageID, m.SenderID, cachedContent(m), m.SeqNo, m.Kind); err != nil {
-			t.Fatal(err)
-		}
-	}
-	raw.Close()
-	s, err := Open(ctx, path, Options{UserID: "me"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	insertOld(t, raw, append([]wire.Message{msg(grp, 1, "bob", "hello crew")}, membershipEvents(grp)...)...)
+	s := openOldCache(t, path, raw)
 	for _, c := range []struct {
 		query string
 		want  []int64

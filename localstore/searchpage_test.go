@@ -1,10 +1,7 @@
 package localstore
 
 import (
-	"database/sql"
 	"fmt"
-	"io/fs"
-	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -149,28 +146,7 @@ func TestParseSearchCursor(t *testing.T) {
 // indexed again under the new keys, and a search of one conversation finds
 // every message it found before, and only those.
 func TestSearchAfterMigrationTo10(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "cache.db")
-	raw, err := sql.Open("sqlite3", "file:"+path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	names, err := fs.Glob(migrations, "migrations/*.sql")
-	if err != nil {
-		t.Fatal(err)
-	}
-	slices.Sort(names)
-	for _, name := range names[:9] {
-		body, err := migrations.ReadFile(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := raw.Exec(string(body)); err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-	}
-	if _, err := raw.Exec(`PRAGMA user_version = 9`); err != nil {
-		t.Fatal(err)
-	}
+	path, raw := oldCache(t, 9)
 	for seq := 3; seq >= 1; seq-- { // newest first, as pages arrive
 		for _, conv := range []string{dm, "g:ops"} {
 			if _, err := raw.Exec(`INSERT INTO messages (conversation_id, seq_no, message_id, sender_id, content, timestamp)
@@ -179,12 +155,7 @@ func TestSearchAfterMigrationTo10(t *testing.T) {
 			}
 		}
 	}
-	raw.Close()
-	s, err := Open(ctx, path, Options{UserID: "me"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openOldCache(t, path, raw)
 	hits, err := s.Search(ctx, "alpha", dm, 10)
 	if err != nil {
 		t.Fatal(err)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"io/fs"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -228,35 +227,9 @@ func TestSearchFollowsEveryPathThatStores(t *testing.T) {
 // waiting in the queues (the triggers put them there) keeps them through
 // 0013: the next search finds them, and what is stored after is found too.
 func TestSearchQueueAfterMigrationTo13(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "cache.db")
-	raw, err := sql.Open("sqlite3", "file:"+path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	names, err := fs.Glob(migrations, "migrations/*.sql")
-	if err != nil {
-		t.Fatal(err)
-	}
-	slices.Sort(names)
-	for _, name := range names[:12] {
-		body, err := migrations.ReadFile(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := raw.Exec(string(body)); err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-	}
-	if _, err := raw.Exec(`PRAGMA user_version = 12`); err != nil {
-		t.Fatal(err)
-	}
+	path, raw := oldCache(t, 12)
 	const grp = "g:crew"
-	for _, m := range append([]wire.Message{msg(grp, 1, "bob", "hello crew")}, membershipEvents(grp)...) {
-		if _, err := raw.Exec(`INSERT INTO messages (conversation_id, seq_no, message_id, sender_id, content, timestamp, kind)
-			VALUES (?, ?, ?, ?, ?, ?, ?)`, m.ConversationID, m.SeqNo, m.MessageID, m.SenderID, cachedContent(m), m.SeqNo, m.Kind); err != nil {
-			t.Fatal(err)
-		}
-	}
+	insertOld(t, raw, append([]wire.Message{msg(grp, 1, "bob", "hello crew")}, membershipEvents(grp)...)...)
 	var texts, lines int
 	if err := raw.QueryRow(`SELECT (SELECT count(*) FROM search_queue), (SELECT count(*) FROM search_line_queue)`).Scan(&texts, &lines); err != nil {
 		t.Fatal(err)
@@ -264,12 +237,7 @@ func TestSearchQueueAfterMigrationTo13(t *testing.T) {
 	if texts != 1 || lines != 9 {
 		t.Fatalf("at 0012 the triggers queued %d messages and %d lines, want 1 and 9", texts, lines)
 	}
-	raw.Close()
-	s, err := Open(ctx, path, Options{UserID: "me"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openOldCache(t, path, raw)
 	if _, err := s.PutMessages(ctx, msg(grp, 11, "bob", "hello again")); err != nil {
 		t.Fatal(err)
 	}
@@ -303,20 +271,7 @@ func TestSearchHitFindsItsConversationByNumber(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rows, err := s.db.QueryContext(ctx, "EXPLAIN QUERY PLAN "+q, args...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	var plan []string
-	for rows.Next() {
-		var id, parent, notused int
-		var detail string
-		if err := rows.Scan(&id, &parent, &notused, &detail); err != nil {
-			t.Fatal(err)
-		}
-		plan = append(plan, detail)
-	}
+	plan := queryPlanSteps(t, s, q, args...)
 	if !slices.Contains(plan, "SEARCH s USING INTEGER PRIMARY KEY (rowid=?)") {
 		t.Fatalf("search_convs not looked up by number:\n%s", strings.Join(plan, "\n"))
 	}

@@ -646,22 +646,8 @@ func TestOutbox(t *testing.T) {
 // The inbox is read on every start: it must walk the index, never sort.
 func TestInboxQueryPlanUsesIndex(t *testing.T) {
 	s := MustOpen(t)
-	rows, err := s.db.Query(`EXPLAIN QUERY PLAN SELECT ` + inboxColumns + ` FROM inbox
+	joined := queryPlan(t, s, `SELECT `+inboxColumns+` FROM inbox
 		ORDER BY last_message_at DESC, conversation_id LIMIT 50`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	var plan []string
-	for rows.Next() {
-		var id, parent, unused int
-		var detail string
-		if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
-			t.Fatal(err)
-		}
-		plan = append(plan, detail)
-	}
-	joined := strings.Join(plan, "; ")
 	if !strings.Contains(joined, "inbox_by_activity") || strings.Contains(joined, "TEMP B-TREE") {
 		t.Fatalf("inbox query plan: %s", joined)
 	}

@@ -62,10 +62,11 @@ type user struct {
 	env  []string // extra variables, e.g. CHAT_TOKEN
 }
 
-func newUser(t *testing.T, srv *servertest.Server, name string) *user {
+func newUser(t *testing.T, srv *servertest.Server, name string, registerFlags ...string) *user {
 	t.Helper()
 	u := &user{t: t, name: name, srv: srv, home: t.TempDir()}
-	out, errOut, code := u.run(pw+"\n", "register", name, "--password-stdin")
+	args := append([]string{"register", name}, registerFlags...)
+	out, errOut, code := u.run(pw+"\n", append(args, "--password-stdin")...)
 	if code != 0 {
 		t.Fatalf("register %s: exit %d: %s%s", name, code, out, errOut)
 	}

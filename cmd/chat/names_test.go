@@ -15,10 +15,7 @@ import (
 // in history, tail, search and ls; --json keeps the bare ids.
 func TestDisplayNames(t *testing.T) {
 	srv := servertest.Start(t)
-	alice := &user{t: t, name: "alice", srv: srv, home: t.TempDir()}
-	if out, errOut, code := alice.run(pw+"\n", "register", "alice", "--name", "Alice Liddell", "--password-stdin"); code != 0 {
-		t.Fatalf("register alice: exit %d: %s%s", code, out, errOut)
-	}
+	alice := newUser(t, srv, "alice", "--name", "Alice Liddell")
 	bob := newUser(t, srv, "bob") // no name: appears by id alone
 	first := strings.TrimSpace(alice.must("", "send", "--to", "bob", "down the rabbit hole"))
 	bob.must("", "send", "--to", "alice", "--reply-to", first, "mind the cat")
@@ -63,10 +60,7 @@ func (c *countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 // message; an unknown user is asked about once too.
 func TestNamesAskedOncePerUser(t *testing.T) {
 	srv := servertest.Start(t)
-	alice := &user{t: t, name: "alice", srv: srv, home: t.TempDir()}
-	if _, _, code := alice.run(pw+"\n", "register", "alice", "--name", "Alice Liddell", "--password-stdin"); code != 0 {
-		t.Fatal("register alice")
-	}
+	newUser(t, srv, "alice", "--name", "Alice Liddell")
 	bob := newUser(t, srv, "bob")
 	var ct countingTransport
 	api := client.NewAPI(srv.URL, bob.api().Token(), &http.Client{Transport: &ct})
@@ -121,10 +115,7 @@ func TestNameLabel(t *testing.T) {
 // the new name, not the one it started with.
 func TestTailFollowsProfileChanges(t *testing.T) {
 	srv := servertest.Start(t)
-	alice := &user{t: t, name: "alice", srv: srv, home: t.TempDir()}
-	if out, errOut, code := alice.run(pw+"\n", "register", "alice", "--name", "Alice Liddell", "--password-stdin"); code != 0 {
-		t.Fatalf("register alice: exit %d: %s%s", code, out, errOut)
-	}
+	alice := newUser(t, srv, "alice", "--name", "Alice Liddell")
 	bob := newUser(t, srv, "bob")
 	alice.must("", "send", "--to", "bob", "down the rabbit hole")
 	lines, stderr := bob.tailLines("--with", "alice")

@@ -29,6 +29,31 @@ func (h *tailHarness) storeAll(seqs ...int64) []wire.Message {
 	return added
 }
 
+// seqsUpTo is the seq_nos 1 to n.
+func seqsUpTo(n int64) []int64 {
+	seqs := make([]int64, 0, n)
+	for seq := int64(1); seq <= n; seq++ {
+		seqs = append(seqs, seq)
+	}
+	return seqs
+}
+
+// loggedTailer is a tailer on h's order whose writes to stdout and stderr go
+// to writes, in order, each message printed by printUnwrapped.
+func (h *tailHarness) loggedTailer(writes *[]string) *tailer {
+	tl := newTailer(writeLog{"stdout", writes}, writeLog{"stderr", writes}, h.order)
+	tl.print = func(w io.Writer, m wire.Message) error {
+		printUnwrapped(w, m)
+		return nil
+	}
+	return tl
+}
+
+// printUnwrapped prints m as chat tail's text, unwrapped.
+func printUnwrapped(w io.Writer, m wire.Message) {
+	printMessage(w, m, false, nil, nil, textFormat{width: unwrapped})
+}
+
 // Issue 28: a batch of messages reads each conversation's cursor once, not
 // once a message, and prints each conversation in seq order, the
 // conversations interleaved as their messages came. Every message of a
@@ -99,21 +124,10 @@ func (w writeLog) Write(p []byte) (int, error) {
 func TestTailerWritesABatchOnce(t *testing.T) {
 	h := newTailHarness(t)
 	var writes []string
-	tl := newTailer(writeLog{"stdout", &writes}, writeLog{"stderr", &writes}, h.order)
-	format := textFormat{width: unwrapped}
-	tl.print = func(w io.Writer, m wire.Message) error {
-		printMessage(w, m, false, nil, nil, format)
-		return nil
-	}
+	tl := h.loggedTailer(&writes)
 	var want bytes.Buffer
 	events := make(chan client.Event, 100)
-	msgs := h.storeAll(slices.Collect(func(yield func(int64) bool) {
-		for seq := int64(1); seq <= 60; seq++ {
-			if !yield(seq) {
-				return
-			}
-		}
-	})...)
+	msgs := h.storeAll(seqsUpTo(60)...)
 	for i, m := range msgs[1:] {
 		events <- client.MessageEvent{Message: m}
 		if i == 30 {
@@ -127,7 +141,7 @@ func TestTailerWritesABatchOnce(t *testing.T) {
 		return h.store.Cursor(ctx, conv)
 	}
 	for _, m := range msgs {
-		printMessage(&want, m, false, nil, nil, format)
+		printUnwrapped(&want, m)
 	}
 	if err := tl.take(context.Background(), client.MessageEvent{Message: msgs[0]}, events); err != nil {
 		t.Fatal(err)
@@ -208,20 +222,11 @@ func TestHeldTickerRunsOnlyWhileHolding(t *testing.T) {
 func TestTailerPrintsAMessagesEvent(t *testing.T) {
 	h := newTailHarness(t)
 	var writes []string
-	tl := newTailer(writeLog{"stdout", &writes}, writeLog{"stderr", &writes}, h.order)
-	format := textFormat{width: unwrapped}
-	tl.print = func(w io.Writer, m wire.Message) error {
-		printMessage(w, m, false, nil, nil, format)
-		return nil
-	}
-	var seqs []int64
-	for seq := int64(1); seq <= 60; seq++ {
-		seqs = append(seqs, seq)
-	}
-	msgs := h.storeAll(seqs...)
+	tl := h.loggedTailer(&writes)
+	msgs := h.storeAll(seqsUpTo(60)...)
 	var want bytes.Buffer
 	for _, m := range msgs {
-		printMessage(&want, m, false, nil, nil, format)
+		printUnwrapped(&want, m)
 	}
 	events := make(chan client.Event, 10)
 	events <- client.MessagesEvent{Messages: msgs[40:]}
@@ -251,14 +256,10 @@ func TestTailerPrintsAMessagesEvent(t *testing.T) {
 func TestTailerBatchIsBoundedInMessages(t *testing.T) {
 	h := newTailHarness(t)
 	var writes []string
-	tl := newTailer(writeLog{"stdout", &writes}, writeLog{"stderr", &writes}, h.order)
+	tl := h.loggedTailer(&writes)
 	printed := 0
 	tl.print = func(io.Writer, wire.Message) error { printed++; return nil }
-	var seqs []int64
-	for seq := int64(1); seq <= 900; seq++ {
-		seqs = append(seqs, seq)
-	}
-	msgs := h.storeAll(seqs...)
+	msgs := h.storeAll(seqsUpTo(900)...)
 	events := make(chan client.Event, 10)
 	events <- client.MessagesEvent{Messages: msgs[300:600]}
 	events <- client.MessagesEvent{Messages: msgs[600:]}

@@ -18,10 +18,7 @@ import (
 // the names it knows again, as the TUI does (TestNamesAskedAgainOnReconnect).
 func TestTailAsksNamesAgainOnReconnect(t *testing.T) {
 	srv := servertest.Start(t)
-	alice := &user{t: t, name: "alice", srv: srv, home: t.TempDir()}
-	if out, errOut, code := alice.run(pw+"\n", "register", "alice", "--name", "Alice Liddell", "--password-stdin"); code != 0 {
-		t.Fatalf("register alice: exit %d: %s%s", code, out, errOut)
-	}
+	alice := newUser(t, srv, "alice", "--name", "Alice Liddell")
 	bob := newUser(t, srv, "bob")
 	proxy := testenv.NewProxy(t, srv.URL)
 	bob.env = append(bob.env, "CHAT_SERVER="+proxy.URL(), "CHAT_TOKEN="+bob.api().Token())

@@ -135,3 +135,15 @@ func (b *bench) chatBinary() (string, error) {
 	}
 	return "", errors.New("no chat binary beside chatbench or on PATH: build one (go build -o DIR ./cmd/chat) and pass --chat-bin DIR/chat")
 }
+
+// chatInTmux is what a scenario that runs the real chat in a tmux pane
+// needs: the chat binary (chatBinary) and tmux's path.
+func (b *bench) chatInTmux(scenario string) (bin, tmux string, err error) {
+	if bin, err = b.chatBinary(); err != nil {
+		return "", "", err
+	}
+	if tmux, err = exec.LookPath("tmux"); err != nil {
+		return "", "", fmt.Errorf("the %s scenario runs chat in tmux, and there is no tmux on PATH (apt-get install tmux)", scenario)
+	}
+	return bin, tmux, nil
+}

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -49,13 +48,9 @@ type TUIResult struct {
 // process and terminal start-up and the polling of the pane. What tmux and the
 // polling cost alone is measured beside it, with a shell that prints a word.
 func (b *bench) tui(ctx context.Context) error {
-	bin, err := b.chatBinary()
+	bin, tmux, err := b.chatInTmux("tui")
 	if err != nil {
 		return err
-	}
-	tmux, err := exec.LookPath("tmux")
-	if err != nil {
-		return errors.New("the tui scenario runs chat in tmux, and there is no tmux on PATH (apt-get install tmux)")
 	}
 	dir, err := os.MkdirTemp(b.tmp, "chatbench-tui-")
 	if err != nil {

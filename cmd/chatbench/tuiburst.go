@@ -64,13 +64,9 @@ type TUIBurstResult struct {
 // every burstPoll), less what the process spends idle in as long. Cases:
 // the chat open, the inbox shown, and `chat tail` in a pane of its own.
 func (b *bench) tuiBurst(ctx context.Context) error {
-	bin, err := b.chatBinary()
+	bin, tmux, err := b.chatInTmux("tui-burst")
 	if err != nil {
 		return err
-	}
-	tmux, err := exec.LookPath("tmux")
-	if err != nil {
-		return errors.New("the tui-burst scenario runs chat in tmux, and there is no tmux on PATH (apt-get install tmux)")
 	}
 	return b.withTarget(ctx, "tui-burst", func(t *target) error { return b.tuiBurstOn(ctx, t, bin, tmux) })
 }

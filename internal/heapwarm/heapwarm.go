@@ -10,16 +10,16 @@
 // mapped its heap, on a goroutine of its own while the initialisers go on. The commands (chat send, chat tail, ...)
 // allocate little before their work and are left alone.
 //
-// This package imports only internal/prefault (which keeps to the standard
-// library) and the standard library, so
-// it is initialised early: the heap it populates is the heap the rest of
-// the initialisers and main grow into.
+// This package imports only internal/prefault and internal/early (which
+// keep to the standard library) and the standard library, so it is
+// initialised early: the heap it populates is the heap the rest of the
+// initialisers and main grow into.
 package heapwarm
 
 import (
 	"os"
-	"sync"
 
+	"github.com/chatterm/chat/internal/early"
 	"github.com/chatterm/chat/internal/prefault"
 )
 
@@ -28,32 +28,18 @@ import (
 // collector held: about 4 MB).
 const ahead = 4 << 20
 
-var (
-	once sync.Once
-	done = make(chan struct{})
-)
+var job = early.NewJob(func() { _ = prefault.HeapAhead(ahead) })
 
 func init() {
-	if ForTUI(os.Args) {
+	if early.ForTUI(os.Args) {
 		Start()
 	}
 }
 
-// ForTUI is whether a process started with args (os.Args) is the TUI: chat
-// alone, no command and no flag (as internal/widthwarm decides).
-func ForTUI(args []string) bool { return len(args) == 1 }
-
 // Start populates the heap ahead on a goroutine of its own, the first time
 // it is called; later calls do nothing. Where the system cannot populate,
 // the pages fault in as before.
-func Start() {
-	once.Do(func() {
-		go func() {
-			_ = prefault.HeapAhead(ahead)
-			close(done)
-		}()
-	})
-}
+func Start() { job.Start() }
 
 // Done is closed once the heap has been populated (or could not be).
-func Done() <-chan struct{} { return done }
+func Done() <-chan struct{} { return job.Done() }

@@ -1,36 +1,17 @@
 package heapwarm
 
 import (
-	"os"
-	"os/exec"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/chatterm/chat/internal/prefault/faulttest"
 )
 
-func TestForTUI(t *testing.T) {
-	for _, tc := range []struct {
-		args []string
-		tui  bool
-	}{
-		{[]string{"chat"}, true},
-		{[]string{"chat", "send", "--to", "bob"}, false},
-		{[]string{"chat", "--help"}, false},
-		{[]string{"chat", "--home", "/tmp/x"}, false}, // runTUI starts it
-	} {
-		if got := ForTUI(tc.args); got != tc.tui {
-			t.Errorf("ForTUI(%q) = %v, want %v", tc.args, got, tc.tui)
-		}
-	}
-}
-
 // Once Start has run, the start's next MB of heap objects is written
 // without a page fault a page. In a process of its own, the collector off, as
 // the TUI's start holds it.
 func TestStartPopulatesTheHeap(t *testing.T) {
-	if os.Getenv("HEAPWARM_FRESH") == "1" {
+	faulttest.InFreshProcess(t, []string{"GOGC=off"}, func(t *testing.T) {
 		faulttest.RequirePopulate(t)
 		faulttest.SkipUnderHugePages(t)
 		// Start populates only what the runtime has mapped of the heap.
@@ -49,16 +30,5 @@ func TestStartPopulatesTheHeap(t *testing.T) {
 		if n := c.Faults(t); n > 128 {
 			t.Errorf("1 MiB of new objects (256 pages) after Start took %d page faults", n)
 		}
-		return
-	}
-	cmd := exec.Command(os.Args[0], "-test.run=^TestStartPopulatesTheHeap$", "-test.v")
-	cmd.Env = append(os.Environ(), "HEAPWARM_FRESH=1", "GOGC=off")
-	out, err := cmd.CombinedOutput()
-	t.Logf("the allocating process:\n%s", out)
-	if err != nil {
-		t.Fatalf("the allocating process: %v", err)
-	}
-	if strings.Contains(string(out), "--- SKIP") {
-		t.Skip("the allocating process could not count its page faults")
-	}
+	})
 }

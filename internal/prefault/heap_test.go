@@ -1,9 +1,6 @@
 package prefault_test
 
 import (
-	"os"
-	"os/exec"
-	"strings"
 	"testing"
 
 	"github.com/chatterm/chat/internal/prefault"
@@ -14,7 +11,7 @@ import (
 // are already there. It runs in a process of its own with the collector
 // off, so that the heap only grows, as it does during the TUI's start.
 func TestHeapAheadPopulatesTheNextAllocations(t *testing.T) {
-	if os.Getenv("PREFAULT_FRESH") == "1" {
+	faulttest.InFreshProcess(t, []string{"GOGC=off"}, func(t *testing.T) {
 		faulttest.SkipUnderHugePages(t)
 		// HeapAhead populates only what the runtime has mapped.
 		faulttest.GrowHeap(t, 2<<20)
@@ -32,16 +29,5 @@ func TestHeapAheadPopulatesTheNextAllocations(t *testing.T) {
 		if n := c.Faults(t) - before; n < 256 {
 			t.Errorf("8 MiB of new objects past what HeapAhead populated took %d page faults: the counter does not count them", n)
 		}
-		return
-	}
-	cmd := exec.Command(os.Args[0], "-test.run=^TestHeapAheadPopulatesTheNextAllocations$", "-test.v")
-	cmd.Env = append(os.Environ(), "PREFAULT_FRESH=1", "GOGC=off")
-	out, err := cmd.CombinedOutput()
-	t.Logf("the allocating process:\n%s", out)
-	if err != nil {
-		t.Fatalf("the allocating process: %v", err)
-	}
-	if strings.Contains(string(out), "--- SKIP") {
-		t.Skip("the allocating process could not count its page faults")
-	}
+	})
 }

@@ -1,9 +1,6 @@
 package widthwarm
 
 import (
-	"os"
-	"os/exec"
-	"strings"
 	"testing"
 	"time"
 
@@ -37,23 +34,12 @@ func TestTableIsGoRunewidths(t *testing.T) {
 // they take no page fault each. The build runs in a process of its own, so
 // that no other test has built the table yet.
 func TestBuildTakesNoPageFaults(t *testing.T) {
-	if os.Getenv("WIDTHWARM_FRESH") == "1" {
+	faulttest.InFreshProcess(t, nil, func(t *testing.T) {
 		faulttest.RequirePopulate(t)
 		c := faulttest.NewCounter(t)
 		build()
 		if n := c.Faults(t); n > 50 {
 			t.Errorf("building the width table took %d page faults", n)
 		}
-		return
-	}
-	cmd := exec.Command(os.Args[0], "-test.run=^TestBuildTakesNoPageFaults$", "-test.v")
-	cmd.Env = append(os.Environ(), "WIDTHWARM_FRESH=1")
-	out, err := cmd.CombinedOutput()
-	t.Logf("the build's process:\n%s", out)
-	if err != nil {
-		t.Fatalf("the build's process: %v", err)
-	}
-	if strings.Contains(string(out), "--- SKIP") {
-		t.Skip("the build's process could not count its page faults")
-	}
+	})
 }

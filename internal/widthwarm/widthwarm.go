@@ -20,52 +20,41 @@
 // for nothing, and `chat --home DIR` (flags, no command) starts it from
 // runTUI as before.
 //
-// This package imports only go-runewidth, internal/prefault and the standard
-// library (prefault keeps to the standard library), so the
-// Go specification's order of initialisation (each package as soon as its
-// imports are, in the order of their paths) runs it as soon as go-runewidth
-// is initialised.
+// This package imports only go-runewidth, internal/prefault, internal/early
+// and the standard library (prefault and early keep to the standard
+// library), so the Go specification's order of initialisation (each package
+// as soon as its imports are, in the order of their paths) runs it as soon
+// as go-runewidth is initialised.
 package widthwarm
 
 import (
 	"os"
-	"sync"
 
 	"github.com/mattn/go-runewidth"
+
+	"github.com/chatterm/chat/internal/early"
 )
 
-var (
-	once  sync.Once
-	built = make(chan struct{})
-)
+var job = early.NewJob(build)
 
 func init() {
-	if ForTUI(os.Args) {
+	if early.ForTUI(os.Args) {
 		Start()
 	}
 }
 
-// ForTUI is whether a process started with args (os.Args) is the TUI: chat
-// alone, no command and no flag.
-func ForTUI(args []string) bool { return len(args) == 1 }
-
 // Start builds the table on a goroutine of its own, the first time it is
 // called; later calls do nothing.
-func Start() {
-	once.Do(func() {
-		go build()
-	})
-}
+func Start() { job.Start() }
 
-// build is the goroutine Start starts. The table's pages are asked for
-// first, in one call (internal/prefault), rather than taken one page fault
-// at a time as the build writes them. Where they cannot be (not Linux, a
-// kernel before 5.14) the build faults them in as before.
+// build is the work Start starts. The table's pages are asked for first, in
+// one call (internal/prefault), rather than taken one page fault at a time
+// as the build writes them. Where they cannot be (not Linux, a kernel
+// before 5.14) the build faults them in as before.
 func build() {
 	_ = populateTable()
 	runewidth.RuneWidth('…') // U+2026: past U+02FF, so the whole table
-	close(built)
 }
 
 // Built is closed once the table is built.
-func Built() <-chan struct{} { return built }
+func Built() <-chan struct{} { return job.Done() }

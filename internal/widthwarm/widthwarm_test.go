@@ -8,23 +8,6 @@ import (
 	"github.com/mattn/go-runewidth"
 )
 
-func TestForTUI(t *testing.T) {
-	for _, tc := range []struct {
-		args []string
-		tui  bool
-	}{
-		{[]string{"chat"}, true},
-		{[]string{"/usr/local/bin/chat"}, true},
-		{[]string{"chat", "send", "--to", "bob"}, false},
-		{[]string{"chat", "--help"}, false},
-		{[]string{"chat", "--home", "/tmp/x"}, false}, // runTUI starts it
-	} {
-		if got := ForTUI(tc.args); got != tc.tui {
-			t.Errorf("ForTUI(%q) = %v, want %v", tc.args, got, tc.tui)
-		}
-	}
-}
-
 func minorFaults(t *testing.T) int64 {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
