@@ -54,19 +54,25 @@ func TestPopulatedPagesTakeNoFaults(t *testing.T) {
 // memory around it are not the caller's to touch.
 func TestPopulateLeavesPartPagesAlone(t *testing.T) {
 	c := faulttest.NewCounter(t)
-	b := fresh(t, 4*4096)
-	if err := prefault.Populate(b[100 : 3*4096+100]); err != nil {
-		t.Skipf("this kernel does not populate: %v", err)
+	// A fault the thread takes for something else (a signal handled on it
+	// on a loaded machine) only adds to a count: one clean round of a few
+	// decides, each on fresh pages.
+	var parts, wholes int
+	for range 5 {
+		b := fresh(t, 4*4096)
+		if err := prefault.Populate(b[100 : 3*4096+100]); err != nil {
+			t.Skipf("this kernel does not populate: %v", err)
+		}
+		before := c.Faults(t)
+		b[0] = 1 // the first page, shared with b[:100]
+		b[3*4096] = 1
+		parts = c.Faults(t) - before
+		before = c.Faults(t)
+		b[4096], b[2*4096] = 1, 1
+		wholes = c.Faults(t) - before
+		if parts == 2 && wholes == 0 {
+			return
+		}
 	}
-	before := c.Faults(t)
-	b[0] = 1 // the first page, shared with b[:100]
-	b[3*4096] = 1
-	if n := c.Faults(t) - before; n != 2 {
-		t.Errorf("the two part pages took %d faults, want 2 (populated though not whole)", n)
-	}
-	before = c.Faults(t)
-	b[4096], b[2*4096] = 1, 1
-	if n := c.Faults(t) - before; n != 0 {
-		t.Errorf("the two whole pages took %d faults after Populate", n)
-	}
+	t.Errorf("in every round the two part pages took %d faults (the last round), want 2 (populated though not whole), and the two whole pages %d after Populate, want 0", parts, wholes)
 }
