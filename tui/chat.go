@@ -769,7 +769,7 @@ func (m *chatModel) merge(in []wire.Message) bool {
 				break
 			}
 		}
-		m.senderMax = max(m.senderMax, ansi.StringWidth(msg.SenderID))
+		m.senderMax = max(m.senderMax, lineWidth(msg.SenderID))
 		n := len(m.msgs)
 		if n == 0 || m.msgs[n-1].SeqNo < msg.SeqNo {
 			m.msgs = append(m.msgs, msg) // render draws only what is new

@@ -93,7 +93,7 @@ func (m *chatModel) render() {
 func (m *chatModel) senderWidth() int {
 	w := max(3, m.senderMax)
 	for _, p := range m.participants {
-		w = max(w, ansi.StringWidth(m.c.who(p.UserID)))
+		w = max(w, lineWidth(m.c.who(p.UserID))) // every member, every commit: without segmenting ASCII (linewidth.go)
 	}
 	return min(w, senderBound(m.width)) // sendercol.go
 }
