@@ -64,7 +64,11 @@ func (m *chatModel) messageLines(x wire.Message, k lineKey) (lines []string, wid
 		text = s.paint(&s.Mention)
 	}
 	extra := 0
-	if r := reactionsLine(x.Reactions, m.c.me); r != "" && !x.Deleted {
+	var reactions string
+	if len(x.Reactions) > 0 && !x.Deleted {
+		reactions = reactionsLine(x.Reactions, m.c.me)
+	}
+	if reactions != "" {
 		extra++
 	}
 	reason, bad := m.failed[x.MessageID]
@@ -107,8 +111,8 @@ func (m *chatModel) messageLines(x wire.Message, k lineKey) (lines []string, wid
 		lines[i], widths[i] = line, lw
 	}
 	n := len(lines)
-	if r := reactionsLine(x.Reactions, m.c.me); r != "" && !x.Deleted {
-		l := indent + s.paint(&s.Subtle).Render(ansi.Truncate(r, contentW, "…"))
+	if reactions != "" {
+		l := indent + s.paint(&s.Subtle).Render(ansi.Truncate(reactions, contentW, "…"))
 		lines, widths = append(lines, l), append(widths, lineWidth(l))
 	}
 	if bad {
