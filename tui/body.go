@@ -32,10 +32,16 @@ const maxBodies = 8192
 // hyperlinks. It is the one function the message renderer calls for text,
 // and it is cached per message id, edit and width.
 func (m *chatModel) bodyLines(x wire.Message, w int) []string {
+	return m.bodyLinesAs(x, w, m.c.mentionsMe(x))
+}
+
+// bodyLinesAs is bodyLines for a caller that knows whether x mentions the
+// user (messageLines, which draws the line in that style too).
+func (m *chatModel) bodyLinesAs(x wire.Message, w int, mention bool) []string {
 	if x.Content == "" {
 		return nil
 	}
-	k := bodyKey{messageID: x.MessageID, updated: x.UpdatedSeq, width: w, styles: m.c.styles, mention: m.c.mentionsMe(x)}
+	k := bodyKey{messageID: x.MessageID, updated: x.UpdatedSeq, width: w, styles: m.c.styles, mention: mention}
 	paint := m.c.styles.paintText
 	if k.mention {
 		paint = m.c.styles.paintMention
@@ -56,13 +62,13 @@ func (m *chatModel) bodyLines(x wire.Message, w int) []string {
 
 // paintText draws a run of message text in the chat's colours.
 func (s *Styles) paintText(text string, st mdterm.Style) string {
-	return s.textStyle(st, false).Render(text)
+	return s.textPaint(st, false).Render(text)
 }
 
 // paintMention draws a run of a message that mentions the user: on the
 // mention style, so the whole text stands out, its formatting kept.
 func (s *Styles) paintMention(text string, st mdterm.Style) string {
-	return s.textStyle(st, true).Render(text)
+	return s.textPaint(st, true).Render(text)
 }
 
 // textKind is a kind of message text: its Markdown style, and whether the
@@ -72,13 +78,23 @@ type textKind struct {
 	mention bool
 }
 
-// textStyle is the lipgloss style of a kind of message text, built once per
-// Styles and kind: a message's runs are few kinds many times over.
-func (s *Styles) textStyle(st mdterm.Style, mention bool) lipgloss.Style {
+// textPaint draws a kind of message text, built once per Styles and kind: a
+// message's runs are few kinds many times over.
+func (s *Styles) textPaint(st mdterm.Style, mention bool) linePaint {
 	kind := textKind{st, mention}
-	if ls, ok := s.text[kind]; ok {
-		return ls
+	if p, ok := s.text[kind]; ok {
+		return p
 	}
+	p := newLinePaint(s.textStyle(st, mention))
+	if s.text == nil {
+		s.text = map[textKind]linePaint{}
+	}
+	s.text[kind] = p
+	return p
+}
+
+// textStyle is the lipgloss style of a kind of message text.
+func (s *Styles) textStyle(st mdterm.Style, mention bool) lipgloss.Style {
 	ls := s.Content
 	if mention {
 		ls = s.Mention
@@ -101,9 +117,5 @@ func (s *Styles) textStyle(st mdterm.Style, mention bool) lipgloss.Style {
 	if st&(mdterm.URL|mdterm.Quote|mdterm.Marker) != 0 {
 		ls = ls.Foreground(s.Subtle.GetForeground())
 	}
-	if s.text == nil {
-		s.text = map[textKind]lipgloss.Style{}
-	}
-	s.text[kind] = ls
 	return ls
 }

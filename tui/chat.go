@@ -129,6 +129,7 @@ type chatModel struct {
 	// re-renders one message, not the whole history.
 	lineCache map[string]cachedLines
 	bodies    bodyCache // messages' text as drawn (body.go)
+	parts     lineParts // what message lines share (messagelines.go)
 	// composerShown is the composer as last drawn (render.go): a frame in a
 	// busy chat draws it again only when it changed.
 	composerShown *composerShown
@@ -768,7 +769,7 @@ func (m *chatModel) merge(in []wire.Message) bool {
 				break
 			}
 		}
-		m.senderMax = max(m.senderMax, ansi.StringWidth(msg.SenderID))
+		m.senderMax = max(m.senderMax, lineWidth(msg.SenderID))
 		n := len(m.msgs)
 		if n == 0 || m.msgs[n-1].SeqNo < msg.SeqNo {
 			m.msgs = append(m.msgs, msg) // render draws only what is new
@@ -1038,76 +1039,6 @@ func (m *chatModel) composerHeight() int {
 
 func (m *chatModel) historyHeight() int {
 	return max(m.height-chatHeaderH-m.composerHeight(), 1)
-}
-
-func (m *chatModel) messageLines(x wire.Message, k lineKey) (lines []string, tickBack int) {
-	showName, senderW, t := k.showName, k.senderW, k.tick
-	s := m.c.styles
-	// On a wide terminal text wraps at maxContentW and the tick follows it,
-	// rather than sitting a screen's width away from a short message.
-	w := min(m.width, timeColW+senderW+1+maxContentW+tickColW)
-	contentW := max(w-timeColW-senderW-1-tickColW, 8)
-	timeStr := s.Time.Render(x.Timestamp.In(m.c.loc).Format("15:04") + " ")
-	if k.selected {
-		timeStr = s.Cursor.Render("▶") + s.Time.Render(x.Timestamp.In(m.c.loc).Format("15:04"))
-	}
-	name := strings.Repeat(" ", senderW)
-	if showName {
-		n := ansi.Truncate(m.c.who(x.SenderID), senderW, "…")
-		pad := strings.Repeat(" ", senderW-ansi.StringWidth(n))
-		if x.SenderID == m.c.me {
-			name = s.Me.Render(n) + pad
-		} else {
-			name = s.Sender(x.SenderID).Render(n) + pad
-		}
-	}
-	indent := strings.Repeat(" ", timeColW+senderW+1)
-	var body []string
-	if k.quote != "" {
-		body = append(body, s.Faint.Render(ansi.Truncate(k.quote, contentW, "…")))
-	}
-	switch {
-	case x.Deleted:
-		body = append(body, s.Faint.Italic(true).Render("message deleted"))
-	default:
-		body = append(body, m.bodyLines(x, contentW)...) // none for an attachment alone: its line says it all
-		if x.Attachment != "" {
-			body = append(body, s.Accent.Render(ansi.Truncate(attachmentLine(x), contentW, "…")))
-		}
-	}
-	if len(body) == 0 {
-		body = []string{""}
-	}
-	if x.Edited && !x.Deleted {
-		body[len(body)-1] += s.Faint.Render(" (edited)")
-	}
-	text := s.Content
-	if m.c.mentionsMe(x) { // a mention or highlight word: the line stands out (mentions.go)
-		text = s.Mention
-	}
-	lines = make([]string, len(body))
-	for i, b := range body {
-		prefix := indent
-		if i == 0 {
-			prefix = timeStr + name + " "
-		}
-		line := prefix + text.Render(b)
-		if i == len(body)-1 && t != tickNone {
-			line += strings.Repeat(" ", max(w-lipgloss.Width(line)-tickGlyphW-1, 1))
-			if t != tickLater {
-				line += m.tickGlyph(t)
-			}
-		}
-		lines[i] = line
-	}
-	n := len(lines)
-	if r := reactionsLine(x.Reactions, m.c.me); r != "" && !x.Deleted {
-		lines = append(lines, indent+s.Subtle.Render(ansi.Truncate(r, contentW, "…")))
-	}
-	if reason, bad := m.failed[x.MessageID]; bad {
-		lines = append(lines, indent+s.Error.Render(ansi.Truncate("not sent: "+reason, contentW, "…")))
-	}
-	return lines, len(lines) - n
 }
 
 // maxMessageBytes is the server's limit on a message's text (its default,

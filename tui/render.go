@@ -93,7 +93,7 @@ func (m *chatModel) render() {
 func (m *chatModel) senderWidth() int {
 	w := max(3, m.senderMax)
 	for _, p := range m.participants {
-		w = max(w, ansi.StringWidth(m.c.who(p.UserID)))
+		w = max(w, lineWidth(m.c.who(p.UserID))) // every member, every commit: without segmenting ASCII (linewidth.go)
 	}
 	return min(w, senderBound(m.width)) // sendercol.go
 }
@@ -142,11 +142,7 @@ func (m *chatModel) drawMessages(out []string, seqs []int64, widths []int, msgs 
 		c, ok := m.lineCache[x.MessageID]
 		if !ok || c.key != k {
 			c = cachedLines{key: k}
-			c.lines, c.tickBack = m.messageLines(x, k)
-			c.widths = make([]int, len(c.lines))
-			for i, l := range c.lines {
-				c.widths[i] = ansi.StringWidth(l)
-			}
+			c.lines, c.widths, c.tickBack = m.messageLines(x, k) // messagelines.go
 			if m.lineCache == nil {
 				m.lineCache = map[string]cachedLines{}
 			}

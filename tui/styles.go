@@ -49,7 +49,11 @@ type Styles struct {
 	InputLabel    lipgloss.Style
 	InputFocus    lipgloss.Style
 	senderPalette []color.Color
-	text          map[textKind]lipgloss.Style // message text by kind (body.go)
+	text          map[textKind]linePaint // message text by kind (body.go)
+	// paints are styles drawn line by line without lipgloss's Render, by
+	// the style's field (linepaint.go); senderPaints by palette entry.
+	paints       map[*lipgloss.Style]linePaint
+	senderPaints []linePaint
 }
 
 // NewStyles builds the styles for a dark (true) or light background.
@@ -113,9 +117,18 @@ func NewStyles(isDark bool) *Styles {
 // Sender returns a stable colour for a user id, so a name looks the same in every
 // conversation.
 func (s *Styles) Sender(userID string) lipgloss.Style {
+	return s.senderStyle(s.senderColour(userID))
+}
+
+// senderColour is the palette entry of a user id's colour.
+func (s *Styles) senderColour(userID string) int {
 	h := fnv.New32a()
 	h.Write([]byte(userID))
-	return lipgloss.NewStyle().Bold(true).Foreground(s.senderPalette[h.Sum32()%uint32(len(s.senderPalette))])
+	return int(h.Sum32() % uint32(len(s.senderPalette)))
+}
+
+func (s *Styles) senderStyle(i int) lipgloss.Style {
+	return lipgloss.NewStyle().Bold(true).Foreground(s.senderPalette[i])
 }
 
 // inputStyles styles a text input. The cursor does not blink: a steady cursor

@@ -148,10 +148,12 @@ func (m *chatModel) trimOldest(limit int) {
 	for _, x := range m.msgs[:n] {
 		delete(m.lineCache, x.MessageID)
 	}
-	// Room for the slack a live chat grows by before the next trim: a slice
-	// cut to its length was copied again by the next message's append (a
-	// tenth of the CPU of a burst into a chat not on screen).
-	m.msgs = append(make([]wire.Message, 0, limit+windowSlack), m.msgs[n:]...)
+	// Room for the slack a live chat grows by before the next trim, and as
+	// much again for the commit that takes it past the slack: a slice cut
+	// to its length was copied again by the next message's append (a tenth
+	// of the CPU of a burst into a chat not on screen), and one with room
+	// for the slack alone by the message that triggers the next trim.
+	m.msgs = append(make([]wire.Message, 0, limit+2*windowSlack), m.msgs[n:]...)
 	m.more = true
 	m.msgsVersion++
 }

@@ -51,3 +51,33 @@ func abs(n int) int {
 	}
 	return n
 }
+
+// FuzzPlainLine checks that text plainText lets through draws the same
+// lines by renderPlainText's whole lines as by wrapping them into words,
+// painted and not.
+func FuzzPlainLine(f *testing.F) {
+	for _, s := range []string{"hello world", "two\nlines", "a  b", "é ü 日本", "x" + strings.Repeat(" y", 40)} {
+		f.Add(s, 10)
+	}
+	for _, s := range plainChat {
+		f.Add(s, 17)
+		f.Add(s, 200)
+	}
+	f.Fuzz(func(t *testing.T, src string, w int) {
+		w = abs(w) % 120
+		src = termtext.Clean(src, true)
+		if !plainText(src) {
+			return
+		}
+		for _, paint := range []Painter{nil, ANSI, tagPaint} {
+			fast, wrapped := renderPlainText(src, Options{Width: w, Paint: paint}), renderPlain(src, Options{Width: w, Paint: paint})
+			if !slices.Equal(fast, wrapped) {
+				t.Fatalf("%q at %d: whole lines %q, wrapped %q", src, w, fast, wrapped)
+			}
+		}
+	})
+}
+
+// tagPaint marks every run with its style, so a run split or joined
+// differently shows.
+func tagPaint(text string, s Style) string { return "<" + string(rune('0'+s)) + ">" + text + "</>" }

@@ -58,7 +58,10 @@ type Options struct {
 // Empty text is no lines.
 func Render(src string, o Options) []string {
 	src = termtext.Clean(src, true)
-	if plainText(src) || tooDeep(src) {
+	if plainText(src) {
+		return renderPlainText(src, o) // plainline.go
+	}
+	if tooDeep(src) {
 		return renderPlain(src, o)
 	}
 	return renderParsed(src, o)
