@@ -27,9 +27,9 @@ func (m *chatModel) messageLines(x wire.Message, k lineKey) (lines []string, wid
 	parts := &m.parts
 	parts.reset(s)
 	timeStr := parts.stamp(m, x, k.selected)
-	name := blanks(senderW)
+	name, nameW := blanks(senderW), senderW
 	if showName {
-		name = parts.name(m, x.SenderID, senderW)
+		name, nameW = parts.name(m, x.SenderID, senderW)
 	}
 	indentW := timeColW + senderW + 1
 	indent := blanks(indentW)
@@ -83,7 +83,7 @@ func (m *chatModel) messageLines(x wire.Message, k lineKey) (lines []string, wid
 		}
 		prefix, prefixW := indent, indentW
 		if i == 0 {
-			prefix = timeStr + name + " "
+			prefix, prefixW = timeStr+name+" ", timeColW+nameW+1
 		}
 		line := prefix + text.Render(b)
 		if strings.ContainsAny(b, "\t\r\n") {
@@ -134,7 +134,7 @@ type lineParts struct {
 	stampSet      bool
 	stampText     string
 	// names by sender, column width and the names' version.
-	names map[senderKey]string
+	names map[senderKey]drawnName
 }
 
 type senderKey struct {
@@ -170,11 +170,13 @@ func (p *lineParts) stamp(m *chatModel, x wire.Message, selected bool) string {
 }
 
 // name is a sender's name in the sender column, cut to w cells and padded
-// to them.
-func (p *lineParts) name(m *chatModel, id string, w int) string {
+// to them, and the cells it takes as drawn: w, unless the id holds what
+// Render draws wider than it measures (a tab, from a server that breaks the
+// user-id rules).
+func (p *lineParts) name(m *chatModel, id string, w int) (string, int) {
 	k := senderKey{id: id, w: w, names: m.c.names.dir.Version()}
 	if n, ok := p.names[k]; ok {
-		return n
+		return n.text, n.width
 	}
 	s := m.c.styles
 	n := ansi.Truncate(m.c.who(id), w, "…")
@@ -185,10 +187,17 @@ func (p *lineParts) name(m *chatModel, id string, w int) string {
 		n = s.senderPaint(id).Render(n) + pad
 	}
 	if p.names == nil || len(p.names) >= maxSenderNames {
-		p.names = map[senderKey]string{}
+		p.names = map[senderKey]drawnName{}
 	}
-	p.names[k] = n
-	return n
+	d := drawnName{n, ansi.StringWidth(n)}
+	p.names[k] = d
+	return d.text, d.width
+}
+
+// drawnName is a sender column's text and the cells it takes.
+type drawnName struct {
+	text  string
+	width int
 }
 
 // blankRun is where blanks takes its spaces from.

@@ -102,7 +102,7 @@ func referenceMessageLines(m *chatModel, x wire.Message, k lineKey) (lines []str
 // twice, so a line drawn from kept parts (the time of a second, a sender's
 // name) is checked as well as one drawn afresh.
 func TestMessageLinesAsBefore(t *testing.T) {
-	senders := []string{"bob", "alice", "carol", "日本語ユーザー", "a\u0301bc", "averyveryverylongusernamethatiscut", "👍🏽x"}
+	senders := []string{"bob", "alice", "carol", "日本語ユーザー", "a\u0301bc", "averyveryverylongusernamethatiscut", "👍🏽x", "a\tb"} // a tab: only from a server breaking the user-id rules
 	contents := []string{"", "hi", "message 17 of end-of-run-02, about as long as people type",
 		"a line of chat that is long enough to wrap once the window is narrow, as chat lines often are, and then some more words",
 		"**bold** _it_ `code` [link](https://x.example) ~~gone~~ https://y.example", "> quoted\n- item\n- item two\n1. first",

@@ -3,8 +3,13 @@
 package timerslack
 
 /*
+#include <errno.h>
 #include <stdlib.h>
 #include <sys/prctl.h>
+
+// maxSlackUS bounds CHAT_TIMER_SLACK_US: a slack of a second already makes
+// every timer of the process a second late, and a larger number is a typo.
+#define maxSlackUS 1000000UL
 
 // chat_timerslack runs before main, and so before the Go runtime starts any
 // thread of its own.
@@ -12,26 +17,35 @@ __attribute__((constructor)) static void chat_timerslack(void) {
 	unsigned long us = 1000;
 	const char *v = getenv("CHAT_TIMER_SLACK_US");
 	if (v != NULL && *v != '\0') {
-		char *end;
-		unsigned long n = strtoul(v, &end, 10);
-		if (*end != '\0') {
-			return; // not a number: leave the slack as inherited
+		// Digits only: strtoul would take "-1" as the largest number.
+		const char *c;
+		for (c = v; *c != '\0'; c++) {
+			if (*c < '0' || *c > '9') {
+				return; // not a number: leave the slack as inherited
+			}
 		}
-		us = n;
+		errno = 0;
+		us = strtoul(v, NULL, 10);
+		if (errno == ERANGE || us > maxSlackUS) {
+			return;
+		}
 	}
 	if (us == 0) {
 		return;
 	}
 	prctl(PR_SET_TIMERSLACK, us * 1000UL, 0, 0, 0);
 }
-
-static long chat_timerslack_get(void) {
-	return prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0);
-}
 */
 import "C"
 
-import "time"
+import (
+	"syscall"
+	"time"
+)
 
-// Slack is the calling thread's timer slack.
-func Slack() time.Duration { return time.Duration(C.chat_timerslack_get()) }
+// Slack is the calling thread's timer slack (prctl's int result would cut a
+// slack of 2^31 ns or more, so the system call is made directly).
+func Slack() time.Duration {
+	ns, _, _ := syscall.RawSyscall(syscall.SYS_PRCTL, syscall.PR_GET_TIMERSLACK, 0, 0)
+	return time.Duration(ns)
+}
