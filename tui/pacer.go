@@ -57,6 +57,7 @@ type FramePacer struct {
 	frame, sleep, idleAfter time.Duration
 	streamFrame             time.Duration // the ticker's period during a stream
 	streamViews             int           // Views in idleAfter that make a stream
+	streamKeep              int           // Views in idleAfter that keep one going (pacer_keep.go)
 	streamQuiet             time.Duration // no View for this long: the stream paused
 
 	mu        sync.Mutex
@@ -97,7 +98,7 @@ type FramePacer struct {
 func NewFramePacer(fps int) *FramePacer {
 	frame := time.Second / time.Duration(max(fps, 1))
 	return &FramePacer{frame: frame, sleep: pacerSleepFrame, idleAfter: pacerIdleAfter,
-		streamFrame: max(frame, pacerStreamFrame), streamViews: pacerStreamViews, streamQuiet: pacerStreamQuiet}
+		streamFrame: max(frame, pacerStreamFrame), streamViews: pacerStreamViews, streamKeep: pacerStreamKeepViews, streamQuiet: pacerStreamQuiet}
 }
 
 // errNoTicker is Attach's answer for a Bubble Tea whose Program has no
@@ -188,7 +189,7 @@ func (f *FramePacer) idleCheckLocked() (ask func()) {
 		}
 		return f.askFrame(true)
 	}
-	if stream := f.streamViews > 0 && views >= f.streamViews && keys == 0; stream != f.streaming {
+	if stream := f.streamGoesOn(views, keys); stream != f.streaming {
 		f.streaming = stream
 		if stream {
 			f.streams++
