@@ -113,8 +113,9 @@ func (s *streamChat) next(n int) string {
 // machine's load: bytes/frame reaching the terminal, sgr/frame style
 // sequences parsed, rows/frame that differ from the frame before (the rest
 // are diffed all the same: the buffer is cleared each frame) and
-// measured/frame the cells whose width ultraviolet measures again while
-// diffing (any but one printable ASCII byte, in the new and the old row).
+// measured/frame the cells, old row and new, that are not one printable
+// ASCII byte: the cells whose width ultraviolet's newest measures again
+// while diffing (lineHasDrift; the version in go.mod measures every cell).
 func BenchmarkStreamFrameRenderer(b *testing.B) {
 	s := newStreamChat(b)
 	t := newFrameTerm(120, 40)
@@ -146,7 +147,7 @@ func BenchmarkStreamFrameRenderer(b *testing.B) {
 type frameWork struct {
 	sgr         int // style sequences in the View
 	rowsChanged int // rows that differ from the frame before
-	measured    int // cells, old and new, whose width a diff measures
+	measured    int // cells, old and new, not one printable ASCII byte
 }
 
 func frameStats(prev, cur string, width, height int) frameWork {
