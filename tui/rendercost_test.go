@@ -114,8 +114,9 @@ func (s *streamChat) next(n int) string {
 // sequences parsed, rows/frame that differ from the frame before (the rest
 // are diffed all the same: the buffer is cleared each frame) and
 // measured/frame the cells, old row and new, that are not one printable
-// ASCII byte: the cells whose width ultraviolet's newest measures again
-// while diffing (lineHasDrift; the version in go.mod measures every cell).
+// ASCII byte: the cells whose width ultraviolet measures again while
+// diffing (lineHasDrift; before v0.0.0-20261008173134 it measured every
+// cell).
 func BenchmarkStreamFrameRenderer(b *testing.B) {
 	s := newStreamChat(b)
 	t := newFrameTerm(120, 40)
