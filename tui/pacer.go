@@ -30,13 +30,14 @@ import (
 // While a stream of changes comes (a busy group at 200 msgs/s: a View every
 // 30 ms or so, as the session holds incoming messages), every tick finds a
 // new frame, and drawing one (Bubble Tea's renderer parses the whole frame
-// into cells and diffs it, ~100 µs at 120×40) was a quarter of the TUI's CPU.
-// Once streamViews Views came in an idleAfter window, the ticker runs at
-// streamFrame until a window has fewer: 10 frames a second, each showing
-// what came since the last, and a pause in the stream drawn at once
-// (pacer_quiet.go), so its last message is as soon on screen as at the full
-// rate. A View after a quiet spell still gets the next frame at the full
-// rate.
+// into cells and diffs it, 0.8–1.1 ms at 120×40 on a loaded 2-core machine:
+// BenchmarkStreamFrameRenderer) was a quarter of the TUI's CPU. Once
+// streamViews Views came in an idleAfter window, the ticker runs at
+// streamFrame until a window has fewer than streamKeep (pacer_keep.go): 10
+// frames a second, each showing what came since the last, and a pause in
+// the stream drawn at once (pacer_quiet.go), so its last message is as soon
+// on screen as at the full rate. A View after a quiet spell still gets the
+// next frame at the full rate.
 //
 // Keys never slow frames: held down or arriving as a paste without bracketed
 // paste, they bring as many Views as a stream, and at streamFrame the last
@@ -57,6 +58,7 @@ type FramePacer struct {
 	frame, sleep, idleAfter time.Duration
 	streamFrame             time.Duration // the ticker's period during a stream
 	streamViews             int           // Views in idleAfter that make a stream
+	streamKeep              int           // Views in idleAfter that keep one going (pacer_keep.go)
 	streamQuiet             time.Duration // no View for this long: the stream paused
 
 	mu        sync.Mutex
@@ -97,7 +99,7 @@ type FramePacer struct {
 func NewFramePacer(fps int) *FramePacer {
 	frame := time.Second / time.Duration(max(fps, 1))
 	return &FramePacer{frame: frame, sleep: pacerSleepFrame, idleAfter: pacerIdleAfter,
-		streamFrame: max(frame, pacerStreamFrame), streamViews: pacerStreamViews, streamQuiet: pacerStreamQuiet}
+		streamFrame: max(frame, pacerStreamFrame), streamViews: pacerStreamViews, streamKeep: pacerStreamKeepViews, streamQuiet: pacerStreamQuiet}
 }
 
 // errNoTicker is Attach's answer for a Bubble Tea whose Program has no
@@ -188,7 +190,7 @@ func (f *FramePacer) idleCheckLocked() (ask func()) {
 		}
 		return f.askFrame(true)
 	}
-	if stream := f.streamViews > 0 && views >= f.streamViews && keys == 0; stream != f.streaming {
+	if stream := f.streamGoesOn(views, keys); stream != f.streaming {
 		f.streaming = stream
 		if stream {
 			f.streams++
