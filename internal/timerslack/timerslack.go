@@ -19,6 +19,7 @@
 // runtime starts, every thread the runtime starts has it, the monitor
 // included. Children started later (an editor, a viewer) inherit it too.
 //
-// CHAT_TIMER_SLACK_US sets another slack in microseconds (0: leave the
-// inherited one), for measuring one binary both ways.
+// CHAT_TIMER_SLACK_US sets another slack in microseconds, for measuring one
+// binary both ways: digits only, at most 1,000,000; 0, or anything else,
+// leaves the slack inherited.
 package timerslack
