@@ -14,6 +14,9 @@ type Live struct {
 	m     Model
 	last  tea.View // the View drawn last (pacer_withhold.go)
 	shown bool     // last holds a View
+	// same: the last Update was the pacer's own (frameHandedMsg), which
+	// changes nothing: its View is the last one, not counted as a change.
+	same bool
 }
 
 // NewLive wraps the root model for tea.NewProgram.
@@ -24,8 +27,13 @@ func (l *Live) Init() tea.Cmd { return l.m.Init() }
 
 // Update applies msg as Model.Update does and keeps the result in place.
 func (l *Live) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
-	if _, ok := msg.(frameDueMsg); ok {
+	switch msg.(type) {
+	case frameDueMsg:
 		return l, nil // nothing changes: the View after it is drawn
+	case frameHandedMsg:
+		l.m.c.pacer.handed()
+		l.same = true
+		return l, nil
 	}
 	next, cmd := l.m.updateAll(msg)
 	l.m = next

@@ -112,10 +112,35 @@ func (f *FramePacer) drawnView() (asked bool) {
 	asked, now := f.due, f.dueNow
 	f.due, f.dueNow, f.stale = false, false, false
 	f.drawn++
-	if now {
-		f.drawSoon()
+	if now && f.prog != nil {
+		// Not drawn yet: Bubble Tea hands the renderer this View after
+		// View returns, and a renderer busy with the last frame (or an event
+		// loop held up) can take longer than the short ticks last, which
+		// would leave the View to the stream's slow tick, or the sleeping
+		// one. The short ticks start once the event loop has moved on to
+		// the next message, when the View is the renderer's.
+		p := f.prog
+		go p.Send(frameHandedMsg{})
 	}
 	return asked
+}
+
+// frameHandedMsg tells the pacer, from the event loop, that the View asked
+// for at once is the renderer's now: Bubble Tea handed it over before it
+// took this message.
+type frameHandedMsg struct{}
+
+// handed starts the short ticks that draw the View asked for at once.
+func (f *FramePacer) handed() {
+	if f == nil {
+		return
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.stopped || f.ticker == nil {
+		return
+	}
+	f.drawSoon()
 }
 
 // View draws the kept model, or during a stream gives back the View drawn
