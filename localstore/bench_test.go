@@ -95,16 +95,11 @@ func BenchmarkPutMessageBurst(b *testing.B) {
 	defer s.Close()
 	b.ReportAllocs()
 	reportCPU(b)
-	ms := make([]wire.Message, 0, 100)
-	for i := range b.N {
-		ms = append(ms, msg(dm, int64(i+1), "bob", fmt.Sprintf("message %d about the deployment of build %d on node %d", i, i/10, i%7)))
-		if len(ms) == cap(ms) || i == b.N-1 {
-			if _, err := s.PutMessages(ctx, ms...); err != nil {
-				b.Fatal(err)
-			}
-			ms = ms[:0]
+	putInBatches(b, 100, func(ms []wire.Message) {
+		if _, err := s.PutMessages(ctx, ms...); err != nil {
+			b.Fatal(err)
 		}
-	}
+	})
 }
 
 // BenchmarkSearch100k searches a cache of 100,000 messages (issue 17: under
@@ -207,5 +202,20 @@ func BenchmarkSearchConversation50k(b *testing.B) {
 			slices.Sort(times)
 			b.ReportMetric(float64(times[len(times)*99/100].Microseconds())/1000, "p99-ms")
 		})
+	}
+}
+
+// putInBatches hands put b.N messages from bob into dm, numbered from 1, in
+// batches of size (the last one shorter): a stream's receive commits, or a
+// burst's.
+func putInBatches(b *testing.B, size int, put func(ms []wire.Message)) {
+	b.Helper()
+	ms := make([]wire.Message, 0, size)
+	for i := range b.N {
+		ms = append(ms, msg(dm, int64(i+1), "bob", fmt.Sprintf("message %d about the deployment of build %d on node %d", i, i/10, i%7)))
+		if len(ms) == size || i == b.N-1 {
+			put(ms)
+			ms = ms[:0]
+		}
 	}
 }

@@ -22,16 +22,11 @@ func BenchmarkPutMessageBurstLive(b *testing.B) {
 	defer s.Close()
 	b.ReportAllocs()
 	reportCPU(b)
-	ms := make([]wire.Message, 0, 100)
-	for i := range b.N {
-		ms = append(ms, msg(dm, int64(i+1), "bob", fmt.Sprintf("message %d about the deployment of build %d on node %d", i, i/10, i%7)))
-		if len(ms) == cap(ms) || i == b.N-1 {
-			if _, err := s.PutMessages(live, ms...); err != nil {
-				b.Fatal(err)
-			}
-			ms = ms[:0]
+	putInBatches(b, 100, func(ms []wire.Message) {
+		if _, err := s.PutMessages(live, ms...); err != nil {
+			b.Fatal(err)
 		}
-	}
+	})
 }
 
 // goroutinesCreated is how many goroutines the process has started.

@@ -1,7 +1,6 @@
 package localstore
 
 import (
-	"fmt"
 	"path/filepath"
 	"testing"
 
@@ -20,14 +19,9 @@ func BenchmarkReceiveCommit(b *testing.B) {
 	defer s.Close()
 	b.ReportAllocs()
 	reportCPU(b)
-	ms := make([]wire.Message, 0, 4)
-	for i := range b.N {
-		ms = append(ms, msg(dm, int64(i+1), "bob", fmt.Sprintf("message %d about the deployment of build %d on node %d", i, i/10, i%7)))
-		if len(ms) == cap(ms) || i == b.N-1 {
-			receiveCommit(b, s, ms)
-			ms = ms[:0]
-		}
-	}
+	putInBatches(b, 4, func(ms []wire.Message) {
+		receiveCommit(b, s, ms)
+	})
 }
 
 // receiveCommit is what the session does with a batch: since session 21

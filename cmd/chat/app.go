@@ -152,6 +152,9 @@ func (a *app) main(ctx context.Context, args []string) int {
 	if err := a.tlsFromEnv(); err != nil {
 		return a.fail(err)
 	}
+	if err := a.timerSlackFromEnv(); err != nil {
+		return a.fail(err)
+	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fmt.Fprint(a.stdout, mainUsage)

@@ -93,10 +93,13 @@ func TestPrivateCA(t *testing.T) {
 		t.Fatalf("no CA, no --insecure: exit %d", code)
 	}
 
-	// A CA file that does not load is a usage error, as a flag or a variable.
+	// A CA file that does not load is a usage error, as a flag or a variable;
+	// so is a variable's value chat does not take.
 	for _, u := range []*user{
 		{t: t, srv: srv, home: alice.home, env: []string{"CHAT_CA_FILE=" + filepath.Join(dir, "missing.pem")}},
 		{t: t, srv: srv, home: alice.home, env: []string{"CHAT_INSECURE=maybe"}},
+		{t: t, srv: srv, home: alice.home, env: []string{"CHAT_TIMER_SLACK_US=-1"}},
+		{t: t, srv: srv, home: alice.home, env: []string{"CHAT_TIMER_SLACK_US=2000000"}},
 	} {
 		if _, errOut, code := u.run("", "whoami"); code != exitUsage || strings.Count(errOut, "\n") != 1 {
 			t.Fatalf("%v: exit %d %q", u.env, code, errOut)

@@ -11,12 +11,10 @@ import (
 // Printable ASCII, most words, is one cell a byte: measuring it as Unicode
 // was most of the time of drawing a plain message.
 func cells(s string) int {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c >= 0x7f {
-			return ansi.StringWidth(s)
-		}
+	if printableASCII(s) {
+		return len(s)
 	}
-	return len(s)
+	return ansi.StringWidth(s)
 }
 
 // word is a run of text between spaces, possibly in several styles

@@ -7,12 +7,12 @@ package timerslack
 #include <stdlib.h>
 #include <sys/prctl.h>
 
-// maxSlackUS bounds CHAT_TIMER_SLACK_US: a slack of a second already makes
-// every timer of the process a second late, and a larger number is a typo.
+// maxSlackUS is MaxSlackUS (env.go).
 #define maxSlackUS 1000000UL
 
 // chat_timerslack runs before main, and so before the Go runtime starts any
-// thread of its own.
+// thread of its own. It takes what CheckEnv (env.go) accepts and leaves the
+// slack alone otherwise.
 __attribute__((constructor)) static void chat_timerslack(void) {
 	unsigned long us = 1000;
 	const char *v = getenv("CHAT_TIMER_SLACK_US");

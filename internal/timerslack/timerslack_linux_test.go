@@ -104,6 +104,11 @@ func TestSlackFromTheEnvironment(t *testing.T) {
 		if got != c.want {
 			t.Errorf("CHAT_TIMER_SLACK_US=%s: the child's slack is %v, want %v", c.env, got, c.want)
 		}
+		// What the constructor refuses, CheckEnv refuses: "0" is taken
+		// and leaves the inherited slack.
+		if taken := c.env == "0" || got != 70*time.Microsecond; taken != (CheckEnv(c.env) == nil) {
+			t.Errorf("CHAT_TIMER_SLACK_US=%s: the constructor took it: %v, CheckEnv: %v", c.env, taken, CheckEnv(c.env))
+		}
 	}
 }
 
