@@ -149,7 +149,7 @@ func (s *Service) ResetPassword(ctx context.Context, req wire.PasswordResetReque
 		return wire.AuthResponse{}, err
 	}
 	if ok, retry, err := s.cfg.Rate.Allow(ctx, "login:"+req.UserID, loginsPerSecond); err == nil && !ok {
-		return wire.AuthResponse{}, &wire.Error{Code: wire.CodeRateLimited, Message: "too many attempts; wait and retry", RetryAfterMs: max(retry.Milliseconds(), 1)}
+		return wire.AuthResponse{}, &wire.Error{Code: wire.CodeRateLimited, Message: "too many attempts; wait and retry", RetryAfterMs: retryAfterMs(retry)}
 	}
 	u, err := s.store.GetUser(ctx, req.UserID)
 	if errors.Is(err, ErrNotFound) {

@@ -106,7 +106,7 @@ func (s *Service) allowAuth(ctx context.Context, from string) error {
 		return nil
 	}
 	if ok, retry, err := s.cfg.Rate.Allow(ctx, "auth:"+from, s.cfg.AuthRate); err == nil && !ok {
-		return &wire.Error{Code: wire.CodeRateLimited, Message: "too many logins or registrations from your address; wait and retry", RetryAfterMs: max(retry.Milliseconds(), 1)}
+		return &wire.Error{Code: wire.CodeRateLimited, Message: "too many logins or registrations from your address; wait and retry", RetryAfterMs: retryAfterMs(retry)}
 	}
 	return nil
 }
@@ -179,7 +179,7 @@ func (s *Service) Login(ctx context.Context, req wire.LoginRequest, from string)
 		return wire.AuthResponse{}, err
 	}
 	if ok, retry, err := s.cfg.Rate.Allow(ctx, "login:"+req.UserID, loginsPerSecond); err == nil && !ok {
-		return wire.AuthResponse{}, &wire.Error{Code: wire.CodeRateLimited, Message: "too many login attempts; wait and retry", RetryAfterMs: max(retry.Milliseconds(), 1)}
+		return wire.AuthResponse{}, &wire.Error{Code: wire.CodeRateLimited, Message: "too many login attempts; wait and retry", RetryAfterMs: retryAfterMs(retry)}
 	}
 	u, err := s.store.GetUser(ctx, req.UserID)
 	if err != nil && !errors.Is(err, ErrNotFound) {

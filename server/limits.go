@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"time"
 
 	"github.com/chatterm/chat/wire"
 )
@@ -58,7 +59,7 @@ func (s *Service) allow(ctx context.Context, kind, userID string, perSecond int)
 		return nil
 	}
 	if !ok {
-		return &wire.Error{Code: wire.CodeRateLimited, Message: "too many " + kind + " requests; retry after the hint", RetryAfterMs: max(retry.Milliseconds(), 1)}
+		return &wire.Error{Code: wire.CodeRateLimited, Message: "too many " + kind + " requests; retry after the hint", RetryAfterMs: retryAfterMs(retry)}
 	}
 	return nil
 }
@@ -103,7 +104,14 @@ func (s *Service) allowN(ctx context.Context, kind, userID string, n, perSecond 
 		return nil
 	}
 	if got < n {
-		return &wire.Error{Code: wire.CodeRateLimited, Message: "too many " + kind + " requests; retry after the hint", RetryAfterMs: max(retry.Milliseconds(), 1)}
+		return &wire.Error{Code: wire.CodeRateLimited, Message: "too many " + kind + " requests; retry after the hint", RetryAfterMs: retryAfterMs(retry)}
 	}
 	return nil
+}
+
+// retryAfterMs is a retry hint in whole milliseconds, rounded up (at least
+// one): rounded down, a client that waited the hint came back a fraction of
+// a millisecond before the window ended and was refused again.
+func retryAfterMs(d time.Duration) int64 {
+	return max(int64((d+time.Millisecond-1)/time.Millisecond), 1)
 }

@@ -36,7 +36,7 @@ func (s *Service) allowUser(ctx context.Context, kind, userID string, limit int)
 		return nil
 	}
 	if !ok {
-		return &wire.Error{Code: wire.CodeRateLimited, Message: "too many " + kind + " requests; retry after the hint", RetryAfterMs: max(retry.Milliseconds(), 1)}
+		return &wire.Error{Code: wire.CodeRateLimited, Message: "too many " + kind + " requests; retry after the hint", RetryAfterMs: retryAfterMs(retry)}
 	}
 	return nil
 }
@@ -105,7 +105,7 @@ func (s *Service) reserveMedia(ctx context.Context, up MediaUpload) error {
 			}
 			at = at.Add(bytesTime(up.Size, r))
 			if ahead := at.Sub(now) - bytesTime(s.mediaBurst(), r); ahead > 0 {
-				return &wire.Error{Code: wire.CodeRateLimited, RetryAfterMs: max(ahead.Milliseconds(), 1),
+				return &wire.Error{Code: wire.CodeRateLimited, RetryAfterMs: retryAfterMs(ahead),
 					Message: fmt.Sprintf("uploading faster than %s a second; retry after the hint", wire.SizeLabel(r))}
 			}
 			next.RateAt = at

@@ -98,7 +98,7 @@ func (s *Service) admitSends(ctx context.Context, userID, convID string, reqs []
 	}
 	for i := a.Allowed; i < len(reqs); i++ {
 		s.metrics.RateLimited.Inc()
-		out[i].Err = &wire.Error{Code: wire.CodeRateLimited, Message: "sending too fast; retry after the hint", RetryAfterMs: max(a.RetryAfter.Milliseconds(), 1)}
+		out[i].Err = &wire.Error{Code: wire.CodeRateLimited, Message: "sending too fast; retry after the hint", RetryAfterMs: retryAfterMs(a.RetryAfter)}
 	}
 	pool := &seqPool{next: a.Last - int64(a.Taken) + 1, last: a.Last, err: a.SeqErr}
 	if a.SeqErr != nil {

@@ -52,12 +52,14 @@ func (r *RateLimiter) AllowN(ctx context.Context, key string, n, limit int) (int
 	if allowed == int64(n) {
 		return n, 0, nil
 	}
-	retry := pttl.Val()
-	switch {
-	case retry <= 0: // expired between the commands, or no expiry (cannot happen with NX)
-		retry = time.Millisecond
-	case retry > time.Second:
-		retry = time.Second
-	}
-	return int(allowed), retry, nil
+	return int(allowed), windowEndsIn(pttl.Val()), nil
+}
+
+// windowEndsIn is the retry hint for a window key whose PTTL is pttl. Redis
+// keeps a key through the last millisecond of its TTL (it expires once the
+// clock passes it), so the window ends a millisecond after PTTL: a client
+// that waited PTTL alone was refused again, with a hint of 1 ms. A PTTL of 0
+// or less (no expiry, which PEXPIRE NX rules out) is treated as 0.
+func windowEndsIn(pttl time.Duration) time.Duration {
+	return min(max(pttl, 0), time.Second) + time.Millisecond
 }

@@ -78,7 +78,7 @@ func (p *SendPath) Admit(ctx context.Context, key string, limit int, convID stri
 		if len(res) == 3 {
 			a.Allowed = int(res[0])
 			if a.Allowed < n {
-				a.RetryAfter = min(max(time.Duration(res[2])*time.Millisecond, time.Millisecond), time.Second)
+				a.RetryAfter = windowEndsIn(time.Duration(res[2]) * time.Millisecond)
 			}
 		} else {
 			a.RateErr = err

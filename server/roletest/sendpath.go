@@ -23,7 +23,7 @@ func SendPath(t *testing.T, newBackends func(t *testing.T) server.Backends) {
 		// Numbers taken beyond the allowed ones are the caller's to give back.
 		a = b.SendPath.Admit(c, user, 3, conv, 3)
 		if a.RateErr != nil || a.SeqErr != nil || a.Allowed != 1 || a.Taken < 1 || a.Last-int64(a.Taken) != 2 ||
-			a.RetryAfter <= 0 || a.RetryAfter > time.Second {
+			a.RetryAfter <= 0 || a.RetryAfter > maxHint {
 			t.Fatalf("Admit 3 more of limit 3 = %+v; want one allowed, numbers from 3, a hint", a)
 		}
 		if extra := a.Taken - a.Allowed; extra > 0 {
