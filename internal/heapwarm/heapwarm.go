@@ -7,8 +7,10 @@
 // 1,100 page faults, each a trap that costs 15–150 µs on a virtual machine
 // (docs/tui.md "Time to a painted inbox"). internal/prefault's HeapAhead
 // makes those pages present in one system call, as far as the runtime has
-// mapped its heap, on a goroutine of its own while the initialisers go on. The commands (chat send, chat tail, ...)
-// allocate little before their work and are left alone.
+// mapped its heap, on a goroutine of its own while the initialisers go on.
+// The commands (chat send, chat history, ...) allocate little before their
+// work and are left alone, except chat tail, which calls Start as it
+// connects: its first burst grows the heap for the first time.
 //
 // This package imports only internal/prefault and internal/early (which
 // keep to the standard library) and the standard library, so it is
