@@ -48,6 +48,9 @@ type Config struct {
 	// MessageBatches: the sessions Open makes report each receive commit's
 	// messages in one MessagesEvent (SessionConfig.MessageBatches).
 	MessageBatches bool
+	// StreamPauses: the sessions Open makes report a stream's pauses
+	// (SessionConfig.StreamPauses).
+	StreamPauses bool
 }
 
 // ConfigFromEnv reads CHAT_SERVER, CHAT_HOME, CHAT_TOKEN, CHAT_CA_FILE and

@@ -120,6 +120,7 @@ func (StateEvent) event()        {}
 func (TypingEvent) event()       {}
 func (RestoredEvent) event()     {}
 func (ProfileEvent) event()      {}
+func (StreamPausedEvent) event() {}
 
 // ConnStatus is the state of the connection to the server.
 type ConnStatus int

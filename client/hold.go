@@ -15,8 +15,8 @@ import (
 // of its own (~260 µs of CPU at synchronous=NORMAL), the session's wake-ups
 // and, in the TUI, an Update, a View and a frame. Keeping the batch open a
 // few ms lets the next messages of the stream join it; the longer a stream
-// lasts, the longer it is held, since a stream that has gone on for a while
-// is likely to go on (docs/tui.md, "A steady stream shares its receive
+// lasts, the longer it is held (10, 30, then 60 ms), since a stream that has
+// gone on for a while is likely to go on (docs/tui.md, "A steady stream shares its receive
 // transactions"). While a batch is held its reader leaves the socket alone
 // too, so the stream's frames are read a hold at a time (readgate.go).
 
@@ -34,6 +34,19 @@ const (
 	// it, the last message of a stream is on screen well within 100 ms.
 	receiveHoldSteady = 30 * time.Millisecond
 	steadyAfter       = 3
+	// receiveHoldLong is the hold once longAfter batches in a row were part
+	// of a stream, about a second of one at the steady hold: a stream that
+	// long (a deploy's log, a busy channel at 40 msgs/s or more) is read as
+	// a stream, not message by message, and each commit, its wake-ups, its
+	// event to the TUI and its ack cost about as much for 12 messages as
+	// for 6. At 200 msgs/s, chat open, a steady group's message went from
+	// 278–292 to 253–267 µs of CPU with 60 ms, 214–250 with 90 (chatbench
+	// tui-burst, docs/tui.md "Session 23: a long stream's hold"). 60, not
+	// 90: the stream's last message waits out the hold, then the TUI draws
+	// the pause's frame at once, and the screen is to be within 100 ms of
+	// the last send.
+	receiveHoldLong = 60 * time.Millisecond
+	longAfter       = 30
 	// receiveStreaming is how recent the previous receive commit must be for
 	// the hold to apply: only a stream is held. A message after a quiet spell
 	// (a reply in a conversation going at human speed) is stored and shown at
@@ -67,7 +80,10 @@ func (p *receivePace) hold(now time.Time) time.Duration {
 		return 0
 	}
 	p.streak++
-	if p.streak > steadyAfter {
+	switch {
+	case p.streak > longAfter:
+		return receiveHoldLong
+	case p.streak > steadyAfter:
 		return receiveHoldSteady
 	}
 	return receiveHold

@@ -56,6 +56,9 @@ type SessionConfig struct {
 	// MessageBatches has the messages each receive commit stores reported
 	// as one MessagesEvent, not one MessageEvent each (batchevents.go).
 	MessageBatches bool
+	// StreamPauses has the session report a StreamPausedEvent when a stream
+	// of incoming messages pauses (streampause.go).
+	StreamPauses bool
 }
 
 // DefaultAckDelay is SessionConfig.AckDelay's default: well under what a
@@ -176,7 +179,7 @@ func Open(ctx context.Context, cfg Config) (*Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := NewSession(SessionConfig{API: api, Store: store, Logger: cfg.logger(), Events: cfg.Events, MessageBatches: cfg.MessageBatches})
+	s := NewSession(SessionConfig{API: api, Store: store, Logger: cfg.logger(), Events: cfg.Events, MessageBatches: cfg.MessageBatches, StreamPauses: cfg.StreamPauses})
 	s.owns = true
 	return s, nil
 }
@@ -522,6 +525,8 @@ func (s *Session) serve(ctx context.Context, conn *Conn) error {
 
 	ping := time.NewTicker(s.cfg.PingInterval)
 	defer ping.Stop()
+	pause := newPauseWatch(s.cfg.StreamPauses)
+	defer pause.stop()
 	lastHeard := time.Now()
 	pings := 0
 	for {
@@ -530,10 +535,18 @@ func (s *Session) serve(ctx context.Context, conn *Conn) error {
 			if !ok {
 				return context.Cause(lctx)
 			}
+			pause.stop()
 			lastHeard = time.Now()
 			batch := s.gather(frames, f, &l.pace, conn.gate, lctx.Done())
 			if err := s.handle(ctx, l, batch); err != nil {
 				return err
+			}
+			pause.watch(carriesMessage(batch))
+		case <-pause.c():
+			pause.fired()
+			select {
+			case s.events <- StreamPausedEvent{}:
+			default: // the UI is behind: its pacer's own quiet timer draws
 			}
 		case <-l.ackTimer:
 			l.ackTimer = nil

@@ -14,8 +14,15 @@ import "time"
 // it had. So the last message of a stream is on screen within its hold,
 // streamQuiet and the work, as it was within the hold and the 40 ms tick
 // before; the frames between come at streamFrame.
+//
+// Since session 23 the session says when its stream pauses, 15 ms after a
+// batch with nothing behind it (client/streampause.go, sessionPaused), and
+// holds a long stream's batches 60 ms (client/hold.go): Views then come
+// 60–70 ms apart, and a quiet timer under that would draw a pause between
+// every two. streamQuiet is the fallback for a pause the session's event
+// did not tell (dropped while the UI was behind), past the long hold's gap.
 const (
-	pacerStreamQuiet = 45 * time.Millisecond
+	pacerStreamQuiet = 90 * time.Millisecond
 	// pacerDrawSettle is how long the ticker runs at soonFrame (pacer_start.go)
 	// for the frame drawn at a pause, after which it goes back to its period:
 	// a few empty ticks (no new View: the renderer compares and returns) are
@@ -32,6 +39,18 @@ func (f *FramePacer) streamViewed() {
 		return
 	}
 	f.quiet.Reset(f.streamQuiet)
+}
+
+// sessionPaused is the session's word that the stream of messages paused
+// (client.StreamPausedEvent, 15 ms after a batch with nothing behind it),
+// drawn as a pause the pacer saw itself. Called from Update: the frame is
+// asked for on a goroutine of its own, as the quiet timer's callback runs,
+// since asking sends to the program whose event loop is the caller.
+func (f *FramePacer) sessionPaused() {
+	if f == nil {
+		return
+	}
+	go f.streamPaused()
 }
 
 // streamPaused draws the stream's last frame at once: the View already

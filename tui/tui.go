@@ -772,6 +772,9 @@ func (m *Model) currentConv() string {
 // handleEvent applies a live event to the inbox and the open chat.
 func (m *Model) handleEvent(ev client.Event) tea.Cmd {
 	switch ev := ev.(type) {
+	case client.StreamPausedEvent:
+		m.c.pacer.sessionPaused()
+		return nil
 	case client.InboxEvent:
 		if ev.Offline { // the cache is kept; say why it may be behind
 			return tea.Batch(m.inbox.load(), flash(offlineInboxNotice, false))

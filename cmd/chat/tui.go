@@ -155,6 +155,7 @@ func newTUIBackend(ctx context.Context, cfg client.Config, log *slog.Logger) *tu
 	events := make(chan client.Event, 256)
 	cfg.Events = events
 	cfg.MessageBatches = true // a commit's messages in one event (tui/messagebatch.go)
+	cfg.StreamPauses = true   // a stream's last message drawn at once (tui/pacer_quiet.go)
 	return &tuiBackend{ctx: ctx, cfg: cfg, log: log, events: events, openSession: client.Open}
 }
 
