@@ -15,9 +15,9 @@ import (
 // of its own (~260 µs of CPU at synchronous=NORMAL), the session's wake-ups
 // and, in the TUI, an Update, a View and a frame. Keeping the batch open a
 // few ms lets the next messages of the stream join it; the longer a stream
-// lasts, the longer it is held (10, 30, then 60 ms), since a stream that has
-// gone on for a while is likely to go on (docs/tui.md, "A steady stream shares its receive
-// transactions"). While a batch is held its reader leaves the socket alone
+// lasts, the longer it is held (10, 30, then 60 ms), since a stream that
+// has gone on for a while is likely to go on (docs/tui.md, "A steady stream
+// shares its receive transactions"). While a batch is held its reader leaves the socket alone
 // too, so the stream's frames are read a hold at a time (readgate.go).
 
 const (
@@ -42,9 +42,9 @@ const (
 	// for 6. At 200 msgs/s, chat open, a steady group's message went from
 	// 278–292 to 253–267 µs of CPU with 60 ms, 214–250 with 90 (chatbench
 	// tui-burst, docs/tui.md "Session 23: a long stream's hold"). 60, not
-	// 90: the stream's last message waits out the hold, then the TUI draws
-	// the pause's frame at once, and the screen is to be within 100 ms of
-	// the last send.
+	// 90: the stream's last message waits out the hold, then the session
+	// tells the pause 15 ms later (streampause.go) and the TUI draws, and
+	// the screen is to be within 100 ms of the last send.
 	receiveHoldLong = 60 * time.Millisecond
 	longAfter       = 30
 	// receiveStreaming is how recent the previous receive commit must be for

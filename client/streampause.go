@@ -13,9 +13,9 @@ import "time"
 // question. The session knows sooner: after a held batch's commit, the
 // next frame of a going stream comes within a few ms (the gate reads on as
 // soon as the batch is decided), and a burst's next frames are already
-// queued. When none has come for receivePaused, the
-// session says so with a StreamPausedEvent, and the UI draws. A frame that
-// comes first stops the timer, so a going stream costs no wake-up for it.
+// queued. When none has come for receivePaused, the session says so with a
+// StreamPausedEvent, and the UI draws. A frame that comes first stops the
+// timer, so a going stream costs no wake-up for it.
 
 // receivePaused is how long after a batch's commit no frame means the
 // stream has paused: three messages' gap at 200 msgs/s. A slower stream
