@@ -13,7 +13,7 @@
 //	defer sess.Close()
 //	inbox, _ := sess.Inbox(ctx, 50)           // paint from cache at once
 //	go sess.Run(ctx)                          // connect, sync, reconnect until ctx ends
-//	for ev := range sess.Events() { ... }     // MessageEvent (MessagesEvent with MessageBatches), SentEvent, StatusEvent, StateEvent...
+//	for ev := range sess.Events() { ... }     // MessageEvent (MessagesEvent with MessageBatches), SentEvent, StatusEvent, StateEvent, StreamPausedEvent (with StreamPauses)...
 //	m, _ := sess.Enqueue(ctx, convID, "hi")   // durable in the outbox at once; SentEvent follows
 //	sess.MarkRead(ctx, convID, seq)           // the user saw it
 //	page, _ := sess.History(ctx, convID, before, 50) // cache first, then the server

@@ -535,13 +535,21 @@ func (s *Session) serve(ctx context.Context, conn *Conn) error {
 			if !ok {
 				return context.Cause(lctx)
 			}
-			pause.stop()
 			lastHeard = time.Now()
 			batch := s.gather(frames, f, &l.pace, conn.gate, lctx.Done())
+			// Only messages move the pause: a boundary, a typing note or a
+			// pong after a stream's last message is not the stream going
+			// on (in a group the members' acks come every few ms).
+			messages := carriesMessage(batch)
+			if messages {
+				pause.stop()
+			}
 			if err := s.handle(ctx, l, batch); err != nil {
 				return err
 			}
-			pause.watch(carriesMessage(batch))
+			if messages {
+				pause.watch()
+			}
 		case <-pause.c():
 			pause.fired()
 			select {

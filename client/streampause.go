@@ -11,11 +11,12 @@ import "time"
 // waited 45 ms without a View, so the last message could be on screen as
 // late as the hold plus 45 ms, and a hold longer than 45 ms was out of the
 // question. The session knows sooner: after a held batch's commit, the
-// next frame of a going stream comes within a few ms (the gate reads on as
-// soon as the batch is decided), and a burst's next frames are already
+// next message of a going stream comes within a few ms (the gate reads on
+// as soon as the batch is decided), and a burst's next frames are already
 // queued. When none has come for receivePaused, the session says so with a
-// StreamPausedEvent, and the UI draws. A frame that comes first stops the
-// timer, so a going stream costs no wake-up for it.
+// StreamPausedEvent, and the UI draws. Messages that come first stop the
+// timer, so a going stream costs no wake-up for it; other frames (the
+// members' boundaries, a typing note) leave it running.
 
 // receivePaused is how long after a batch's commit no frame means the
 // stream has paused: three messages' gap at 200 msgs/s. A slower stream
@@ -39,11 +40,10 @@ type pauseWatch struct {
 func newPauseWatch(on bool) *pauseWatch { return &pauseWatch{on: on} }
 
 // watch starts the timer after a batch that carried messages (held or a
-// burst's: a burst's last messages are as much a stream's end), and stops
-// it after one that did not.
-func (w *pauseWatch) watch(messages bool) {
-	if !w.on || !messages {
-		w.stop()
+// burst's: a burst's last messages are as much a stream's end). Batches
+// without messages leave it running.
+func (w *pauseWatch) watch() {
+	if !w.on {
 		return
 	}
 	if w.t == nil {
@@ -65,7 +65,7 @@ func (w *pauseWatch) c() <-chan time.Time {
 // fired records that the timer fired.
 func (w *pauseWatch) fired() { w.armed = false }
 
-// stop stops the timer: a frame came, or the loop ends.
+// stop stops the timer: messages came, or the loop ends.
 func (w *pauseWatch) stop() {
 	if w.armed {
 		w.t.Stop()

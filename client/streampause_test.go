@@ -56,6 +56,50 @@ func TestStreamPauseIsTold(t *testing.T) {
 	}
 }
 
+// Frames that are not messages after a stream's last (in a group the
+// members' boundaries come every few ms; here a typing note) do not hide
+// its pause: only messages stop the timer.
+func TestStreamPauseOutlastsOtherFrames(t *testing.T) {
+	srv := servertest.Start(t)
+	aliceAPI, bobAPI := register(t, srv, "alice"), register(t, srv, "bob")
+	conv := direct(t, aliceAPI, "bob")
+	alice := startDevice(t, aliceAPI, srv.URL, "alice")
+	bob := newDevice(t, bobAPI, srv.URL, "bob", func(c *client.SessionConfig) { c.StreamPauses = true })
+	events := bob.sess.Events()
+	runSession(bob)
+	waitConnected(alice, bob)
+	const n = 60
+	ids := paced(t, alice.sess.API(), conv, n, 5*time.Millisecond)
+	last := ids[len(ids)-1]
+	deadline := time.After(10 * time.Second)
+	for seen := false; !seen; {
+		select {
+		case ev := <-events:
+			seen = carries(ev, last)
+		case <-deadline:
+			t.Fatal("the stream's last message was not reported within 10 s")
+		}
+	}
+	// The typing note reaches bob within the 15 ms of the pause, or just
+	// after it: either way a pause is to be told.
+	alice.sess.Typing(conv)
+	after := time.After(2 * time.Second)
+	typed := false
+	for {
+		select {
+		case ev := <-events:
+			switch ev.(type) {
+			case client.StreamPausedEvent:
+				return
+			case client.TypingEvent:
+				typed = true
+			}
+		case <-after:
+			t.Fatalf("no StreamPausedEvent within 2 s of the stream's last message (a typing note came: %v)", typed)
+		}
+	}
+}
+
 // carries says whether ev reports the message with id.
 func carries(ev client.Event, id string) bool {
 	switch ev := ev.(type) {

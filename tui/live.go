@@ -1,6 +1,10 @@
 package tui
 
-import tea "charm.land/bubbletea/v2"
+import (
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/chatterm/chat/client"
+)
 
 // Live is the Model as a running program should hold it. Model's methods take
 // it by value, the Elm way, and Update hands it back as a tea.Model; a value
@@ -14,9 +18,14 @@ type Live struct {
 	m     Model
 	last  tea.View // the View drawn last (pacer_withhold.go)
 	shown bool     // last holds a View
-	// same: the last Update was the pacer's own (frameHandedMsg), which
-	// changes nothing: its View is the last one, not counted as a change.
+	// same: the last Update changed nothing (the pacer's frameHandedMsg, the
+	// session's StreamPausedEvent alone): its View is the last one, not
+	// counted as a change.
 	same bool
+	// paused: the last Update carried the session's word that its stream
+	// paused (client.StreamPausedEvent): once its View is decided (drawn,
+	// withheld or the last one), the pacer draws what is due at once.
+	paused bool
 }
 
 // NewLive wraps the root model for tea.NewProgram.
@@ -27,13 +36,18 @@ func (l *Live) Init() tea.Cmd { return l.m.Init() }
 
 // Update applies msg as Model.Update does and keeps the result in place.
 func (l *Live) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
-	switch msg.(type) {
+	switch msg := msg.(type) {
 	case frameDueMsg:
 		return l, nil // nothing changes: the View after it is drawn
 	case frameHandedMsg:
 		l.m.c.pacer.handed()
 		l.same = true
 		return l, nil
+	case client.StreamPausedEvent:
+		l.paused, l.same = true, true
+		return l, nil
+	case eventBatchMsg:
+		l.paused = l.paused || batchPaused(msg)
 	}
 	next, cmd := l.m.updateAll(msg)
 	l.m = next
@@ -42,3 +56,14 @@ func (l *Live) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 
 // Model returns a copy of the state, for tests and tools that inspect it.
 func (l *Live) Model() Model { return l.m }
+
+// batchPaused says whether a batch of events carries the session's word that
+// its stream paused.
+func batchPaused(batch eventBatchMsg) bool {
+	for _, ev := range batch {
+		if _, ok := ev.(client.StreamPausedEvent); ok {
+			return true
+		}
+	}
+	return false
+}

@@ -8,12 +8,12 @@ package tui
 // and drew every View for 250 ms: counted in the real chat (a steady run of
 // 2,000 messages, direct, chat open), 14.5 frames a second where the stream
 // means 10, four windows of ten frames in ten seconds drawn at 30 a second.
-// Once a stream runs it goes on while a window has streamKeep Views (12 a
-// second: a long stream's batches are held 60 ms, client/hold.go, four a
-// window at most); fewer end it as before, and no View at all puts the pacer to
+// Once a stream runs it goes on while a window has streamKeep Views (8 a
+// second: a long stream's batches are held 60 ms, client/hold.go, about
+// four a window, and a late one, waited for up to two holds, leaves two); fewer end it as before, and no View at all puts the pacer to
 // sleep. Its last message is still drawn at once by the pause
 // (pacer_quiet.go), so nothing a person waits for comes later.
-const pacerStreamKeepViews = 3
+const pacerStreamKeepViews = 2
 
 // streamGoesOn reports whether a window of views Views and keys keys is (or
 // keeps) a stream. Called with f.mu held.

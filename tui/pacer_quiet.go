@@ -43,9 +43,12 @@ func (f *FramePacer) streamViewed() {
 
 // sessionPaused is the session's word that the stream of messages paused
 // (client.StreamPausedEvent, 15 ms after a batch with nothing behind it),
-// drawn as a pause the pacer saw itself. Called from Update: the frame is
-// asked for on a goroutine of its own, as the quiet timer's callback runs,
-// since asking sends to the program whose event loop is the caller.
+// drawn as a pause the pacer saw itself. Called from Live.View once the
+// View after the event is decided (drawn, withheld, or the last one when
+// the event came alone), so that a View withheld there is what the pause
+// draws: the frame is asked for on a goroutine of its own, as the quiet
+// timer's callback runs, since asking sends to the program whose event
+// loop is the caller.
 func (f *FramePacer) sessionPaused() {
 	if f == nil {
 		return

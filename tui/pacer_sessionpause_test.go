@@ -1,63 +1,86 @@
 package tui
 
 import (
-	"strconv"
 	"testing"
 	"time"
 
+	tea "charm.land/bubbletea/v2"
+
 	"github.com/chatterm/chat/client"
+	"github.com/chatterm/chat/wire"
 )
 
-// The session's word that its stream paused draws the last View at once:
-// the pacer's own quiet timer and the stream's tick are an hour here, so
-// nothing else can draw the last message while the pacer counts a stream.
-func TestSessionPauseIsDrawnAtOnce(t *testing.T) {
+// streamThenLast runs bob's chat in a real program with the stream's frame,
+// the pacer's quiet timer and (once the stream is seen) the idle check all
+// an hour, so that nothing but the session's pause can draw the stream's
+// last message; it streams until Views are being withheld, then sends last
+// (the message and whatever comes with it) and reports whether the last
+// message reached the screen within 5 s.
+func streamThenLast(t *testing.T, last func(p *tea.Program, m client.MessageEvent)) bool {
+	t.Helper()
 	f := NewFramePacer(30)
 	f.sleep, f.streamFrame, f.streamQuiet = time.Hour, time.Hour, time.Hour
-	p, out := runPaced(t, f)
-	eventually(t, "the first frame drawn", func() bool { return out.contains("frame zero") })
-
+	p, out := pacedChat(t, f)
+	eventually(t, "the chat drawn", func() bool { return out.contains("bob") })
 	stop := make(chan struct{})
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for i := 0; ; i++ {
-			select {
-			case <-stop:
-				return
-			case <-time.After(5 * time.Millisecond):
-				p.Send(pacedText("message " + strconv.Itoa(i)))
-			}
-		}
-	}()
-	eventually(t, "the ticker at streamFrame", func() bool {
-		period, streaming, _ := f.pacerState()
-		return streaming && period == f.streamFrame
-	})
+	next := streamFrom(p, 1000, stop)
+	eventually(t, "a stream", func() bool { _, streaming, _ := f.pacerState(); return streaming })
+	f.mu.Lock()
+	f.idleAfter = time.Hour // from the check after next: the stream never ends here
+	f.mu.Unlock()
+	withheld0, _ := f.viewCounts()
+	eventually(t, "Views withheld", func() bool { w, _ := f.viewCounts(); return w >= withheld0+20 })
 	close(stop)
-	<-done
-	p.Send(pacedText("the last message"))
-	time.Sleep(50 * time.Millisecond)
-	if out.contains("the last message") {
-		t.Skip("the last message was drawn before the pause was told: the stream had ended (a loaded machine), and the test tests nothing")
+	seq := <-next
+	last(p, client.MessageEvent{Message: wire.Message{ConversationID: bobConv, SeqNo: int64(seq),
+		MessageID: "last", SenderID: "bob", Content: "the stream is over", Timestamp: fixtureNow}})
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		if out.contains("the stream is over") {
+			return true
+		}
 	}
-	f.sessionPaused()
-	eventually(t, "the stream's last message drawn", func() bool { return out.contains("the last message") })
+	return false
 }
 
-// A StreamPausedEvent from the session reaches the pacer through the
-// TUI's Update: with a stream running it is counted as a pause.
-func TestStreamPausedEventReachesThePacer(t *testing.T) {
+// The session's word that its stream paused, coming alone after the last
+// message, draws that message at once.
+func TestSessionPauseDrawsTheLastMessage(t *testing.T) {
+	if !streamThenLast(t, func(p *tea.Program, m client.MessageEvent) {
+		p.Send(m)
+		p.Send(client.StreamPausedEvent{})
+	}) {
+		t.Fatal("the stream's last message was not drawn within 5 s of the pause")
+	}
+}
+
+// The pause in one batch of events with the last message (the UI was
+// behind): the batch's View is decided before the pause is told, so the
+// View withheld there is the one drawn.
+func TestSessionPauseInABatchDrawsItsView(t *testing.T) {
+	if !streamThenLast(t, func(p *tea.Program, m client.MessageEvent) {
+		p.Send(eventBatchMsg{m, client.StreamPausedEvent{}})
+	}) {
+		t.Fatal("the stream's last message, in a batch with the pause, was not drawn within 5 s")
+	}
+}
+
+// The pause alone changes nothing: its View is the last one, not a View
+// for the stream's count; the pacer counts the pause.
+func TestStreamPausedEventIsNotAView(t *testing.T) {
 	f := NewFramePacer(30)
 	tk := time.NewTicker(time.Hour)
 	defer tk.Stop()
 	f.field, f.ticker = &tk, tk
 	f.sleep, f.streamFrame, f.streamQuiet = time.Hour, time.Hour, time.Hour
 	h := newHarnessWith(t, newFakeBackend("alice", fixtureNow), 80, 24, func(o *Options) { o.Pacer = f })
+	l := NewLive(h.root())
+	l.View()
 	f.mu.Lock()
 	f.streaming = true
+	views := f.views
 	f.mu.Unlock()
-	h.send(client.StreamPausedEvent{})
+	l.Update(client.StreamPausedEvent{})
+	l.View()
 	eventually(t, "the pause counted", func() bool {
 		f.mu.Lock()
 		defer f.mu.Unlock()
@@ -65,6 +88,9 @@ func TestStreamPausedEventReachesThePacer(t *testing.T) {
 	})
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if f.views != views {
+		t.Fatalf("the pause's View counted: views %d → %d", views, f.views)
+	}
 	if f.check != nil {
 		f.check.Stop()
 	}

@@ -146,6 +146,17 @@ func (f *FramePacer) handed() {
 // View draws the kept model, or during a stream gives back the View drawn
 // last when the renderer would not draw this one (pacer_withhold.go).
 func (l *Live) View() tea.View {
+	if l.paused {
+		// After the View's fate is decided, so that a View withheld here is
+		// the one the pause asks for (pacer_quiet.go).
+		l.paused = false
+		defer l.m.c.pacer.sessionPaused()
+	}
+	if l.same && l.shown {
+		l.same = false
+		return l.last // nothing changed: not a View for the stream's count
+	}
+	l.same = false
 	if l.shown && l.m.c.pacer.withhold() {
 		return l.last
 	}

@@ -773,8 +773,7 @@ func (m *Model) currentConv() string {
 func (m *Model) handleEvent(ev client.Event) tea.Cmd {
 	switch ev := ev.(type) {
 	case client.StreamPausedEvent:
-		m.c.pacer.sessionPaused()
-		return nil
+		return nil // Live tells the pacer once the View is decided (live.go)
 	case client.InboxEvent:
 		if ev.Offline { // the cache is kept; say why it may be behind
 			return tea.Batch(m.inbox.load(), flash(offlineInboxNotice, false))

@@ -45,6 +45,12 @@ func (a *app) runTail(ctx context.Context, args []string) error {
 	if err := parseFlagsOnly(fs, args); err != nil {
 		return err
 	}
+	// The heap's next pages made present in one call, on a goroutine of its
+	// own, while tail logs in and connects: a tail that waits quiet, then
+	// prints a burst, grows its heap to the collector's goal for the first
+	// time in that burst, and took ~1,100 page faults in its first 2,000
+	// messages (docs/tui.md, "chat tail's first burst").
+	heapwarm.Start()
 	api, acct, err := a.login()
 	if err != nil {
 		return err
@@ -82,12 +88,6 @@ func (a *app) runTail(ctx context.Context, args []string) error {
 	if prev := runtime.GOMAXPROCS(0); oneProcessor(os.Environ()) {
 		defer runtime.GOMAXPROCS(prev) // the process may go on (a test's)
 	}
-	// The heap's next pages made present in one call, on a goroutine of its
-	// own, while tail connects: a tail that waits quiet, then prints a
-	// burst, grows its heap to the collector's goal for the first time in
-	// that burst, and took ~1,100 page faults in its first 2,000 messages
-	// (docs/tui.md, "chat tail's first burst").
-	heapwarm.Start()
 	sess := client.NewSession(cfg)
 	done := make(chan error, 1)
 	go func() { done <- sess.Run(ctx) }()
