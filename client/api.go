@@ -279,7 +279,7 @@ func (a *API) SendNow(ctx context.Context, conversationID string, req wire.SendR
 		var err error
 		resp, _, err = a.SendMessage(ctx, conversationID, req)
 		return err
-	})
+	}, true)
 	if err != nil && unsure {
 		return resp, &MaybeStoredError{MessageID: req.MessageID, Err: err}
 	}

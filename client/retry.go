@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net"
+	"net/http/httptrace"
+	"sync/atomic"
 	"time"
 
 	"github.com/chatterm/chat/wire"
@@ -24,13 +26,18 @@ const DefaultRetryFor = time.Minute
 // the whole budget. attempt must be safe to repeat: a read, or a send with
 // the same message_id. The error returned is the last attempt's.
 func Retry(ctx context.Context, attempt func(ctx context.Context) error) error {
-	_, err := retry(ctx, attempt)
+	_, err := retry(ctx, attempt, false)
 	return err
 }
 
 // retry is Retry that also says whether any attempt may have reached the
 // server and been acted on without an answer saying so (see MaybeStoredError).
-func retry(ctx context.Context, attempt func(ctx context.Context) error) (unsure bool, err error) {
+// With httpOnly (every attempt is one HTTP request made with the context it
+// is given), an attempt whose request was never written, not even its
+// headers, was acted on by nobody, whatever ended it: a deadline that ran
+// out while it dialed (a loaded machine, a server that does not accept) is
+// not "maybe stored".
+func retry(ctx context.Context, attempt func(ctx context.Context) error, httpOnly bool) (unsure bool, err error) {
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, DefaultRetryFor)
@@ -40,6 +47,10 @@ func retry(ctx context.Context, attempt func(ctx context.Context) error) (unsure
 	for {
 		budget := attemptBudget(ctx)
 		actx, cancel := context.WithTimeout(ctx, budget)
+		var wrote atomic.Bool
+		if httpOnly {
+			actx = httptrace.WithClientTrace(actx, &httptrace.ClientTrace{WroteHeaders: func() { wrote.Store(true) }})
+		}
 		err = attempt(actx)
 		attemptTimedOut := err != nil && actx.Err() != nil && ctx.Err() == nil
 		cancel()
@@ -51,7 +62,8 @@ func retry(ctx context.Context, attempt func(ctx context.Context) error) (unsure
 		}
 		// An attempt that ran out of its own budget, not the caller's, may have
 		// been acted on, and a repeat may get through.
-		unsure = unsure || attemptTimedOut || outcomeUnknown(err)
+		mayHaveLeft := !httpOnly || wrote.Load()
+		unsure = unsure || mayHaveLeft && (attemptTimedOut || outcomeUnknown(err))
 		var delay time.Duration
 		switch hint := retryHint(err); {
 		case hint > 0:

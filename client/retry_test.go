@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"sync/atomic"
@@ -96,6 +97,22 @@ func TestSendNowRetries(t *testing.T) {
 		_, err := api.SendNow(context.Background(), "g:abc", req)
 		if wire.ErrorCode(err) != "message_id_taken" || errors.As(err, new(*client.MaybeStoredError)) || n.Load() != 1 {
 			t.Fatalf("err %v after %d requests", err, n.Load())
+		}
+	})
+	t.Run("ErrDialOutlivesTheDeadline", func(t *testing.T) {
+		// A dial still waiting when the deadline runs out (a loaded machine,
+		// a server that does not accept): nothing was written, so nothing
+		// may be stored. Once failed as maybe_stored under a loaded -race run.
+		hc := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			<-ctx.Done()
+			return nil, ctx.Err()
+		}}}
+		api := client.NewAPI("http://127.0.0.1:1", "token", hc)
+		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+		defer cancel()
+		_, err := api.SendNow(ctx, "g:abc", req)
+		if err == nil || errors.As(err, new(*client.MaybeStoredError)) {
+			t.Fatalf("err = %#v: never connected, so nothing may be stored", err)
 		}
 	})
 	t.Run("ErrNeverConnected", func(t *testing.T) {

@@ -44,8 +44,12 @@ func (l *Live) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		l.same = true
 		return l, nil
 	case client.StreamPausedEvent:
+		// The model takes it too: its Update waits for the next event
+		// (tui.go), and nothing else would. It changes nothing there.
+		next, cmd := l.m.updateAll(msg)
+		l.m = next
 		l.paused, l.same = true, true
-		return l, nil
+		return l, cmd
 	case eventBatchMsg:
 		l.paused = l.paused || batchPaused(msg)
 	}

@@ -95,3 +95,44 @@ func TestStreamPausedEventIsNotAView(t *testing.T) {
 		f.check.Stop()
 	}
 }
+
+// The pause alone still has the model wait for the next event: Live hands
+// it to the model, whose Update re-arms the event pump. Swallowed, no
+// event after it was ever read (the first version: the TUI stopped taking
+// messages after the first pause).
+func TestStreamPausedEventKeepsThePumpGoing(t *testing.T) {
+	be := newFakeBackend("alice", fixtureNow)
+	t.Cleanup(func() { close(be.events) })
+	// A model whose Init never ran: nothing else reads the events.
+	l := NewLive(New(Options{Backend: be, Now: func() time.Time { return fixtureNow }, Location: time.UTC, Dark: true, PageSize: 50}))
+	next := client.MessageEvent{Message: wire.Message{ConversationID: bobConv, SeqNo: 1, MessageID: "after",
+		SenderID: "bob", Content: "after the pause", Timestamp: fixtureNow}}
+	go func() { be.events <- next }()
+	_, cmd := l.Update(client.StreamPausedEvent{})
+	if cmd == nil {
+		t.Fatal("the pause's Update returned no command: nothing waits for the next event")
+	}
+	got := make(chan tea.Msg, 1)
+	go func() { got <- cmd() }()
+	select {
+	case msg := <-got:
+		if b, ok := msg.(tea.BatchMsg); ok {
+			for _, c := range b {
+				if c == nil {
+					continue
+				}
+				go func() { got <- c() }()
+			}
+			select {
+			case msg = <-got:
+			case <-time.After(5 * time.Second):
+				t.Fatal("no command of the pause's Update read the next event")
+			}
+		}
+		if ev, ok := msg.(client.MessageEvent); !ok || ev.Message.MessageID != "after" {
+			t.Fatalf("the pause's command gave %#v, want the next event", msg)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the pause's command read nothing in 5 s")
+	}
+}
