@@ -14,27 +14,7 @@ import (
 func TestStreamPauseIsTold(t *testing.T) {
 	for _, on := range []bool{true, false} {
 		t.Run(map[bool]string{true: "on", false: "off"}[on], func(t *testing.T) {
-			srv := servertest.Start(t)
-			aliceAPI, bobAPI := register(t, srv, "alice"), register(t, srv, "bob")
-			conv := direct(t, aliceAPI, "bob")
-			alice := startDevice(t, aliceAPI, srv.URL, "alice")
-			bob := newDevice(t, bobAPI, srv.URL, "bob", func(c *client.SessionConfig) { c.StreamPauses = on })
-			events := bob.sess.Events()
-			runSession(bob)
-			waitConnected(alice, bob)
-			const n = 60
-			ids := paced(t, alice.sess.API(), conv, n, 5*time.Millisecond)
-			last := ids[len(ids)-1]
-			// Read the events until the last message's, then what follows it.
-			deadline := time.After(10 * time.Second)
-			for seen := false; !seen; {
-				select {
-				case ev := <-events:
-					seen = carries(ev, last)
-				case <-deadline:
-					t.Fatal("the stream's last message was not reported within 10 s")
-				}
-			}
+			_, _, events := streamToBob(t, on)
 			after := time.After(time.Second)
 			for {
 				select {
@@ -60,26 +40,7 @@ func TestStreamPauseIsTold(t *testing.T) {
 // members' boundaries come every few ms; here a typing note) do not hide
 // its pause: only messages stop the timer.
 func TestStreamPauseOutlastsOtherFrames(t *testing.T) {
-	srv := servertest.Start(t)
-	aliceAPI, bobAPI := register(t, srv, "alice"), register(t, srv, "bob")
-	conv := direct(t, aliceAPI, "bob")
-	alice := startDevice(t, aliceAPI, srv.URL, "alice")
-	bob := newDevice(t, bobAPI, srv.URL, "bob", func(c *client.SessionConfig) { c.StreamPauses = true })
-	events := bob.sess.Events()
-	runSession(bob)
-	waitConnected(alice, bob)
-	const n = 60
-	ids := paced(t, alice.sess.API(), conv, n, 5*time.Millisecond)
-	last := ids[len(ids)-1]
-	deadline := time.After(10 * time.Second)
-	for seen := false; !seen; {
-		select {
-		case ev := <-events:
-			seen = carries(ev, last)
-		case <-deadline:
-			t.Fatal("the stream's last message was not reported within 10 s")
-		}
-	}
+	alice, conv, events := streamToBob(t, true)
 	// The typing note reaches bob within the 15 ms of the pause, or just
 	// after it: either way a pause is to be told.
 	alice.sess.Typing(conv)
@@ -98,6 +59,33 @@ func TestStreamPauseOutlastsOtherFrames(t *testing.T) {
 			t.Fatalf("no StreamPausedEvent within 2 s of the stream's last message (a typing note came: %v)", typed)
 		}
 	}
+}
+
+// streamToBob streams 60 messages from alice to bob, 5 ms apart, bob's
+// session reporting pauses or not, and reads bob's events until the last
+// message's: what follows it is the caller's to read.
+func streamToBob(t *testing.T, pauses bool) (alice *device, conv string, events <-chan client.Event) {
+	t.Helper()
+	srv := servertest.Start(t)
+	aliceAPI, bobAPI := register(t, srv, "alice"), register(t, srv, "bob")
+	conv = direct(t, aliceAPI, "bob")
+	alice = startDevice(t, aliceAPI, srv.URL, "alice")
+	bob := newDevice(t, bobAPI, srv.URL, "bob", func(c *client.SessionConfig) { c.StreamPauses = pauses })
+	events = bob.sess.Events()
+	runSession(bob)
+	waitConnected(alice, bob)
+	ids := paced(t, alice.sess.API(), conv, 60, 5*time.Millisecond)
+	last := ids[len(ids)-1]
+	deadline := time.After(10 * time.Second)
+	for seen := false; !seen; {
+		select {
+		case ev := <-events:
+			seen = carries(ev, last)
+		case <-deadline:
+			t.Fatal("the stream's last message was not reported within 10 s")
+		}
+	}
+	return alice, conv, events
 }
 
 // carries says whether ev reports the message with id.

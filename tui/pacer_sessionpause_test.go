@@ -22,16 +22,7 @@ func streamThenLast(t *testing.T, last func(p *tea.Program, m client.MessageEven
 	f.sleep, f.streamFrame, f.streamQuiet = time.Hour, time.Hour, time.Hour
 	p, out := pacedChat(t, f)
 	eventually(t, "the chat drawn", func() bool { return out.contains("bob") })
-	stop := make(chan struct{})
-	next := streamFrom(p, 1000, stop)
-	eventually(t, "a stream", func() bool { _, streaming, _ := f.pacerState(); return streaming })
-	f.mu.Lock()
-	f.idleAfter = time.Hour // from the check after next: the stream never ends here
-	f.mu.Unlock()
-	withheld0, _ := f.viewCounts()
-	eventually(t, "Views withheld", func() bool { w, _ := f.viewCounts(); return w >= withheld0+20 })
-	close(stop)
-	seq := <-next
+	seq, _, _ := streamUntilWithheld(t, f, p, 20)
 	last(p, client.MessageEvent{Message: wire.Message{ConversationID: bobConv, SeqNo: int64(seq),
 		MessageID: "last", SenderID: "bob", Content: "the stream is over", Timestamp: fixtureNow}})
 	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {

@@ -45,6 +45,25 @@ func streamFrom(p *tea.Program, seq int, stop <-chan struct{}) (done <-chan int)
 	return next
 }
 
+// streamUntilWithheld streams into bob's chat until the stream is seen, then
+// keeps it from ending (the idle check's window an hour from the check after
+// next) and streams on until n more Views were withheld; it stops the stream
+// and gives the next seq and the Views withheld and drawn meanwhile.
+func streamUntilWithheld(t *testing.T, f *FramePacer, p *tea.Program, n int) (seq, withheld, drawn int) {
+	t.Helper()
+	stop := make(chan struct{})
+	next := streamFrom(p, 1000, stop)
+	eventually(t, "a stream", func() bool { _, streaming, _ := f.pacerState(); return streaming })
+	f.mu.Lock()
+	f.idleAfter = time.Hour // from the check after next: the stream never ends here
+	f.mu.Unlock()
+	withheld0, drawn0 := f.viewCounts()
+	eventually(t, "Views withheld", func() bool { w, _ := f.viewCounts(); return w >= withheld0+n })
+	withheld, drawn = f.viewCounts()
+	close(stop)
+	return <-next, withheld - withheld0, drawn - drawn0
+}
+
 func (f *FramePacer) viewCounts() (withheld, drawn int) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -62,18 +81,8 @@ func TestStreamWithholdsViews(t *testing.T) {
 	p, out := pacedChat(t, f)
 	eventually(t, "the chat drawn", func() bool { return out.contains("bob") })
 
-	stop := make(chan struct{})
-	next := streamFrom(p, 1000, stop)
-	eventually(t, "a stream", func() bool { _, streaming, _ := f.pacerState(); return streaming })
-	f.mu.Lock()
-	f.idleAfter = time.Hour // from the check after next: the stream never ends here
-	f.mu.Unlock()
-	withheld0, drawn0 := f.viewCounts()
-	eventually(t, "Views withheld", func() bool { w, _ := f.viewCounts(); return w >= withheld0+80 })
-	withheld, drawn := f.viewCounts()
-	close(stop)
-	seq := <-next
-	if withheld, drawn = withheld-withheld0, drawn-drawn0; drawn >= withheld {
+	seq, withheld, drawn := streamUntilWithheld(t, f, p, 80)
+	if drawn >= withheld {
 		t.Fatalf("during a stream %d Views were drawn and %d withheld: want most withheld", drawn, withheld)
 	}
 	p.Send(client.MessageEvent{Message: wire.Message{ConversationID: bobConv, SeqNo: int64(seq),
